@@ -1,0 +1,173 @@
+"""The one registry of verifiers, and the base class every verifier derives from.
+
+A verifier is a small class: a name, a typed ground truth, a typed options model and a `score`
+method. Registering it is all it takes to serve it; the server never names a verifier.
+
+Two execution kinds:
+- `runs_in = "pool"`: CPU-bound, pure `score(task)`; runs in a killable worker process with a hard
+  wall-clock limit (math, IF, ...). Instances are built once per worker process.
+- `runs_in = "loop"`: I/O-bound `score_async(task)`; runs on the server's event loop and owns its
+  own resources and deadlines (LM judge, sandboxed code), started and stopped with the server.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+from olmorl.rewards._models import ChatMessage, Status, VerifierInfo
+
+if TYPE_CHECKING:
+    from olmorl.rewards._settings import Settings
+
+# Modules whose import registers the built-in verifiers. Third-party verifiers register through the
+# `plugins` setting (OLMORL_PLUGINS) instead, so adding one never touches this package.
+BUILTIN_MODULES = (
+    "olmorl.rewards.text",
+)
+
+
+class InvalidInput(ValueError):
+    """Raised by a verifier when the item itself is malformed; the item gets status `invalid`."""
+
+
+class NoOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class Task:
+    """A validated item, as a verifier sees it."""
+
+    response: str
+    ground_truth: Any
+    options: Any
+    prompt: str | list[ChatMessage] | None = None
+
+
+@dataclass
+class Score:
+    """What `score` returns. Raise `InvalidInput` rather than returning status `invalid`."""
+
+    reward: float
+    details: dict[str, Any] = field(default_factory=dict)
+    status: Status = "ok"
+    error: str | None = None
+
+
+class Verifier:
+    name: ClassVar[str]
+    aliases: ClassVar[tuple[str, ...]] = ()
+    description: ClassVar[str] = ""
+    ground_truth_type: ClassVar[Any] = Any  # any type pydantic can validate (model, list[...], str | float, ...)
+    options_model: ClassVar[type[BaseModel]] = NoOptions
+    runs_in: ClassVar[Literal["pool", "loop"]] = "pool"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    # -- scoring -------------------------------------------------------------------------------------
+    def score(self, task: Task) -> Score:
+        raise NotImplementedError(f"{type(self).__name__} runs in the pool but defines no score()")
+
+    async def score_async(self, task: Task) -> Score:
+        raise NotImplementedError(f"{type(self).__name__} runs on the loop but defines no score_async()")
+
+    def deadline_s(self, task: Task) -> float:
+        """Hard wall-clock limit for one item; past it the item is `timeout` (pool workers are killed)."""
+        return self.settings.item_timeout_s
+
+    # -- lifecycle (loop verifiers own resources: HTTP clients, sandboxes) ----------------------------
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        return None
+
+    def readiness(self) -> dict[str, Any] | None:
+        """Extra state for /readyz (e.g. whether a judge endpoint answers); None when nothing to say."""
+        return None
+
+    def notes(self) -> list[str]:
+        return []
+
+    # -- validation ----------------------------------------------------------------------------------
+    @classmethod
+    def _ground_truth_adapter(cls) -> TypeAdapter[Any]:
+        adapter = cls.__dict__.get("_gt_adapter")
+        if adapter is None:
+            adapter = TypeAdapter(cls.ground_truth_type)
+            cls._gt_adapter = adapter  # type: ignore[attr-defined]
+        return adapter
+
+    def make_task(self, response: str, ground_truth: Any, options: dict[str, Any], prompt: Any) -> Task:
+        """Validate one item's ground truth and options; raises InvalidInput naming the problem."""
+        try:
+            gt = self._ground_truth_adapter().validate_python(ground_truth)
+        except ValidationError as exc:
+            raise InvalidInput(f"ground_truth: {_first_error(exc)}") from None
+        try:
+            opts = self.options_model.model_validate(options or {})
+        except ValidationError as exc:
+            raise InvalidInput(f"options: {_first_error(exc)}") from None
+        return Task(response=response, ground_truth=gt, options=opts, prompt=prompt)
+
+    def info(self) -> VerifierInfo:
+        return VerifierInfo(
+            name=self.name,
+            aliases=list(self.aliases),
+            description=self.description,
+            ground_truth=self._ground_truth_adapter().json_schema(),
+            options=self.options_model.model_json_schema(),
+            notes=self.notes(),
+        )
+
+
+def _first_error(exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False)
+    parts = []
+    for err in errors[:3]:
+        loc = ".".join(str(p) for p in err["loc"])
+        parts.append(f"{loc + ': ' if loc else ''}{err['msg']}")
+    more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
+    return "; ".join(parts) + more
+
+
+_VERIFIERS: dict[str, type[Verifier]] = {}
+_ALIASES: dict[str, str] = {}
+_loaded: set[str] = set()
+
+
+def register(cls: type[Verifier]) -> type[Verifier]:
+    """Class decorator: add a verifier to the registry under its name and aliases (case-insensitive)."""
+    name = cls.name.lower()
+    existing = _VERIFIERS.get(name)
+    if existing is not None and existing is not cls and existing.__qualname__ != cls.__qualname__:
+        raise ValueError(f"verifier name {name!r} is taken by {existing.__module__}.{existing.__qualname__}")
+    _VERIFIERS[name] = cls
+    for alias in cls.aliases:
+        owner = _ALIASES.get(alias.lower())
+        if owner is not None and owner != name:
+            raise ValueError(f"alias {alias!r} of {name!r} is already an alias of {owner!r}")
+        _ALIASES[alias.lower()] = name
+    return cls
+
+
+def load_verifiers(plugins: tuple[str, ...] | list[str] = ()) -> dict[str, type[Verifier]]:
+    """Import the built-in verifier modules and any plugin modules; return name -> class."""
+    for module in (*BUILTIN_MODULES, *plugins):
+        if module not in _loaded:
+            importlib.import_module(module)
+            _loaded.add(module)
+    return dict(_VERIFIERS)
+
+
+def canonical_name(name: str) -> str | None:
+    """The registered name for a name or alias (case-insensitive), or None if unknown."""
+    key = name.strip().lower()
+    if key in _VERIFIERS:
+        return key
+    return _ALIASES.get(key)

@@ -1,0 +1,75 @@
+"""Server settings: one object, from CLI flags and OLMORL_* environment variables.
+
+Verifier families with settings of their own (judge, sandbox) get a nested section with its own
+prefix, so `OLMORL_JUDGE_BASE_URL` fills `settings.judge.base_url`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class JudgeSettings(BaseSettings):
+    """LM-judge endpoints (any OpenAI-compatible server). Items can never pick the URL or model."""
+
+    model_config = SettingsConfigDict(env_prefix="OLMORL_JUDGE_", extra="ignore")
+
+    base_url: str | None = None  # one URL, or several separated by commas (load-balanced)
+    model: str | None = None  # model name sent to the endpoint
+    api_key: str | None = None  # bearer token for the endpoint
+    temperature: float = 0.0  # sampling temperature of the judge
+    max_tokens: int = 1024  # completion budget of the judge
+    concurrency: int = 32  # judge calls in flight at once, over all endpoints
+    timeout_s: float = 60.0  # per-call timeout
+    max_retries: int = 4  # retries on 429/5xx/timeouts/connection errors
+    score_min: int = 1  # judge scale, mapped to reward 0
+    score_max: int = 10  # judge scale, mapped to reward 1
+    max_input_chars: int = 24_000  # longer question/response/reference are truncated (documented rule)
+    cache_size: int = 100_000  # in-memory cache entries
+    cache_path: str | None = None  # optional SQLite file for a persistent cache
+
+
+class SandboxSettings(BaseSettings):
+    """Isolation for model-written code."""
+
+    model_config = SettingsConfigDict(env_prefix="OLMORL_SANDBOX_", extra="ignore")
+
+    backend: Literal["auto", "bwrap", "docker", "process"] = "auto"  # auto: bwrap if usable, else refuse
+    allow_insecure: bool = False  # permit the rlimits-only `process` backend
+    test_timeout_s: float = 1.0  # wall-clock limit per test
+    memory_mb: int = 512  # address-space / cgroup memory ceiling per program
+    max_processes: int = 64  # processes + threads per program
+    max_output_bytes: int = 1 << 20  # stdout/stderr kept per test; the rest is discarded
+    parallelism: int = Field(default_factory=lambda: os.cpu_count() or 1)  # programs run at once
+    pass_threshold: float = 0.0  # default `threshold` scoring cut-off (Olmo 3 used 0.99)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="OLMORL_", extra="ignore")
+
+    host: str = "127.0.0.1"  # bind address; the container sets 0.0.0.0
+    port: int = 8000  # bind port
+    api_key: str | None = None  # if set, every /v1 route needs `Authorization: Bearer <key>`
+    workers: int = Field(default_factory=lambda: os.cpu_count() or 1)  # verification worker processes
+    item_timeout_s: float = 5.0  # hard wall-clock limit per pool item; the worker is killed past it
+    worker_memory_mb: int = 2048  # address-space ceiling of each worker process
+    worker_max_tasks: int = 2000  # recycle a worker after this many items (bounds leaks)
+    max_items_per_request: int = 4096  # larger batches get 413
+    max_body_bytes: int = 64 * 1024 * 1024  # larger bodies get 413
+    max_response_chars: int = 1_000_000  # longer responses are `invalid` (protects the workers)
+    plugins: list[str] = Field(default_factory=list)  # extra modules that register verifiers
+    log_level: str = "info"  # uvicorn/olmorl log level
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+
+    def summary(self) -> dict[str, object]:
+        """The resolved settings with secrets masked, for the start-up log."""
+        data = self.model_dump()
+        for section in (data, data["judge"]):
+            if section.get("api_key"):
+                section["api_key"] = "***"
+        return data
