@@ -46,7 +46,10 @@ class VerifyResult(BaseModel):
 
     id: str | None = None
     verifier: str
-    reward: float = Field(description="Built-in verifiers give a value in [0, 1]; 0 unless status is ok.")
+    reward: float | None = Field(
+        description="Built-in verifiers give a value in [0, 1]; 0 unless status is ok (null only from a client "
+        "with on_error=\"none\")."
+    )
     status: Status
     error: str | None = Field(default=None, description="Human-readable reason when status is not ok.")
     details: dict[str, Any] = Field(default_factory=dict, description="Extracted answer, per-part results, ...")

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from olmorl.rewards._models import ChatMessage, Status, VerifierInfo
 
 if TYPE_CHECKING:
+    from olmorl.rewards._engine import RewardEngine
     from olmorl.rewards._settings import Settings
 
 # Modules whose import registers the built-in verifiers. Third-party verifiers register through the
@@ -171,3 +172,20 @@ def canonical_name(name: str) -> str | None:
     if key in _VERIFIERS:
         return key
     return _ALIASES.get(key)
+
+
+# Extra HTTP routes (compatibility APIs such as SandboxFusion's /run_code) are contributed the same
+# way verifiers are: a module registers a builder, and the server mounts what it returns.
+RouteBuilder = Callable[["RewardEngine"], Any]  # returns a fastapi.APIRouter
+_ROUTE_BUILDERS: list[RouteBuilder] = []
+
+
+def register_routes(builder: RouteBuilder) -> RouteBuilder:
+    """Decorator: `builder(engine)` returns an APIRouter that the server includes at start-up."""
+    if builder not in _ROUTE_BUILDERS:
+        _ROUTE_BUILDERS.append(builder)
+    return builder
+
+
+def route_builders() -> list[RouteBuilder]:
+    return list(_ROUTE_BUILDERS)

@@ -1,0 +1,71 @@
+"""`olmorl-rewards serve` runs the reward server; `olmorl-rewards verify FILE` scores a dataset."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+from olmorl.rewards._settings import Settings
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="olmorl-rewards", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the reward server (settings also from OLMORL_* env vars)")
+    serve.add_argument("--host", help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="bind port (default 8000)")
+    serve.add_argument("--workers", type=int, help="verification worker processes (default: one per core)")
+    serve.add_argument("--item-timeout", type=float, dest="item_timeout_s", help="hard limit per item, seconds")
+    serve.add_argument("--plugin", action="append", dest="plugins", help="module that registers verifiers")
+    serve.add_argument("--log-level", help="debug, info, warning, error")
+
+    verify = sub.add_parser("verify", help="score a JSONL or Parquet file and print a summary")
+    verify.add_argument("file", help="JSONL (.jsonl/.json) or Parquet (.parquet) file")
+    verify.add_argument("--output", "-o", help="write the scored rows as JSONL here")
+    verify.add_argument("--server", help="score through this server (comma-separated replicas) instead of "
+                                         "in-process")
+    verify.add_argument("--api-key", help="bearer token for --server (default: OLMORL_API_KEY)")
+    verify.add_argument("--verifier", help="use this verifier for every row (overrides the column)")
+    verify.add_argument("--verifier-column", help="column naming the verifier (default: verifier, else dataset)")
+    verify.add_argument("--response-column", default="response", help="column with the completion")
+    verify.add_argument("--ground-truth-column", default="ground_truth", help="column with the reference")
+    verify.add_argument("--prompt-column", help="column with the prompt (default: prompt, else messages)")
+    verify.add_argument("--label-column", default="label", help="column with a true/false label, if any")
+    verify.add_argument("--batch-size", type=int, default=256, help="items per batch")
+    verify.add_argument("--workers", type=int, help="in-process worker processes (default: one per core)")
+    verify.add_argument("--plugin", action="append", dest="plugins", help="module that registers verifiers")
+    return parser
+
+
+def settings_from(args: argparse.Namespace, names: tuple[str, ...]) -> Settings:
+    """CLI flags win over OLMORL_* environment variables, which win over defaults."""
+    overrides: dict[str, Any] = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
+    return Settings(**overrides)
+
+
+def serve(args: argparse.Namespace) -> None:
+    import uvicorn
+
+    from olmorl.rewards._server import create_app
+
+    settings = settings_from(args, ("host", "port", "workers", "item_timeout_s", "plugins", "log_level"))
+    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level,
+                timeout_graceful_shutdown=30)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        serve(args)
+    else:
+        from olmorl.rewards._evaluate import run_evaluation
+
+        sys.exit(run_evaluation(args, settings_from(args, ("workers", "plugins"))))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""Run a reward server as a child process on loopback: for the trainer's embedded mode, tests and
+benchmarks. It is the same `olmorl-rewards serve` a user runs, so the embedded path is the real one."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from typing import Any
+
+import httpx
+from pydantic import BaseModel
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def settings_env(overrides: dict[str, Any], prefix: str = "OLMORL_") -> dict[str, str]:
+    """Settings overrides as OLMORL_* environment variables (nested sections get their own prefix)."""
+    env: dict[str, str] = {}
+    for key, value in overrides.items():
+        if isinstance(value, BaseModel):
+            fields = {k: getattr(value, k) for k in value.model_fields_set}
+            env.update(settings_env(fields, f"{prefix}{key.upper()}_"))
+        elif isinstance(value, (list, dict)):
+            env[f"{prefix}{key.upper()}"] = json.dumps(value)
+        elif value is not None:
+            env[f"{prefix}{key.upper()}"] = str(value)
+    return env
+
+
+class LocalRewardServer:
+    """`with LocalRewardServer(workers=2) as server: server.url` — started, ready, stopped on exit."""
+
+    def __init__(self, *, port: int | None = None, ready_timeout_s: float = 60.0, log_path: str | None = None,
+                 extra_env: dict[str, str] | None = None, **settings: Any) -> None:
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.ready_timeout_s = ready_timeout_s
+        self.log_path = log_path
+        self.env = {**os.environ, **settings_env(settings), **(extra_env or {}),
+                    "OLMORL_HOST": "127.0.0.1", "OLMORL_PORT": str(self.port)}
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> "LocalRewardServer":
+        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
+        self.process = subprocess.Popen([sys.executable, "-m", "olmorl.rewards", "serve"], env=self.env,
+                                        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + self.ready_timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"reward server exited with code {self.process.returncode} before it was "
+                                   f"ready (log: {self.log_path or 'not kept'})")
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=1.0).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise TimeoutError(f"reward server on {self.url} not ready within {self.ready_timeout_s:g} s")
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, 9)  # the whole group: workers included
+            self.process.wait()
+
+    def __enter__(self) -> "LocalRewardServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,33 @@
+"""Prometheus metrics of one reward engine (its own registry, so several apps can live in one process)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+# Item latencies span sub-millisecond string checks to multi-second sandboxed tests.
+_LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+class RewardMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "olmorl_requests_total", "HTTP requests by route and status code.", ["route", "code"],
+            registry=self.registry,
+        )
+        self.items = Counter(
+            "olmorl_items_total", "Verified items by verifier and status.", ["verifier", "status"],
+            registry=self.registry,
+        )
+        self.item_latency = Histogram(
+            "olmorl_item_duration_seconds", "Wall-clock time to score one item.", ["verifier"],
+            buckets=_LATENCY_BUCKETS, registry=self.registry,
+        )
+        self.inflight = Gauge("olmorl_inflight_items", "Items being scored now.", registry=self.registry)
+        self.worker_restarts = Counter(
+            "olmorl_worker_restarts_total", "Worker processes killed (timeout) or died (crash, memory).",
+            ["reason"], registry=self.registry,
+        )
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,155 @@
+"""The reward server: FastAPI app around one RewardEngine.
+
+Routes: POST /v1/verify, GET /v1/verifiers, /healthz, /readyz, /metrics, plus routes registered by
+verifier modules (`register_routes`). CPU work never runs on the event loop, so /healthz stays fast
+while a batch of pathological items is being scored.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse, Response
+
+from olmorl import __version__
+from olmorl.rewards._engine import RewardEngine
+from olmorl.rewards._models import VerifierInfo, VerifyRequest, VerifyResponse
+from olmorl.rewards._registry import route_builders
+from olmorl.rewards._settings import Settings
+
+log = logging.getLogger("olmorl.rewards")
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+    engine = RewardEngine(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        log.info("olmorl-rewards %s settings: %s", __version__, json.dumps(settings.summary(), default=str))
+        await engine.start()
+        try:
+            yield
+        finally:
+            await engine.stop()
+
+    app = FastAPI(
+        title="olmorl reward server",
+        version=__version__,
+        description="Batch verification of model completions: math, code, instruction following, LM judge.",
+        lifespan=lifespan,
+    )
+    app.state.engine = engine
+    app.state.settings = settings
+    metrics = engine.metrics
+
+    async def require_api_key(request: Request) -> None:
+        if settings.api_key is None:
+            return
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not secrets.compare_digest(token.encode(), settings.api_key.encode()):
+            raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+
+    @app.middleware("http")
+    async def count_requests(request: Request, call_next):
+        response = await call_next(request)
+        route = request.scope.get("route")
+        metrics.requests.labels(getattr(route, "path", "unmatched"), str(response.status_code)).inc()
+        return response
+
+    @app.post(
+        "/v1/verify",
+        response_model=VerifyResponse,
+        tags=["verify"],
+        dependencies=[Depends(require_api_key)],
+        summary="Score a batch of completions",
+        responses={413: {"description": "Batch or body over the configured limits"},
+                   422: {"description": "Malformed body (names the field)"}},
+        openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+            "schema": {"$ref": "#/components/schemas/VerifyRequest"}}}}},
+    )
+    async def verify(request: Request) -> VerifyResponse:
+        """Every item gets one result, in order. A bad item is `invalid`; it never fails the batch."""
+        items = await _read_items(request, settings)
+        return VerifyResponse(results=await engine.verify_batch(items))
+
+    @app.get("/v1/verifiers", response_model=list[VerifierInfo], tags=["verify"],
+             dependencies=[Depends(require_api_key)])
+    async def verifiers() -> list[VerifierInfo]:
+        """Every registered verifier: name, aliases, ground-truth shape and options."""
+        return engine.describe()
+
+    @app.get("/healthz", tags=["ops"])
+    async def healthz() -> dict[str, str]:
+        """Liveness: the process answers."""
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["ops"])
+    async def readyz() -> JSONResponse:
+        """Readiness: workers warm; verifier backends (judge, sandbox) report their own state."""
+        state = engine.readiness()
+        return JSONResponse(state, status_code=200 if state["ready"] else 503)
+
+    @app.get("/metrics", tags=["ops"])
+    async def prometheus_metrics() -> Response:
+        return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    for build in route_builders():
+        app.include_router(build(engine), dependencies=[Depends(require_api_key)])
+
+    _document_verify_request(app)
+    return app
+
+
+async def _read_items(request: Request, settings: Settings) -> list[Any]:
+    """Read the body under the size limit and check the envelope; items are validated one by one."""
+    limit = settings.max_body_bytes
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise HTTPException(413, f"body of {declared} bytes exceeds max_body_bytes={limit}")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HTTPException(413, f"body exceeds max_body_bytes={limit}")
+        chunks.append(chunk)
+    try:
+        body = json.loads(b"".join(chunks))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise HTTPException(422, [{"loc": ["body"], "msg": f"body is not valid JSON: {exc}",
+                                   "type": "json_invalid"}]) from None
+    if not isinstance(body, dict) or "items" not in body:
+        raise HTTPException(422, [{"loc": ["body", "items"], "msg": "field required: a JSON object with "
+                                   "an `items` list", "type": "missing"}])
+    items = body["items"]
+    if not isinstance(items, list):
+        raise HTTPException(422, [{"loc": ["body", "items"], "msg": "`items` must be a list",
+                                   "type": "list_type"}])
+    if len(items) > settings.max_items_per_request:
+        raise HTTPException(413, f"batch of {len(items)} items exceeds "
+                                 f"max_items_per_request={settings.max_items_per_request}")
+    return items
+
+
+def _document_verify_request(app: FastAPI) -> None:
+    """/v1/verify reads its body itself (so one bad item can't 422 the batch); publish the schema anyway."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, description=app.description,
+                                 routes=app.routes)
+            request_schema = VerifyRequest.model_json_schema(ref_template="#/components/schemas/{model}")
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            components.update(request_schema.pop("$defs", {}))
+            components["VerifyRequest"] = request_schema
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

@@ -1,0 +1,49 @@
+"""Verifiers that misbehave on purpose, loaded through the `plugins` setting, to test the engine's
+containment: a CPU spin past the deadline, a memory blow-up, a hard crash, and a raising bug."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from olmorl.rewards import Score, Task, Verifier, register
+
+
+@register
+class SpinVerifier(Verifier):
+    name = "test_spin"
+    description = "Spins the CPU for ever when the response is 'spin'; otherwise reward 1."
+
+    def score(self, task: Task) -> Score:
+        while task.response == "spin":
+            pass
+        return Score(1.0, {"thread": threading.current_thread().name})
+
+
+@register
+class MemoryHogVerifier(Verifier):
+    name = "test_memory_hog"
+    description = "Allocates until the worker's memory ceiling stops it."
+
+    def score(self, task: Task) -> Score:
+        hoard = []
+        while True:
+            hoard.append(bytearray(64 * 1024 * 1024))
+
+
+@register
+class CrashVerifier(Verifier):
+    name = "test_crash"
+    description = "Kills its own worker process."
+
+    def score(self, task: Task) -> Score:
+        os._exit(3)
+
+
+@register
+class BuggyVerifier(Verifier):
+    name = "test_buggy"
+    description = "Raises an ordinary exception, as a verifier bug would."
+
+    def score(self, task: Task) -> Score:
+        raise KeyError("boom")

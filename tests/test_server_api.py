@@ -1,0 +1,99 @@
+"""The v1 HTTP contract against a real server process."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from olmorl.rewards._local import LocalRewardServer
+
+
+@pytest.fixture(scope="module")
+def server():
+    with LocalRewardServer(workers=1, max_items_per_request=50, max_body_bytes=200_000) as srv:
+        yield srv.url
+
+
+def post(url: str, body, **kw) -> httpx.Response:
+    return httpx.post(f"{url}/v1/verify", json=body, timeout=30, **kw)
+
+
+def test_mixed_batch_every_item_gets_a_status_in_order(server):
+    items = [
+        {"id": "good", "verifier": "string_match", "response": "<answer>Paris</answer>", "ground_truth": "paris"},
+        {"id": "alias", "verifier": "STRING_MATCHER", "response": "<answer>Rome</answer>", "ground_truth": "Paris"},
+        {"id": "unknown", "verifier": "no_such_verifier", "response": "x"},
+        {"id": "no-response", "verifier": "string_match"},
+        {"id": "bad-gt", "verifier": "string_match", "response": "x", "ground_truth": {"a": 1}},
+        {"id": "bad-option", "verifier": "string_match", "response": "x", "ground_truth": "x", "options": {"z": 1}},
+        "not an object",
+        {"id": "f1", "verifier": "string_f1", "response": "<think>hmm</think>the big cat", "ground_truth": ["big cat"]},
+    ]
+    reply = post(server, {"items": items})
+    assert reply.status_code == 200
+    results = reply.json()["results"]
+    assert [r["id"] for r in results] == ["good", "alias", "unknown", "no-response", "bad-gt", "bad-option", None, "f1"]
+    assert [r["status"] for r in results] == ["ok", "ok", "invalid", "invalid", "invalid", "invalid", "invalid", "ok"]
+    assert [r["reward"] for r in results] == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    assert results[1]["verifier"] == "string_match"  # aliases resolve to the canonical name
+    assert "unknown verifier 'no_such_verifier'" in results[2]["error"]
+    assert results[3]["error"].startswith("item: response")
+    assert results[4]["error"].startswith("ground_truth")
+    assert results[5]["error"].startswith("options: z")
+    assert all(r["elapsed_ms"] >= 0 for r in results)
+
+
+def test_empty_batch(server):
+    reply = post(server, {"items": []})
+    assert reply.status_code == 200 and reply.json() == {"results": []}
+
+
+@pytest.mark.parametrize(
+    "content, field",
+    [(b"{not json", "body"), (b'{"things": []}', "items"), (b'{"items": {"a": 1}}', "items"), (b"[]", "items")],
+)
+def test_malformed_body_is_422_naming_the_field(server, content, field):
+    reply = httpx.post(f"{server}/v1/verify", content=content, headers={"content-type": "application/json"})
+    assert reply.status_code == 422
+    assert reply.json()["detail"][0]["loc"][-1] == field
+
+
+def test_limits_are_413_naming_the_limit(server):
+    item = {"verifier": "string_match", "response": "x", "ground_truth": "x"}
+    too_many = post(server, {"items": [item] * 51})
+    assert too_many.status_code == 413 and "max_items_per_request=50" in too_many.json()["detail"]
+    too_big = post(server, {"items": [{**item, "response": "x" * 300_000}]})
+    assert too_big.status_code == 413 and "max_body_bytes" in too_big.json()["detail"]
+
+
+def test_verifier_listing_and_docs(server):
+    listing = {v["name"]: v for v in httpx.get(f"{server}/v1/verifiers").json()}
+    assert "string_matcher" in listing["string_match"]["aliases"]
+    assert listing["string_match"]["ground_truth"]  # a JSON schema
+    schema = httpx.get(f"{server}/openapi.json").json()
+    assert "VerifyRequest" in schema["components"]["schemas"]
+    body = schema["paths"]["/v1/verify"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/VerifyRequest"}
+    assert httpx.get(f"{server}/docs").status_code == 200
+
+
+def test_health_ready_metrics(server):
+    assert httpx.get(f"{server}/healthz").json() == {"status": "ok"}
+    ready = httpx.get(f"{server}/readyz")
+    assert ready.status_code == 200 and ready.json()["ready"] is True
+    post(server, {"items": [{"verifier": "string_match", "response": "x", "ground_truth": "y"}]})
+    text = httpx.get(f"{server}/metrics").text
+    assert 'olmorl_items_total{status="ok",verifier="string_match"}' in text
+    assert "olmorl_item_duration_seconds_bucket" in text
+    assert 'olmorl_requests_total{code="200",route="/v1/verify"}' in text
+    assert "olmorl_inflight_items" in text
+
+
+def test_bearer_token(reward_server):
+    url = reward_server(workers=1, api_key="s3cret")
+    body = {"items": []}
+    assert post(url, body).status_code == 401
+    assert post(url, body, headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert post(url, body, headers={"Authorization": "Bearer s3cret"}).status_code == 200
+    assert httpx.get(f"{url}/v1/verifiers").status_code == 401
+    assert httpx.get(f"{url}/healthz").status_code == 200  # probes stay open
