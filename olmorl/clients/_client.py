@@ -1,0 +1,159 @@
+"""`RewardClient` and `AsyncRewardClient`: score completions on one or more olmorl reward servers.
+
+Both split large inputs into server-sized batches sent concurrently (bounded), retry transient
+failures with jittered exponential backoff across replicas, and return one result per item in
+input order, whatever failed. The logic they share lives in `_policy`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Sequence
+
+import httpx
+
+from olmorl.clients._exceptions import RewardServerUnavailable
+from olmorl.clients._policy import (
+    OnError,
+    Replicas,
+    RetryPolicy,
+    apply_on_error,
+    as_payload,
+    auth_headers,
+    classify,
+    failed_results,
+    parse_results,
+    resolve_urls,
+    split,
+)
+from olmorl.rewards._models import VerifyItem, VerifyResult
+
+ItemLike = VerifyItem | dict[str, Any]
+
+
+class _ClientConfig:
+    def __init__(self, base_url: str | Sequence[str] | None, api_key: str | None, timeout: float,
+                 max_batch_size: int, max_concurrency: int, max_retries: int, on_error: OnError) -> None:
+        if on_error not in ("zero", "none", "raise"):
+            raise ValueError(f"on_error must be 'zero', 'none' or 'raise', not {on_error!r}")
+        self.replicas = Replicas(resolve_urls(base_url))
+        self.headers = auth_headers(api_key)
+        self.timeout = httpx.Timeout(timeout, connect=min(timeout, 5.0))
+        self.max_batch_size = max_batch_size
+        self.max_concurrency = max_concurrency
+        self.retry = RetryPolicy(max_retries=max_retries)
+        self.on_error = on_error
+
+    def give_up(self, chunk: list[dict[str, Any]], attempts: int, reason: str) -> list[VerifyResult]:
+        if self.on_error == "raise":
+            raise RewardServerUnavailable(attempts, reason)
+        return failed_results(chunk, f"reward server unavailable after {attempts} attempts: {reason}")
+
+
+class RewardClient:
+    """Synchronous client. `with RewardClient("http://127.0.0.1:8000") as c: c.verify(items)`."""
+
+    def __init__(self, base_url: str | Sequence[str] | None = None, *, api_key: str | None = None,
+                 timeout: float = 120.0, max_batch_size: int = 256, max_concurrency: int = 4,
+                 max_retries: int = 5, on_error: OnError = "zero") -> None:
+        self._config = _ClientConfig(base_url, api_key, timeout, max_batch_size, max_concurrency, max_retries,
+                                     on_error)
+        self._http = httpx.Client(headers=self._config.headers, timeout=self._config.timeout)
+        self._lock = threading.Lock()  # Replicas is not thread-safe; batches run on a thread pool
+
+    def verify(self, items: Sequence[ItemLike]) -> list[VerifyResult]:
+        chunks = split(as_payload(items), self._config.max_batch_size)
+        if len(chunks) <= 1 or self._config.max_concurrency <= 1:
+            scored = [self._send(chunk) for _, chunk in chunks]
+        else:
+            with ThreadPoolExecutor(min(self._config.max_concurrency, len(chunks))) as pool:
+                scored = list(pool.map(lambda pair: self._send(pair[1]), chunks))
+        return apply_on_error([r for batch in scored for r in batch], self._config.on_error)
+
+    def verify_one(self, item: ItemLike | None = None, **fields: Any) -> VerifyResult:
+        """Score one item, given as a VerifyItem / dict or as keyword fields (verifier=..., response=...)."""
+        return self.verify([item if item is not None else fields])[0]
+
+    def _send(self, chunk: list[dict[str, Any]]) -> list[VerifyResult]:
+        cfg, reason = self._config, ""
+        for attempt in range(cfg.retry.max_retries + 1):
+            with self._lock:
+                url = cfg.replicas.pick()
+            retry_after = None
+            try:
+                response = self._http.post(f"{url}/v1/verify", json={"items": chunk})
+                reason = classify(response) or ""
+                if not reason:
+                    with self._lock:
+                        cfg.replicas.mark_up(url)
+                    return parse_results(response, len(chunk))
+                retry_after = response.headers.get("retry-after")
+            except httpx.TransportError as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+            with self._lock:
+                cfg.replicas.mark_down(url)
+            if attempt < cfg.retry.max_retries:
+                time.sleep(cfg.retry.delay(attempt, retry_after))
+        return cfg.give_up(chunk, cfg.retry.max_retries + 1, reason)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "RewardClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncRewardClient:
+    """Asynchronous twin of RewardClient. `async with AsyncRewardClient(url) as c: await c.verify(items)`."""
+
+    def __init__(self, base_url: str | Sequence[str] | None = None, *, api_key: str | None = None,
+                 timeout: float = 120.0, max_batch_size: int = 256, max_concurrency: int = 8,
+                 max_retries: int = 5, on_error: OnError = "zero") -> None:
+        self._config = _ClientConfig(base_url, api_key, timeout, max_batch_size, max_concurrency, max_retries,
+                                     on_error)
+        limits = httpx.Limits(max_connections=max(max_concurrency, 1) * 2)
+        self._http = httpx.AsyncClient(headers=self._config.headers, timeout=self._config.timeout, limits=limits)
+        self._slots = asyncio.Semaphore(max(max_concurrency, 1))
+
+    async def verify(self, items: Sequence[ItemLike]) -> list[VerifyResult]:
+        chunks = split(as_payload(items), self._config.max_batch_size)
+        scored = await asyncio.gather(*(self._send(chunk) for _, chunk in chunks))
+        return apply_on_error([r for batch in scored for r in batch], self._config.on_error)
+
+    async def verify_one(self, item: ItemLike | None = None, **fields: Any) -> VerifyResult:
+        return (await self.verify([item if item is not None else fields]))[0]
+
+    async def _send(self, chunk: list[dict[str, Any]]) -> list[VerifyResult]:
+        cfg, reason = self._config, ""
+        async with self._slots:
+            for attempt in range(cfg.retry.max_retries + 1):
+                url = cfg.replicas.pick()
+                retry_after = None
+                try:
+                    response = await self._http.post(f"{url}/v1/verify", json={"items": chunk})
+                    reason = classify(response) or ""
+                    if not reason:
+                        cfg.replicas.mark_up(url)
+                        return parse_results(response, len(chunk))
+                    retry_after = response.headers.get("retry-after")
+                except httpx.TransportError as exc:
+                    reason = f"{type(exc).__name__}: {exc}"
+                cfg.replicas.mark_down(url)
+                if attempt < cfg.retry.max_retries:
+                    await asyncio.sleep(cfg.retry.delay(attempt, retry_after))
+        return cfg.give_up(chunk, cfg.retry.max_retries + 1, reason)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> "AsyncRewardClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
