@@ -1,0 +1,67 @@
+"""`olmorl-rewards verify FILE`: in-process scoring of JSONL and Parquet, open-instruct rows, labels."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+ROWS = [
+    {"response": "<answer>Paris</answer>", "ground_truth": "paris", "verifier": "string_match", "label": True},
+    {"response": "<answer>Lyon</answer>", "ground_truth": "paris", "verifier": "string_match", "label": True},
+    {"response": "no tags", "ground_truth": "x", "verifier": "string_match", "label": False},
+    {"response": "x", "ground_truth": "x", "verifier": "no_such_verifier", "label": False},
+]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "olmorl.rewards", "verify", *args, "--workers", "1"],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_jsonl_scores_rows_and_summarizes_against_labels(tmp_path):
+    data, out = tmp_path / "rows.jsonl", tmp_path / "scored.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n")
+    proc = run_cli(str(data), "--output", str(out))
+    assert proc.returncode == 0, proc.stderr
+    scored = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["reward"] for r in scored] == [1.0, 0.0, 0.0, 0.0]
+    assert [r["status"] for r in scored] == ["ok", "ok", "ok", "invalid"]
+    assert scored[0]["label"] is True  # input columns are kept
+    # summary: per-verifier rows plus "all", status counts, accuracy / FP / FN against the labels
+    all_row = next(line for line in proc.stdout.splitlines() if line.startswith("│ all"))
+    cells = [c.strip() for c in all_row.strip("│").split("│")]
+    assert cells[:7] == ["all", "4", "0.2500", "3", "1", "0", "0"]
+    assert cells[7:] == ["75.00%", "0", "1"]
+    assert "rows/s" in proc.stdout
+
+
+def test_parquet_open_instruct_rows_with_column_mapping(tmp_path):
+    rows = [
+        {"messages": [{"role": "user", "content": "Capital of France?"}], "ground_truth": "Paris",
+         "dataset": "string_matcher", "completion": "<think>Lyon?</think><answer>Paris</answer>"},
+        {"messages": [{"role": "user", "content": "Capital of Italy?"}], "ground_truth": "Rome",
+         "dataset": "string_matcher", "completion": "<answer>Milan</answer>"},
+    ]
+    path, out = tmp_path / "rows.parquet", tmp_path / "scored.jsonl"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    proc = run_cli(str(path), "--response-column", "completion", "--output", str(out))
+    assert proc.returncode == 0, proc.stderr
+    scored = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["verifier"], r["reward"], r["status"]) for r in scored] == [
+        ("string_match", 1.0, "ok"), ("string_match", 0.0, "ok")]
+
+
+def test_multi_verifier_rows_sum_rewards(tmp_path):
+    data, out = tmp_path / "rows.jsonl", tmp_path / "scored.jsonl"
+    row = {"messages": [{"role": "user", "content": "Say cat"}], "ground_truth": ["cat", "cat"],
+           "dataset": ["string_matcher", "string_f1"], "response": "<answer>cat</answer> cat"}
+    data.write_text(json.dumps(row) + "\n")
+    proc = run_cli(str(data), "--output", str(out))
+    assert proc.returncode == 0, proc.stderr
+    scored = json.loads(out.read_text())
+    assert scored["verifier"] == "string_match+string_f1"
+    assert scored["status"] == "ok" and abs(scored["reward"] - (1.0 + 2 / 3)) < 1e-9  # exact match + F1 of 2/3
