@@ -31,6 +31,10 @@ class JudgeSettings(BaseSettings):
     max_input_chars: int = 24_000  # longer question/response/reference are truncated (documented rule)
     cache_size: int = 100_000  # in-memory cache entries
     cache_path: str | None = None  # optional SQLite file for a persistent cache
+    retry_backoff_s: float = 0.5  # first retry delay; doubles per retry, with jitter
+    retry_backoff_max_s: float = 60.0  # cap on one retry delay, a server's Retry-After included
+    health_interval_s: float = 15.0  # how often /readyz's judge state is refreshed (GET /models)
+    item_deadline_s: float = 1800.0  # hard limit per judge item, queueing and retries included
 
 
 class SandboxSettings(BaseSettings):

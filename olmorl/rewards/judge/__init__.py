@@ -1,0 +1,43 @@
+"""LM-judge verifiers: chat responses scored by a judge model over any OpenAI-compatible endpoint.
+
+`judge` (options `mode`, `template`) and open-instruct's names (`general-quality`, `general-quality_ref`,
+`general-factuality`, `general-creative_writing`, `general-refusal`, `general-safety`) as presets of it.
+The endpoint, model and key come from the server's `judge` settings (OLMORL_JUDGE_*), never from items.
+"""
+
+from olmorl.rewards.judge._cache import CachedJudgement, JudgeCache, cache_key
+from olmorl.rewards.judge._client import JudgeCallError, JudgeClient, JudgeReply, retry_after_s
+from olmorl.rewards.judge._parse import Judgement, JudgementError, parse_judgement
+from olmorl.rewards.judge._templates import (
+    MODES,
+    TEMPLATE_NAMES,
+    TEMPLATES,
+    render_prompt,
+    render_question,
+    strip_reasoning,
+    truncate_middle,
+)
+from olmorl.rewards.judge._verifier import PRESETS, JudgeOptions, JudgeVerifier
+
+__all__ = [
+    "MODES",
+    "PRESETS",
+    "TEMPLATES",
+    "TEMPLATE_NAMES",
+    "CachedJudgement",
+    "JudgeCache",
+    "JudgeCallError",
+    "JudgeClient",
+    "JudgeOptions",
+    "JudgeReply",
+    "JudgeVerifier",
+    "Judgement",
+    "JudgementError",
+    "cache_key",
+    "parse_judgement",
+    "render_prompt",
+    "render_question",
+    "retry_after_s",
+    "strip_reasoning",
+    "truncate_middle",
+]

@@ -1,0 +1,176 @@
+"""A scripted judge: a real uvicorn server on 127.0.0.1 speaking OpenAI chat completions.
+
+Stands in for the one part that cannot run here (an LLM). Behaviour is chosen by the request itself: a
+marker `[[fake: step; step; ...]]` anywhere in the messages (the judge prompt embeds the graded
+response, so an item scripts its own judge). The n-th call with the same messages plays the n-th step;
+the last step repeats. Without a marker the server plays `default_script`.
+
+Steps: `json N` (plain JSON verdict), `upper N` (open-instruct's {"REASONING", "SCORE": "N"}), `fenced N`
+(```json fence after prose), `think N` (<think> with a decoy score, then JSON), `pattern N` (prose ending
+"Score: N"), `garbage`, `empty`, `429 [S]` (Retry-After: S), `500`, `503`, `400`, `slow S [N]` (sleep S
+seconds, then `json N`), `drop` (headers sent, then the connection is closed mid-body).
+
+Usage in tests: `with FakeOpenAI() as judge: judge.url` (the base URL with /v1). As a process (for
+benchmarks): `python tests/fake_openai.py --latency-ms 200` prints `READY <url>` on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import socket
+import sys
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+
+_MARKER = re.compile(r"\[\[fake:(.*?)\]\]", re.DOTALL)
+
+
+def _verdict(kind: str, score: str) -> str:
+    if kind == "json":
+        return json.dumps({"reasoning": "Scripted verdict.", "score": int(float(score))})
+    if kind == "upper":
+        return json.dumps({"REASONING": "Scripted verdict.", "SCORE": score})
+    if kind == "fenced":
+        return f"The answer is decent.\n```json\n{{\"reasoning\": \"Fenced verdict.\", \"score\": {score}}}\n```\n"
+    if kind == "think":
+        return (f"<think>Maybe {{\"score\": 1}}? No, looking again it deserves {score}.</think>\n"
+                f"{{\"reasoning\": \"Thought first.\", \"score\": {score}}}")
+    if kind == "pattern":
+        return f"Overall the response is reasonable.\n**Score:** {score}/10"
+    raise ValueError(kind)
+
+
+class FakeOpenAI:
+    def __init__(self, *, latency_s: float = 0.0, default_script: str = "json 7",
+                 models: tuple[str, ...] = ("judge-model",)) -> None:
+        self.latency_s = latency_s
+        self.default_script = default_script
+        self.models = models
+        self.requests: list[dict[str, Any]] = []  # every chat-completions body received
+        self.calls_per_prompt: Counter[str] = Counter()
+        self.in_flight = 0
+        self.max_in_flight = 0  # most chat calls being answered at once
+        self.port = 0
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.app = self._build_app()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # -- the protocol --------------------------------------------------------------------------------
+    def _build_app(self) -> FastAPI:
+        app = FastAPI()
+
+        @app.get("/v1/models")
+        async def models() -> dict[str, Any]:
+            return {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                                               for m in self.models]}
+
+        @app.post("/v1/chat/completions")
+        async def chat(request: Request) -> Any:
+            body = await request.json()
+            self.requests.append(body)
+            text = "\n".join(str(m.get("content") or "") for m in body.get("messages", []))
+            match = _MARKER.search(text)
+            steps = [s.strip() for s in (match.group(1) if match else self.default_script).split(";") if s.strip()]
+            index = self.calls_per_prompt[text]
+            self.calls_per_prompt[text] += 1
+            step = steps[min(index, len(steps) - 1)].split()
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            try:
+                if self.latency_s:
+                    await asyncio.sleep(self.latency_s)
+                return await self._play(step, body)
+            finally:
+                self.in_flight -= 1
+
+        return app
+
+    async def _play(self, step: list[str], body: dict[str, Any]) -> Any:
+        kind, args = step[0], step[1:]
+        if kind == "429":
+            headers = {"Retry-After": args[0]} if args else {}
+            return JSONResponse({"error": {"message": "rate limited", "type": "rate_limit"}}, 429, headers)
+        if kind in ("500", "503", "400"):
+            return JSONResponse({"error": {"message": f"scripted {kind}", "type": "server_error"}}, int(kind))
+        if kind == "drop":
+            async def broken():
+                yield b'{"id": "chatcmpl-drop", '
+                raise ConnectionResetError("scripted drop")
+            return StreamingResponse(broken(), media_type="application/json")
+        if kind == "slow":
+            await asyncio.sleep(float(args[0]))
+            kind, args = "json", args[1:] or ["7"]
+        if kind == "garbage":
+            content = "I find this response hard to evaluate; it has strengths and weaknesses."
+        elif kind == "empty":
+            content = ""
+        else:
+            content = _verdict(kind, args[0] if args else "7")
+        return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+                "model": body.get("model", ""), "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}}
+
+    # -- running -------------------------------------------------------------------------------------
+    def start(self) -> FakeOpenAI:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", self.port))
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(self.app, log_level="critical", access_log=False, lifespan="off",
+                                timeout_keep_alive=30)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("fake OpenAI server did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=10)  # type: ignore[union-attr]
+            self._server = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--default-script", default="json 7")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    fake = FakeOpenAI(latency_s=args.latency_ms / 1000, default_script=args.default_script)
+    fake.port = args.port
+    fake.start()
+    print(f"READY {fake.url}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        fake.stop()
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
