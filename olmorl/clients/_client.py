@@ -36,10 +36,13 @@ ItemLike = VerifyItem | dict[str, Any]
 
 class _ClientConfig:
     def __init__(self, base_url: str | Sequence[str] | None, api_key: str | None, timeout: float,
-                 max_batch_size: int, max_concurrency: int, max_retries: int, on_error: OnError) -> None:
+                 max_batch_size: int, max_concurrency: int, max_retries: int, on_error: OnError,
+                 replica_cooldown_s: float) -> None:
         if on_error not in ("zero", "none", "raise"):
             raise ValueError(f"on_error must be 'zero', 'none' or 'raise', not {on_error!r}")
-        self.replicas = Replicas(resolve_urls(base_url))
+        if max_batch_size < 1 or max_concurrency < 1 or max_retries < 0:
+            raise ValueError("max_batch_size and max_concurrency must be >= 1 and max_retries >= 0")
+        self.replicas = Replicas(resolve_urls(base_url), cooldown_s=replica_cooldown_s)
         self.headers = auth_headers(api_key)
         self.timeout = httpx.Timeout(timeout, connect=min(timeout, 5.0))
         self.max_batch_size = max_batch_size
@@ -58,9 +61,9 @@ class RewardClient:
 
     def __init__(self, base_url: str | Sequence[str] | None = None, *, api_key: str | None = None,
                  timeout: float = 120.0, max_batch_size: int = 256, max_concurrency: int = 4,
-                 max_retries: int = 5, on_error: OnError = "zero") -> None:
+                 max_retries: int = 5, on_error: OnError = "zero", replica_cooldown_s: float = 5.0) -> None:
         self._config = _ClientConfig(base_url, api_key, timeout, max_batch_size, max_concurrency, max_retries,
-                                     on_error)
+                                     on_error, replica_cooldown_s)
         self._http = httpx.Client(headers=self._config.headers, timeout=self._config.timeout)
         self._lock = threading.Lock()  # Replicas is not thread-safe; batches run on a thread pool
 
@@ -114,16 +117,22 @@ class AsyncRewardClient:
 
     def __init__(self, base_url: str | Sequence[str] | None = None, *, api_key: str | None = None,
                  timeout: float = 120.0, max_batch_size: int = 256, max_concurrency: int = 8,
-                 max_retries: int = 5, on_error: OnError = "zero") -> None:
+                 max_retries: int = 5, on_error: OnError = "zero", replica_cooldown_s: float = 5.0) -> None:
         self._config = _ClientConfig(base_url, api_key, timeout, max_batch_size, max_concurrency, max_retries,
-                                     on_error)
+                                     on_error, replica_cooldown_s)
         limits = httpx.Limits(max_connections=max(max_concurrency, 1) * 2)
         self._http = httpx.AsyncClient(headers=self._config.headers, timeout=self._config.timeout, limits=limits)
         self._slots = asyncio.Semaphore(max(max_concurrency, 1))
 
     async def verify(self, items: Sequence[ItemLike]) -> list[VerifyResult]:
         chunks = split(as_payload(items), self._config.max_batch_size)
-        scored = await asyncio.gather(*(self._send(chunk) for _, chunk in chunks))
+        tasks = [asyncio.ensure_future(self._send(chunk)) for _, chunk in chunks]
+        try:
+            scored = await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:  # a raise (on_error="raise", a 4xx) or a cancel stops the sibling chunks too
+                task.cancel()
+            raise
         return apply_on_error([r for batch in scored for r in batch], self._config.on_error)
 
     async def verify_one(self, item: ItemLike | None = None, **fields: Any) -> VerifyResult:

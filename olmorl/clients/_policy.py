@@ -92,7 +92,8 @@ def classify(response: httpx.Response) -> str | None:
     if response.status_code in RETRY_STATUS:
         return f"HTTP {response.status_code}"
     try:
-        detail = response.json().get("detail", response.text)
+        body = response.json()
+        detail = body.get("detail", body) if isinstance(body, dict) else body
     except ValueError:
         detail = response.text
     raise RewardServerError(response.status_code, str(detail)[:500])
