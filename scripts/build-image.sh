@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Build the olmorl-rewards image on a machine that cannot reach an image registry:
+# start a Docker engine if needed, build the local base image (once), fill the wheelhouse
+# (once per dependency set), then `docker build`.
+#
+#   scripts/build-image.sh [extra docker build args...]
+#
+# Why a wheelhouse: this network intercepts TLS with a CA that only the host trusts, so pip
+# inside the build cannot verify PyPI. The host's pip downloads/builds the wheels into
+# docker/wheels/ (git-ignored) and the Dockerfile installs from there with --no-index.
+#
+# Environment:
+#   OLMORL_IMAGE        tag to build (default olmorl-rewards)
+#   OLMORL_BASE_IMAGE   base image (default olmorl-base:bookworm, built by build-base-image.sh);
+#                       set it to e.g. python:3.11-slim where a registry is reachable
+#   OLMORL_WHEELHOUSE   0 = leave docker/wheels/ alone and let pip in the build use PyPI
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(dirname "$here")"
+image="${OLMORL_IMAGE:-olmorl-rewards}"
+base="${OLMORL_BASE_IMAGE:-olmorl-base:bookworm}"
+wheels="$repo/docker/wheels"
+
+say() { echo "build-image: $*" >&2; }
+die() { say "ERROR: $*"; exit 1; }
+
+"$here/docker-engine.sh"
+if [ "$base" = olmorl-base:bookworm ]; then
+    OLMORL_BASE_IMAGE="$base" "$here/build-base-image.sh"
+fi
+
+if [ "${OLMORL_WHEELHOUSE:-1}" != 0 ]; then
+    python=${PYTHON:-python3}
+    "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' \
+        || die "the wheelhouse must be built with Python 3.11 (the image's); set PYTHON=python3.11"
+    # Same requirement list as the Dockerfile computes, plus the package's build backend.
+    wanted="$("$python" -c 'import sys, tomllib
+p = tomllib.load(open(sys.argv[1], "rb"))["project"]
+reqs = p["dependencies"] + p["optional-dependencies"]["server"] + ["setuptools>=69", "wheel"]
+print("\n".join(r for r in reqs if not r.startswith("olmorl")))' "$repo/pyproject.toml")"
+    if [ "$wanted" != "$(cat "$wheels/requirements.txt" 2>/dev/null)" ]; then
+        started=$SECONDS
+        say "filling $wheels with the host's pip"
+        find "$wheels" -name '*.whl' -delete
+        printf '%s\n' "$wanted" >"$wheels/requirements.in"
+        "$python" -m pip wheel --quiet --wheel-dir "$wheels" -r "$wheels/requirements.in" \
+            || die "pip wheel failed"
+        mv "$wheels/requirements.in" "$wheels/requirements.txt"
+        say "wheelhouse: $(ls "$wheels"/*.whl | wc -l) wheels, $(du -sh "$wheels" | cut -f1), $((SECONDS - started))s"
+    fi
+fi
+
+started=$SECONDS
+# Legacy builder: the engine is Debian's 20.10 and no buildx plugin is installed.
+# --network host: anything in the build that does reach out goes the way this host does.
+DOCKER_BUILDKIT=0 docker build --network host \
+    --build-arg BASE_IMAGE="$base" -t "$image" "$@" "$repo"
+say "built $image on $base in $((SECONDS - started))s"
