@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 # `plugins` setting (OLMORL_PLUGINS) instead, so adding one never touches this package.
 BUILTIN_MODULES = (
     "olmorl.rewards.text",
+    "olmorl.rewards.math",
+    "olmorl.rewards.instructions._verifier",
     "olmorl.rewards.judge",
 )
 

