@@ -1,0 +1,257 @@
+"""Mathematical equivalence of a reference and an answer (both normalized strings).
+
+Order of attempts, cheapest first: string identity, structure (letters, yes/no, lists, sets, tuples,
+intervals, matrices, equations), the exact-number fast path, then guarded SymPy (numeric policy for
+constants, a randomized identity test for expressions with variables), then plain-text identity.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+import sympy
+
+from olmorl.rewards.math import _structure as st
+from olmorl.rewards.math._normalize import normalize_text
+from olmorl.rewards.math._numbers import (
+    ExactNumber,
+    decimal_reference_accepts,
+    numbers_match,
+    parse_number,
+    relative_close,
+)
+from olmorl.rewards.math._sympy import (
+    TooLarge,
+    close,
+    exact_rational,
+    has_float,
+    parse_latex,
+    precise_close,
+    precise_value,
+    same_function,
+    to_complex,
+)
+
+_BOOLEAN = {"yes": "yes", "true": "yes", "correct": "yes", "no": "no", "false": "no", "incorrect": "no"}
+_TEXTUAL_RE = re.compile(r"^[A-Za-z][A-Za-z \-']*[A-Za-z]$")
+_EXACT_TOL = 1e-20  # relative tolerance that stands for "exactly equal" between two exact values
+
+
+class Unparseable(ValueError):
+    """Neither structure, numbers, SymPy nor text could compare the two."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    match: bool
+    reason: str | None = None  # mismatch | unparseable | too_large (when not a match)
+
+
+def equivalent(reference: str, answer: str, rel_tol: float) -> Verdict:
+    try:
+        return Verdict(True) if _equal(reference, answer, rel_tol, 0) else Verdict(False, "mismatch")
+    except TooLarge:
+        return Verdict(False, "too_large")
+    except Unparseable:
+        return Verdict(False, "unparseable")
+
+
+def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
+    if depth > 4:
+        raise Unparseable("structure nested too deeply")
+    if ref == ans:
+        return True
+    ref, ans = st.canonical_set_text(ref), st.canonical_set_text(ans)
+    if ref == ans:
+        return True
+    # Multiple choice: a reference letter is matched by the answer's letter.
+    ref_letter = st.as_letter(ref) if len(ref) < 60 else None
+    if ref_letter is not None:
+        ans_letter = st.as_letter(ans)
+        if ans_letter is not None:
+            return ans_letter[0] == ref_letter[0]
+        if ref_letter[1]:
+            return _equal(ref_letter[1], ans, rel_tol, depth + 1)
+        return False
+    ans_letter = st.as_letter(ans)
+    if ans_letter is not None and ans_letter[1] and ans.startswith("("):
+        ans = ans_letter[1]  # "(B) 12" against the reference "12"
+    ref_bool, ans_bool = _BOOLEAN.get(ref.lower().strip(".")), _BOOLEAN.get(ans.lower().strip("."))
+    if ref_bool is not None:
+        return ref_bool == ans_bool
+    if (matrix := st.as_matrix(ref)) is not None:
+        return _matrix_equal(matrix, ans, rel_tol, depth)
+    if (parts := st.union_parts(ref)) is not None:
+        ans_parts = st.union_parts(ans)
+        return ans_parts is not None and _unordered_equal(parts, ans_parts, rel_tol, depth)
+    ref_interval, ans_interval = st.inequality_to_interval(ref), st.inequality_to_interval(ans)
+    if (ref_interval is None) != (ans_interval is None):
+        ref, ans = ref_interval or ref, ans_interval or ans
+    if (seq := st.as_sequence(ref)) is not None or (pm := st.expand_pm(ref)) is not None:
+        if seq is None:
+            seq = st.Sequence(tuple(pm), "", "")
+        return _sequence_equal(seq, ans, rel_tol, depth)
+    if st.as_sequence(ans) is not None and parse_number(ans) is None:
+        return False  # several answers against one reference
+    if st.expand_pm(ans) is not None:
+        return False
+    return _scalar_equal(ref, ans, rel_tol)
+
+
+def _has_equation(text: str) -> bool:
+    return len(st.equation_sides(text)) > 1
+
+
+def _sequence_equal(ref: st.Sequence, ans: str, rel_tol: float, depth: int) -> bool:
+    ans_seq = st.as_sequence(ans)
+    if ans_seq is None:
+        pm = st.expand_pm(ans)
+        if pm is None:
+            return False
+        ans_seq = st.Sequence(tuple(pm), "", "")
+    if len(ans_seq.items) != len(ref.items):
+        return False
+    if ref.ordered:
+        # Tuples and intervals: the answer's brackets must agree (a bare list is read in order).
+        if ans_seq.opener and (ans_seq.opener, ans_seq.closer) != (ref.opener, ref.closer):
+            return False
+        return all(_equal(r, a, rel_tol, depth + 1) for r, a in zip(ref.items, ans_seq.items))
+    if ans_seq.ordered and any("infty" in item for item in ans_seq.items):
+        return False  # an interval is not a solution set
+    return _unordered_equal(list(ref.items), list(ans_seq.items), rel_tol, depth)
+
+
+def _unordered_equal(ref_items: list[str], ans_items: list[str], rel_tol: float, depth: int) -> bool:
+    if len(ref_items) != len(ans_items):
+        return False
+    remaining = list(ans_items)
+    for item in ref_items:
+        for k, candidate in enumerate(remaining):
+            if _equal(item, _drop_simple_lhs(candidate), rel_tol, depth + 1):
+                del remaining[k]
+                break
+        else:
+            return False
+    return True
+
+
+def _matrix_equal(ref: list[list[str]], ans: str, rel_tol: float, depth: int) -> bool:
+    ans_matrix = st.as_matrix(ans)
+    if ans_matrix is None:
+        seq = st.as_sequence(ans)
+        flat_ref = [cell for row in ref for cell in row]
+        if seq is None or not (len(ref) == 1 or all(len(row) == 1 for row in ref)):
+            return False
+        return len(seq.items) == len(flat_ref) and all(
+            _equal(r, a, rel_tol, depth + 1) for r, a in zip(flat_ref, seq.items))
+    if [len(row) for row in ans_matrix] != [len(row) for row in ref]:
+        return False
+    return all(_equal(r, a, rel_tol, depth + 1) for rr, ar in zip(ref, ans_matrix) for r, a in zip(rr, ar))
+
+
+def _drop_simple_lhs(text: str) -> str:
+    sides = st.equation_sides(text)
+    if len(sides) == 2 and st.is_simple_lhs(sides[0]):
+        return sides[1]
+    return text
+
+
+def _scalar_equal(ref: str, ans: str, rel_tol: float) -> bool:
+    ref_sides, ans_sides = st.equation_sides(ref), st.equation_sides(ans)
+    if len(ref_sides) == 2 and len(ans_sides) == 2:
+        return _equation_equal(ref_sides, ans_sides, rel_tol)
+    if len(ref_sides) == 2:
+        # "x = 3" / "f(x) = 2x+1" against a bare value.
+        return st.is_simple_lhs(ref_sides[0]) and _value_equal(ref_sides[1], ans, rel_tol)
+    if len(ans_sides) >= 2:
+        # "x = 3", "x = 6/2 = 3": the last side is the value.
+        if not (st.is_simple_lhs(ans_sides[0]) or len(ans_sides) > 2):
+            return False
+        ans = ans_sides[-1]
+    return _value_equal(ref, ans, rel_tol)
+
+
+def _equation_equal(ref: list[str], ans: list[str], rel_tol: float) -> bool:
+    if ref[0] == ans[0] and st.is_simple_lhs(ref[0]):
+        return _value_equal(ref[1], ans[1], rel_tol)
+    try:
+        ref_diff = _parse(ref[0]) - _parse(ref[1])
+        ans_diff = _parse(ans[0]) - _parse(ans[1])
+    except (TypeError, AttributeError):
+        raise Unparseable("equation sides are not expressions") from None
+    if not isinstance(ref_diff, sympy.Expr) or not isinstance(ans_diff, sympy.Expr):
+        raise Unparseable("equation sides are not expressions")
+    if ref_diff.free_symbols != ans_diff.free_symbols:
+        return False
+    return same_function(ref_diff, ans_diff, rel_tol, proportional=True)
+
+
+def _value_equal(ref: str, ans: str, rel_tol: float) -> bool:
+    if ref == ans:
+        return True
+    ref_number, ans_number = parse_number(ref), parse_number(ans)
+    if ref_number is not None and ans_number is not None:
+        return numbers_match(ref_number, ans_number, rel_tol)
+    if _is_textual(ref) or _is_textual(ans):
+        return normalize_text(ref) == normalize_text(ans)
+    try:
+        ref_expr, ans_expr = _parse(ref), _parse(ans)
+    except TooLarge:
+        raise
+    except ValueError:
+        if normalize_text(ref) and normalize_text(ref) == normalize_text(ans):
+            return True
+        raise Unparseable("answer does not parse") from None
+    return _expr_equal(ref_expr, ans_expr, ref_number, rel_tol)
+
+
+def _is_textual(text: str) -> bool:
+    """Words, not math: "Monday", "blue whale" (a single letter is a variable, not text)."""
+    return bool(_TEXTUAL_RE.match(text)) and len(text) > 3 and " " in text or (
+        bool(_TEXTUAL_RE.match(text)) and len(text) > 4)
+
+
+def _parse(text: str) -> object:
+    return parse_latex(st.expand_cis(text))
+
+
+def _expr_equal(ref: object, ans: object, ref_number: ExactNumber | None, rel_tol: float) -> bool:
+    if isinstance(ref, sympy.MatrixBase) or isinstance(ans, sympy.MatrixBase):
+        if not (isinstance(ref, sympy.MatrixBase) and isinstance(ans, sympy.MatrixBase)) or ref.shape != ans.shape:
+            return False
+        return all(_expr_equal(r, a, None, rel_tol) for r, a in zip(ref, ans))
+    if not isinstance(ref, sympy.Expr) or not isinstance(ans, sympy.Expr):
+        try:
+            return bool(ref == ans)
+        except Exception:
+            return False
+    if ref.free_symbols or ans.free_symbols:
+        if ref.free_symbols != ans.free_symbols:
+            return False
+        return same_function(ref, ans, rel_tol)
+    return _constant_equal(ref, ans, ref_number, rel_tol)
+
+
+def _constant_equal(ref: sympy.Expr, ans: sympy.Expr, ref_number: ExactNumber | None, rel_tol: float) -> bool:
+    ans_float = has_float(ans)
+    if ref_number is not None and not ref_number.exact:
+        # Rounded-decimal reference against an exact or more precise answer.
+        ans_value = to_complex(ans)
+        if ans_value is None or abs(ans_value.imag) > 1e-12 * max(1.0, abs(ans_value)):
+            return False
+        return decimal_reference_accepts(ref_number, Fraction(ans_value.real), None if not ans_float else 99)
+    ref_q, ans_q = exact_rational(ref), exact_rational(ans)
+    if ref_q is not None and ans_q is not None and not ans_float:
+        return ref_q == ans_q
+    ref_value, ans_value = precise_value(ref), precise_value(ans)
+    if ref_value is None or ans_value is None:
+        return False
+    if has_float(ref):
+        return precise_close(ref_value, ans_value, rel_tol)
+    if ans_float:
+        if ref_q is not None and ref_q.denominator == 1:
+            return precise_close(ref_value, ans_value, 1e-15)  # integer references need exact equality
+        return precise_close(ref_value, ans_value, rel_tol)
+    return precise_close(ref_value, ans_value, _EXACT_TOL)

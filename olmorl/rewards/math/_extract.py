@@ -1,0 +1,197 @@
+"""Which answer counts: the final-answer anchor of a response.
+
+Anchors: `\\boxed{}` / `\\fbox{}`, `<answer>...</answer>`, Minerva's "Final Answer: The final answer is X.
+I hope it is correct.", "final answer", "the answer is", "Answer:", `####`, bold answer lines. The last
+anchor in the response wins. Text inside `<think>...</think>` never counts, a number that only appears
+in the reasoning is not an answer, an answer followed by a retraction does not count, and several
+different final candidates ("4 or 6", `\\boxed{A}` `\\boxed{C}`) are reported so the caller can call
+it a hedge (unless the reference itself has that many parts).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from olmorl.rewards.math._normalize import clean_text, matching_brace
+
+MAX_BOXES = 64  # only the last boxes matter; thousands of boxes are skipped past cheaply
+MAX_ANSWER_CHARS = 2_000
+
+_BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*(\{)|\\boxed\s+([^\s$]+)")
+_ANSWER_TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+_MINERVA_RE = re.compile(
+    r"Final Answer:\s*The final answer is\s*(.*?)\.?\s*I hope it is correct", re.DOTALL | re.IGNORECASE
+)
+_PHRASE_RE = re.compile(
+    r"(?:\bfinal answer\b\s*(?:is|:|=|\*\*:?|-)?|\bthe (?:correct |final )?(?:answer|option|choice)"
+    r"(?: to (?:this|the) (?:problem|question))? (?:is|should be|would be|=)(?!\s+not\b)|^\s*\**answer\**\s*[:=]|"
+    r"\banswer\s*:|####)\s*\**:?\**",
+    re.IGNORECASE | re.MULTILINE,
+)
+_BOLD_LINE_RE = re.compile(r"^\s*\*\*(?:final answer|answer)\s*:?\s*(.+?)\*\*\s*\.?\s*$", re.IGNORECASE | re.MULTILINE)
+_RETRACTION_RE = re.compile(
+    r"\b(?:wait|hold on|scratch that|hmm,? no|actually,? no|that'?s (?:wrong|incorrect|not right|not correct)|"
+    r"(?:is|was) (?:wrong|incorrect|not correct|not right)|i made (?:a|an) (?:mistake|error)|"
+    r"(?:this|that) (?:can'?t|cannot) be right|let me (?:redo|recompute|recalculate|reconsider))\b",
+    re.IGNORECASE,
+)
+_CONFIRMATION_RE = re.compile(
+    r"\b(?:yes|correct|confirm(?:s|ed)?|indeed|consistent|checks out|verified|is right|holds|matches)\b",
+    re.IGNORECASE,
+)
+_MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
+_SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
+_OR_SPLIT_RE = re.compile(r"\s+(?:or|\\text\{\s*or\s*\}|\\vee|\\lor)\s+|\\text\{\s*or\s*\}", re.IGNORECASE)
+_WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
+_BARE_ANSWER_RE = re.compile(r"^[\s$\\(\[]*[-+]?[\w\\{}^().,/+\-*= ]{1,40}[\s$\\)\].]*$")
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """The final answer of a response, or why there is none."""
+
+    answer: str | None  # the answer text of the winning anchor (None: no answer)
+    anchor: str | None = None  # boxed | answer_tag | minerva | phrase | bold | bare
+    candidates: tuple[str, ...] = ()  # all final candidates (>1: several boxes or "X or Y")
+    joiner: str | None = None  # "or" when the candidates were offered as alternatives
+    reason: str | None = None  # no_answer | retracted (when answer is None)
+    notes: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Anchor:
+    start: int
+    end: int
+    kind: str
+    text: str
+
+
+def strip_thinking(text: str) -> tuple[str, bool]:
+    """The part after the last `</think>`; (text, False) when a `<think>` is never closed."""
+    head, sep, tail = text.rpartition("</think>")
+    if sep:
+        return tail, True
+    if "<think>" in text:
+        return "", False
+    return text, True
+
+
+def _boxes(text: str) -> list[_Anchor]:
+    """The last MAX_BOXES boxes (scanning from the end keeps thousands of boxes cheap)."""
+    found: list[_Anchor] = []
+    search_to = len(text)
+    while len(found) < MAX_BOXES:
+        start = max(text.rfind("\\boxed", 0, search_to), text.rfind("\\fbox", 0, search_to))
+        if start < 0:
+            break
+        match = _BOX_RE.match(text, start)
+        search_to = start
+        if not match:
+            continue
+        if match.group(2) is not None:  # `\boxed 5`
+            found.append(_Anchor(start, match.end(), "boxed", match.group(2)))
+            continue
+        close = matching_brace(text, match.start(1), limit=MAX_ANSWER_CHARS)
+        if close < 0:
+            continue
+        found.append(_Anchor(start, close + 1, "boxed", text[match.start(1) + 1:close]))
+    found.reverse()
+    # Drop boxes nested inside a later-found outer box (`\boxed{\boxed{5}}`).
+    outer = [a for a in found if not any(b is not a and b.start < a.start and a.end <= b.end for b in found)]
+    return outer
+
+
+def _statement(text: str, start: int) -> tuple[str, int]:
+    """The answer text that follows an anchor phrase: a leading math span, else up to sentence end."""
+    rest = text[start:start + MAX_ANSWER_CHARS]
+    span = _MATH_SPAN_RE.match(rest)
+    if span:
+        inner = next(g for g in span.groups()[1:] if g is not None)
+        tail = rest[span.end():]
+        # "$x$ cm" / "$5$ dollars": keep a short unit word after the math span.
+        unit = re.match(r"[ \t]*(?:\\?%|[a-zA-Z]+(?: [a-zA-Z]+)?)?", tail)
+        if unit and unit.group(0).strip() and len(unit.group(0)) < 20 and not re.match(r"\s*(?:or|and)\b", tail):
+            inner = inner + " " + unit.group(0).strip()
+        elif re.match(r"\s*(?:or|and|,)\s*\$", tail):
+            end = _SENTENCE_END_RE.search(rest)
+            cut = end.start() if end else len(rest)
+            return rest[:cut], start + cut
+        return inner, start + span.end()
+    end = _SENTENCE_END_RE.search(rest)
+    cut = end.start() if end else len(rest)
+    return rest[:cut], start + cut
+
+
+def _anchors(text: str) -> list[_Anchor]:
+    anchors = _boxes(text)
+    for m in _ANSWER_TAG_RE.finditer(text):
+        anchors.append(_Anchor(m.start(), m.end(), "answer_tag", m.group(1)))
+    for m in _MINERVA_RE.finditer(text):
+        anchors.append(_Anchor(m.start(), m.end(), "minerva", m.group(1)))
+    for m in _BOLD_LINE_RE.finditer(text):
+        anchors.append(_Anchor(m.start(), m.end(), "bold", m.group(1)))
+    for m in _PHRASE_RE.finditer(text):
+        answer, end = _statement(text, m.end())
+        if answer.strip(" *:.\n"):
+            anchors.append(_Anchor(m.start(), end, "phrase", answer))
+    return anchors
+
+
+def _final_box_group(boxes: list[_Anchor], text: str) -> tuple[list[_Anchor], str | None]:
+    """The last box plus the boxes right before it (separated only by short connective text)."""
+    group = [boxes[-1]]
+    joiner = None
+    for previous in reversed(boxes[:-1]):
+        gap = text[previous.end:group[0].start]
+        if len(gap) > 40 or "\n\n" in gap or re.search(r"[a-zA-Z]{4,}", gap.replace("and", "")):
+            break
+        if re.search(r"\bor\b", gap):
+            joiner = "or"
+        group.insert(0, previous)
+    return group, joiner
+
+
+def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
+    """The final answer of a response under the anchor policy (see module docstring)."""
+    text, closed = strip_thinking(response)
+    if not closed:
+        return Extraction(None, reason="no_answer", notes={"think": "unterminated"})
+    text = clean_text(text)
+    if minerva_only:
+        anchors = [_Anchor(m.start(), m.end(), "minerva", m.group(1)) for m in _MINERVA_RE.finditer(text)]
+    else:
+        anchors = _anchors(text)
+    if not anchors:
+        bare = text.strip()
+        if bare and "\n" not in bare and _BARE_ANSWER_RE.match(bare) and not _WORD_RE.search(bare):
+            return Extraction(bare, "bare", (bare,))
+        return Extraction(None, reason="no_answer")
+    last = max(anchors, key=lambda a: (a.start, a.end))
+    # Anchors that contain the winner (a phrase whose statement holds the box) yield to the inner box.
+    tail = text[max(a.end for a in anchors if a.start >= last.start or a.end >= last.end):]
+    if _is_retracted(tail):
+        return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": last.text.strip()})
+    if last.kind == "boxed":
+        boxes = [a for a in anchors if a.kind == "boxed"]
+        group, joiner = _final_box_group(boxes, text)
+        candidates = tuple(box.text.strip() for box in group)
+        return Extraction(candidates[-1] if len(candidates) == 1 else ", ".join(candidates), "boxed",
+                          candidates, joiner if len(candidates) > 1 else None)
+    answer = last.text.strip().strip("*").strip()
+    inner_boxes = _boxes(answer)
+    if inner_boxes:
+        answer = inner_boxes[-1].text.strip()
+    parts = [p.strip() for p in _OR_SPLIT_RE.split(answer) if p.strip()]
+    if len(parts) > 1:
+        return Extraction(answer, last.kind, tuple(parts), "or")
+    return Extraction(answer, last.kind, (answer,))
+
+
+def _is_retracted(tail: str) -> bool:
+    tail = tail[:4000]
+    match = _RETRACTION_RE.search(tail)
+    if not match:
+        return False
+    # "Wait, let me double-check: ... yes, correct." keeps the answer.
+    return not _CONFIRMATION_RE.search(tail[match.end():])

@@ -1,0 +1,176 @@
+"""Answer-string normalization: from a messy LaTeX/plain-text answer to a canonical LaTeX-ish string.
+
+Everything here is cheap string work (no SymPy), so both references and model answers go through it
+before the exact-number fast path or the parser.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+_UNICODE = {
+    "\u2212": "-", "\u2013": "-", "\u2014": "-", "\u2012": "-", "\u2010": "-", "\u2011": "-", "\ufe63": "-",
+    "\uff0d": "-", "\u00d7": r"\times ", "\u22c5": r"\cdot ", "\u00b7": r"\cdot ", "\u03c0": r"\pi ",
+    "\u221e": r"\infty ", "\u2264": r"\le ", "\u2265": r"\ge ", "\u2260": r"\ne ", "\u00b0": r"^\circ",
+    "\u221a": r"\sqrt ", "\u222a": r"\cup ", "\u2229": r"\cap ", "\u2208": r"\in ", "\u00b1": r"\pm ",
+    "\u2205": r"\emptyset ", "\u211d": r"\mathbb{R}", "\u03b8": r"\theta ", "\u2009": " ", "\u202f": " ",
+    "\u00a0": " ", "\u2007": " ", "\u2061": "", "\u200b": "",
+}
+_UNICODE_RE = re.compile("|".join(map(re.escape, _UNICODE)))
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+# Wrappers whose content is kept as is.
+_UNWRAP_RE = re.compile(
+    r"\\(?:text|textbf|textit|textrm|texttt|mathrm|mathbf|mathit|mathsf|mbox|operatorname|boldsymbol|bm|"
+    r"emph|textup|textnormal|displaystyle|hbox)\s*\{([^{}]*)\}"
+)
+_DROP_RE = re.compile(
+    r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big|bigg|Bigg|displaystyle|textstyle|scriptstyle|limits|nolimits)"
+    r"(?![a-zA-Z])|\\[!;:>]|\\quad|\\qquad|\\phantom\{[^{}]*\}|\\hspace\{[^{}]*\}|\\mathstrut"
+)
+_DEGREE_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\^\s*\{\s*\\text\{\s*o\s*\}\s*\}")
+_CURRENCY_RE = re.compile(r"\\\$|\$|\\euro|€|£|¥|\\pounds|\b(?:USD|EUR|GBP|Rs\.?)\b")
+_PERCENT_RE = re.compile(r"\s*(?:\\%|%|\\percent|\bpercent\b|\bper cent\b)")
+_FRAC_SHORT_RE = re.compile(r"\\[dt]?frac\s*(\d)\s*(\d)")
+_FRAC_HALF_RE = re.compile(r"\\[dt]?frac\s*(\{[^{}]*\}|\d)\s*(\d)")
+_SQRT_SHORT_RE = re.compile(r"\\sqrt\s*(\d+|[a-zA-Z])")
+_DFRAC_RE = re.compile(r"\\[dt]frac(?![a-zA-Z])")
+_CONST_E_RE = re.compile(r"\\mathrm\{e\}|\\mathrm e\b|\\operatorname\{e\}")
+_CONST_I_RE = re.compile(r"\\mathrm\{i\}|\\mathrm i\b|\\imath")
+_LEADING_LABEL_RE = re.compile(
+    r"^(?:the\s+)?(?:final\s+)?(?:answer|result|solution|value)s?\s*(?:is|are|:|=)\s*", re.IGNORECASE
+)
+_TRAILING_PUNCT_RE = re.compile(r"(?:[\s.,;:!?]|\\[,;!]|\\quad|~)+$")
+
+# Unit words dropped after a number ("5 cm", "12\text{ dollars}"); only whole words after whitespace,
+# so `5x` or `3\pi` are never touched.
+_UNITS = (
+    "square units|square feet|square meters|square inches|square centimeters|sq units|cubic units|cubic feet|"
+    "cubic meters|cubic centimeters|units|unit|degrees|degree|radians|radian|dollars|dollar|cents|cent|"
+    "meters|meter|metres|metre|centimeters|centimeter|millimeters|kilometers|kilometer|km|cm|mm|m|inches|inch|"
+    "in|feet|foot|ft|yards|yard|yd|miles|mile|mi|mph|km/h|kmh|m/s|hours|hour|hrs|hr|h|minutes|minute|min|"
+    "seconds|second|sec|s|days|day|weeks|week|months|month|years|year|kilograms|kilogram|kg|grams|gram|g|"
+    "pounds|pound|lbs|lb|ounces|ounce|oz|liters|liter|litres|litre|l|milliliters|ml|gallons|gallon|"
+    "people|students|apples|cookies|books|pages|marbles|ways|times|points|items|boxes|cars|eggs|coins|"
+    "tickets|pieces|cups|bags|employees|persons|children|trees|games|questions|balls|candies|pencils|"
+    "mps|sq ft|cm\\^2|cm\\^3|m\\^2|m\\^3|ft\\^2|in\\^2|units\\^2|cm\\^\\{2\\}|m\\^\\{2\\}|cm\\^\\{3\\}"
+)
+_UNIT_TAIL_RE = re.compile(rf"(?<=[\d}}.])\s*(?:\\\s)?\s*(?:{_UNITS})(?:\s+(?:per|/)\s*\w+)?\s*$", re.IGNORECASE)
+_NUMBER_UNIT_RE = re.compile(rf"^([-+]?[\d.,]+)\s+(?:[a-zA-Z]+\s*){{1,3}}$")
+
+
+def clean_text(text: str) -> str:
+    """Unicode and control-character cleanup shared by extraction and normalization."""
+    text = _CONTROL_RE.sub(" ", text)
+    text = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], text)
+    # Full-width digits/letters/signs to ASCII; NFKC only on non-ASCII text (it is slow-ish).
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+        text = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], text)
+    return text
+
+
+def strip_math_delimiters(text: str) -> str:
+    text = text.strip()
+    for opener, closer in (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$")):
+        if text.startswith(opener) and text.endswith(closer) and len(text) >= len(opener) + len(closer):
+            text = text[len(opener):len(text) - len(closer)].strip()
+    return text.replace("$", " ") if text.count("$") % 2 == 0 and "\\$" not in text else text
+
+
+def unwrap_command(text: str, command: str) -> str:
+    r"""Replace `\command{X}` by `X` for every occurrence, with balanced braces (nested allowed)."""
+    out = []
+    i = 0
+    needle = "\\" + command
+    while True:
+        j = text.find(needle, i)
+        if j < 0:
+            out.append(text[i:])
+            break
+        k = j + len(needle)
+        while k < len(text) and text[k] == " ":
+            k += 1
+        if k >= len(text) or text[k] != "{" or (k == j + len(needle) and k < len(text) and text[k].isalpha()):
+            out.append(text[i:k])
+            i = k
+            continue
+        end = matching_brace(text, k)
+        if end < 0:
+            out.append(text[i:])
+            break
+        out.append(text[i:j])
+        out.append(text[k + 1:end])
+        i = end + 1
+    return "".join(out)
+
+
+def matching_brace(text: str, open_index: int, limit: int = 20_000) -> int:
+    """Index of the `}` closing the `{` at open_index, or -1 (unbalanced or past `limit` chars)."""
+    depth = 0
+    stop = min(len(text), open_index + limit)
+    i = open_index
+    while i < stop:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+@lru_cache(maxsize=65536)
+def normalize_answer(raw: str) -> str:
+    """Canonical form of one answer string. Idempotent; keeps structure (commas, brackets, `=`)."""
+    text = clean_text(raw).strip()
+    text = strip_math_delimiters(text)
+    text = _LEADING_LABEL_RE.sub("", text)
+    text = strip_math_delimiters(text)
+    for command in ("boxed", "fbox", "text", "textbf", "mathrm", "mathbf", "textit", "mbox", "textrm",
+                    "operatorname", "mathit", "displaystyle", "boldsymbol", "hbox", "emph"):
+        if "\\" + command in text:
+            if command in ("mathrm", "operatorname"):
+                text = _CONST_E_RE.sub("e", text)
+                text = _CONST_I_RE.sub("i", text)
+            text = unwrap_command(text, command)
+    text = _UNWRAP_RE.sub(r"\1", text)
+    text = _DROP_RE.sub("", text)
+    text = _DEGREE_RE.sub("", text)
+    text = _CURRENCY_RE.sub("", text)
+    text = _PERCENT_RE.sub("", text)
+    text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac").replace("\\cfrac", "\\frac")
+    text = _FRAC_SHORT_RE.sub(r"\\frac{\1}{\2}", text)
+    text = _FRAC_HALF_RE.sub(r"\\frac\1{\2}", text)
+    text = _SQRT_SHORT_RE.sub(r"\\sqrt{\1}", text)
+    text = text.replace("**", "^").replace("\\leqslant", "\\leq").replace("\\geqslant", "\\geq")
+    text = re.sub(r"\\(?:le|ge|ne)(?![a-zA-Z])", lambda m: m.group(0) + "q", text)
+    text = text.replace("\\lbrace", "\\{").replace("\\rbrace", "\\}")
+    text = re.sub(r"\\(?:mathbb|Bbb)\s*\{?\s*R\s*\}?", r"\\mathbb{R}", text)
+    text = _UNIT_TAIL_RE.sub("", text)
+    unit_match = _NUMBER_UNIT_RE.match(text)
+    if unit_match:
+        text = unit_match.group(1)
+    text = _TRAILING_PUNCT_RE.sub("", text)
+    text = re.sub(r"\s+", " ", text).strip()
+    text = strip_math_delimiters(text)
+    return text
+
+
+_TEXT_STRIP_RE = re.compile(r"[^a-z0-9]+")
+_ARTICLES_RE = re.compile(r"\b(?:a|an|the)\b")
+
+
+def normalize_text(text: str) -> str:
+    """Plain-text comparison key: lower case, letters and digits only, no articles."""
+    text = normalize_answer(text).lower()
+    text = text.replace("\\", " ")
+    text = _ARTICLES_RE.sub(" ", text)
+    return " ".join(_TEXT_STRIP_RE.sub(" ", text).split())

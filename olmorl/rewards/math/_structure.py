@@ -1,0 +1,196 @@
+"""Structural splitting of normalized answers: lists, sets, tuples, intervals, matrices, equations,
+multiple-choice letters and inequalities. Cheap string work; scalars go to `_equivalence`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_MATRIX_RE = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
+_LETTER_RE = re.compile(r"^\(?([A-J])\)?(?:$|[\s.:)]|\\\s)(.*)$", re.DOTALL)
+_OPTION_RE = re.compile(r"^(?:option|choice)\s+\(?([A-Ja-j])\)?\s*(.*)$", re.IGNORECASE | re.DOTALL)
+_SIMPLE_LHS_RE = re.compile(
+    r"^(?:[a-zA-Z](?:_\{?[\w]+\}?)?(?:'+)?(?:\s*\([a-z,\s]*\))?|\\[a-zA-Z]+(?:_\{?\w+\}?)?|[A-Z]{2,3}|"
+    r"m\s*\\angle\s*[A-Z]{1,3}|\\angle\s*[A-Z]{1,3}|[a-zA-Z]\^\{?-1\}?\s*\(\w\))$"
+)
+_INEQ_OPS = {"<": ("(", ")"), "\\leq": ("[", "]"), ">": ("(", ")"), "\\geq": ("[", "]")}
+_INEQ_RE = re.compile(r"^\s*([a-z])\s*(<|>|\\leq|\\geq)\s*([^<>]+)$")
+_DOUBLE_INEQ_RE = re.compile(r"^\s*([^<>]+?)\s*(<|\\leq)\s*([a-z])\s*(<|\\leq)\s*([^<>]+)$")
+_REAL_LINE = "(-\\infty, \\infty)"
+_REALS_RE = re.compile(
+    r"^(?:\\mathbb\{R\}|all real(?: numbers)?|(?:the set of )?all reals?|\(-\\infty,\s*\+?\\infty\)|"
+    r"x \\in \\mathbb\{R\}|\\mathbb\{R\} \(all real numbers\)|every real number|any real number)$",
+    re.IGNORECASE,
+)
+_EMPTY_RE = re.compile(r"^(?:\\emptyset|\\varnothing|\\\{\s*\\\}|\{\s*\}|no solutions?|none|no real solutions?)$",
+                       re.IGNORECASE)
+_IN_PREFIX_RE = re.compile(r"^[a-z]\s*\\in\s*")
+_CIS_RE = re.compile(r"cis\s*\(([^()]*)\)|cis\s*(\\theta|\\frac\{[^{}]*\}\{[^{}]*\}|[\w\\]+)")
+_OPENERS, _CLOSERS = "([{", ")]}"
+
+
+@dataclass(frozen=True)
+class Sequence:
+    items: tuple[str, ...]
+    opener: str  # "" (bare list), "\\{", "(", "["
+    closer: str
+
+    @property
+    def ordered(self) -> bool:
+        return self.opener in ("(", "[")
+
+
+def top_level_split(text: str, separators: tuple[str, ...]) -> list[str]:
+    """Split at separators that sit outside every bracket (`\\{`/`\\}` count as brackets)."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        if text.startswith("\\{", i) or text.startswith("\\left", i):
+            depth += 1 if text.startswith("\\{", i) else 0
+            i += 2
+            continue
+        if text.startswith("\\}", i):
+            depth -= 1
+            i += 2
+            continue
+        ch = text[i]
+        if ch in _OPENERS:
+            depth += 1
+        elif ch in _CLOSERS:
+            depth -= 1
+        elif depth == 0:
+            for sep in separators:
+                if text.startswith(sep, i):
+                    parts.append(text[start:i])
+                    i += len(sep)
+                    start = i
+                    break
+            else:
+                i += 1
+                continue
+            continue
+        i += 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def _wrapped(text: str, opener: str, closer: str) -> bool:
+    """True if the whole text is one bracket pair `opener ... closer` (not `(1,2)\\cup(3,4)`)."""
+    if not (text.startswith(opener) and text.endswith(closer)):
+        return False
+    inner = text[len(opener):len(text) - len(closer)]
+    depth = 0
+    for ch in inner:
+        if ch in _OPENERS:
+            depth += 1
+        elif ch in _CLOSERS:
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def as_sequence(text: str) -> Sequence | None:
+    """A list/set/tuple/interval with 2+ items, else None."""
+    text = _IN_PREFIX_RE.sub("", text)
+    if text.startswith("\\{") and text.endswith("\\}"):
+        items = top_level_split(text[2:-2], (",", ";"))
+        return Sequence(tuple(items), "\\{", "\\}") if items != [""] else None
+    if len(text) >= 2 and text[0] in "([" and text[-1] in ")]":
+        inner = text[1:-1]
+        if _balanced(inner):
+            items = top_level_split(inner, (",",))
+            if len(items) >= 2:
+                return Sequence(tuple(items), text[0], text[-1])
+    items = top_level_split(text, (",", ";", "\\text{ and }", " and ", "\\quad"))
+    items = [i for i in items if i]
+    if len(items) >= 2:
+        return Sequence(tuple(items), "", "")
+    return None
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        if ch in _OPENERS:
+            depth += 1
+        elif ch in _CLOSERS:
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def expand_pm(text: str) -> list[str] | None:
+    r"""`a \pm b` -> [a + b, a - b] (one top-level \pm or \mp), else None."""
+    for op in ("\\pm", "\\mp"):
+        parts = top_level_split(text, (op,))
+        if len(parts) == 2:
+            head, tail = parts
+            first, second = ("+", "-") if op == "\\pm" else ("-", "+")
+            if not head:
+                return [f"{first}{tail}", f"{second}{tail}"]
+            return [f"{head}{first}({tail})", f"{head}{second}({tail})"]
+    return None
+
+
+def union_parts(text: str) -> list[str] | None:
+    parts = top_level_split(text, ("\\cup", "U "))
+    return parts if len(parts) > 1 else None
+
+
+def as_matrix(text: str) -> list[list[str]] | None:
+    match = _MATRIX_RE.match(text.strip())
+    if not match:
+        return None
+    rows = [r for r in re.split(r"\\\\(?:\[[^\]]*\])?", match.group(2)) if r.strip() and r.strip() != "\\hline"]
+    return [[cell.strip() for cell in row.split("&")] for row in rows]
+
+
+def as_letter(text: str) -> tuple[str, str] | None:
+    """(letter, rest) for `B`, `(B)`, `(B) 12`, `B) 12`, `option B`; None otherwise."""
+    text = text.strip()
+    match = _OPTION_RE.match(text) or _LETTER_RE.match(text)
+    if not match:
+        return None
+    letter, rest = match.group(1).upper(), match.group(2).strip(" \\.:")
+    if match.re is _LETTER_RE and not text.startswith("(") and rest and not re.match(r"^[).:]", text[1:]):
+        return None  # "A b" is not a choice
+    return letter, rest
+
+
+def equation_sides(text: str) -> list[str]:
+    return top_level_split(text, ("=",))
+
+
+def is_simple_lhs(text: str) -> bool:
+    return bool(_SIMPLE_LHS_RE.match(text.strip()))
+
+
+def canonical_set_text(text: str) -> str:
+    """`\\mathbb{R}` / "all real numbers" -> (-\\infty, \\infty); empty-set spellings -> \\emptyset."""
+    stripped = _IN_PREFIX_RE.sub("", text.strip())
+    if _REALS_RE.match(stripped) or _REALS_RE.match(text.strip()):
+        return _REAL_LINE
+    if _EMPTY_RE.match(stripped):
+        return "\\emptyset"
+    return text
+
+
+def inequality_to_interval(text: str) -> str | None:
+    """`x > 2` -> `(2, \\infty)`; `1 \\leq x < 3` -> `[1, 3)`; None when not a simple inequality."""
+    if m := _DOUBLE_INEQ_RE.match(text):
+        low, op1, _, op2, high = m.groups()
+        return f"{_INEQ_OPS[op1][0]}{low.strip()}, {high.strip()}{_INEQ_OPS[op2][1]}"
+    if m := _INEQ_RE.match(text):
+        _, op, bound = m.groups()
+        if op in ("<", "\\leq"):
+            return f"(-\\infty, {bound.strip()}{_INEQ_OPS[op][1]}"
+        return f"{_INEQ_OPS[op][0]}{bound.strip()}, \\infty)"
+    return None
+
+
+def expand_cis(text: str) -> str:
+    """`r\\,cis(t)` -> `r e^{i (t)}` so polar forms parse as complex numbers."""
+    if "cis" not in text:
+        return text
+    return _CIS_RE.sub(lambda m: f"e^{{i ({m.group(1) or m.group(2)})}}", text)

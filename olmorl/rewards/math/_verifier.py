@@ -1,0 +1,190 @@
+"""The registered math verifiers: `math`, `strict_math` and `gsm8k`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, register
+from olmorl.rewards.math import _structure as st
+from olmorl.rewards.math._equivalence import Verdict, equivalent
+from olmorl.rewards.math._extract import Extraction, extract_answer
+from olmorl.rewards.math._normalize import normalize_answer
+from olmorl.rewards.math._numbers import numbers_match, parse_number
+
+MathGroundTruth = str | int | float | list[str | int | float]
+
+_PERCENT_RE = re.compile(r"%|\bpercent\b")
+_LAST_NUMBER_RE = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
+
+
+class MathOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rel_tol: float = Field(
+        default=1e-6, gt=0, le=0.1,
+        description="Relative tolerance for a decimal answer against an exact reference (never absolute).",
+    )
+
+
+def references(ground_truth: Any) -> list[str]:
+    """The acceptable reference answers as strings (a list means: any of these)."""
+    items = ground_truth if isinstance(ground_truth, list) else [ground_truth]
+    refs = [_reference_text(item) for item in items]
+    refs = [r for r in refs if r]
+    if not refs:
+        raise InvalidInput("ground_truth: empty reference")
+    return refs
+
+
+def _reference_text(item: str | int | float) -> str:
+    if isinstance(item, bool):
+        return "yes" if item else "no"
+    if isinstance(item, (int, float)):
+        return repr(item)
+    return item
+
+
+@lru_cache(maxsize=65536)
+def normalize_reference(raw: str) -> str:
+    """References are trusted but messy: `$42$`, `\\boxed{42}`, `x=2`, GSM8K's `... #### 42`."""
+    if "####" in raw:
+        raw = raw.rpartition("####")[2]
+    return normalize_answer(raw)
+
+
+def _percent_fraction(raw: str) -> str | None:
+    """`50\\%` -> `1/2` (the fraction a percentage stands for), None when not a plain percentage."""
+    if not _PERCENT_RE.search(raw):
+        return None
+    number = parse_number(normalize_answer(raw))
+    if number is None:
+        return None
+    value = number.value / 100
+    return f"{value.numerator}/{value.denominator}" if value.denominator != 1 else str(value.numerator)
+
+
+def _is_multipart(reference: str) -> bool:
+    return st.as_sequence(reference) is not None or st.expand_pm(reference) is not None or (
+        st.as_matrix(reference) is not None)
+
+
+def judge(reference: str, extraction: Extraction, rel_tol: float) -> tuple[Verdict, list[str]]:
+    """Compare one normalized reference with the extracted answer (hedges included)."""
+    candidates = list(dict.fromkeys(normalize_answer(c) for c in extraction.candidates if c.strip()))
+    if not candidates:
+        return Verdict(False, "no_answer"), []
+    if len(candidates) == 1:
+        return equivalent(reference, candidates[0], rel_tol), candidates
+    if _is_multipart(reference):
+        return equivalent(reference, ", ".join(candidates), rel_tol), candidates
+    return Verdict(False, "hedged"), candidates
+
+
+def _details(extraction: Extraction, refs: list[str], compared: list[str], reason: str | None) -> dict[str, Any]:
+    details: dict[str, Any] = {
+        "extracted": extraction.answer,
+        "anchor": extraction.anchor,
+        "normalized_answer": compared,
+        "normalized_reference": refs,
+        "reason": reason,
+    }
+    if extraction.notes:
+        details.update(extraction.notes)
+    return details
+
+
+class _MathFamily(Verifier):
+    ground_truth_type = MathGroundTruth
+    options_model = MathOptions
+    minerva_only = False
+
+    def make_task(self, response: str, ground_truth: Any, options: dict[str, Any], prompt: Any) -> Task:
+        task = super().make_task(response, ground_truth, options, prompt)
+        references(task.ground_truth)  # empty references are invalid input, not a 0
+        return task
+
+    def score(self, task: Task) -> Score:
+        refs = [normalize_reference(r) for r in references(task.ground_truth)]
+        extraction = extract_answer(task.response, minerva_only=self.minerva_only)
+        if extraction.answer is None:
+            return Score(0.0, _details(extraction, refs, [], extraction.reason or "no_answer"))
+        verdict, compared = Verdict(False, "mismatch"), []
+        for raw, ref in zip(references(task.ground_truth), refs):
+            verdict, compared = self.compare(ref, extraction, task.options.rel_tol)
+            if verdict.match:
+                break
+            # Percent behaves like a unit (50% ~ 50), and also as a fraction (50% ~ 0.5).
+            percent_ref = _percent_fraction(raw)
+            if percent_ref is not None:
+                verdict, compared = self.compare(percent_ref, extraction, task.options.rel_tol)
+            elif len(extraction.candidates) == 1 and (percent_ans := _percent_fraction(extraction.candidates[0])):
+                verdict, compared = self.compare(ref, replace(extraction, candidates=(percent_ans,)),
+                                                 task.options.rel_tol)
+            if verdict.match:
+                break
+        return Score(float(verdict.match), _details(extraction, refs, compared, verdict.reason))
+
+    def compare(self, reference: str, extraction: Extraction, rel_tol: float) -> tuple[Verdict, list[str]]:
+        return judge(reference, extraction, rel_tol)
+
+
+@register
+class MathVerifier(_MathFamily):
+    name = "math"
+    description = (
+        "Final answer (last \\boxed{}, 'final answer'/'the answer is'/'Answer:'/'####', <answer>, Minerva) "
+        "vs a reference, by mathematical equivalence (SymPy); no anchor, hedges and retractions score 0. "
+        "Open-instruct's `math` rows map here unchanged."
+    )
+
+
+@register
+class StrictMathVerifier(_MathFamily):
+    name = "strict_math"
+    description = (
+        "Like `math` but only Minerva's 'Final Answer: The final answer is X. I hope it is correct.' counts "
+        "(or a response that is nothing but the answer), as open-instruct's `strict_math`."
+    )
+    minerva_only = True
+
+
+@register
+class GSM8KVerifier(_MathFamily):
+    name = "gsm8k"
+    description = (
+        "Numeric final answer (same anchors as `math`; '#### 42' included) vs a numeric reference "
+        "(GSM8K's '... #### 42' accepted), exact for integers; open-instruct's `gsm8k` rows map here."
+    )
+
+    def make_task(self, response: str, ground_truth: Any, options: dict[str, Any], prompt: Any) -> Task:
+        task = super().make_task(response, ground_truth, options, prompt)
+        for ref in references(task.ground_truth):
+            if parse_number(normalize_reference(ref).replace(",", "")) is None:
+                raise InvalidInput(f"ground_truth: {ref!r} is not a number")
+        return task
+
+    def compare(self, reference: str, extraction: Extraction, rel_tol: float) -> tuple[Verdict, list[str]]:
+        ref_number = parse_number(reference) or parse_number(reference.replace(",", ""))
+        values = []
+        for candidate in dict.fromkeys(extraction.candidates):
+            text = normalize_answer(candidate)
+            number = parse_number(text)
+            if number is None:
+                found = _LAST_NUMBER_RE.findall(text)
+                number = parse_number(found[-1].replace(",", "")) if found else None
+            if number is not None and number not in values:
+                values.append(number)
+        compared = [str(v.value) for v in values]
+        if not values:
+            return Verdict(False, "unparseable"), compared
+        if len({v.value for v in values}) > 1:
+            return Verdict(False, "hedged"), compared
+        assert ref_number is not None  # checked in make_task
+        if numbers_match(ref_number, values[0], rel_tol):
+            return Verdict(True), compared
+        return Verdict(False, "mismatch"), compared
