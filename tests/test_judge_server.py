@@ -1,0 +1,188 @@
+"""LM judge end to end: a real reward server (`reward_server`) calling the scripted fake judge
+(tests/fake_openai.py, a real uvicorn server speaking OpenAI chat completions) through /v1/verify."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from fake_openai import FakeOpenAI
+
+from olmorl.rewards._local import free_port
+from olmorl.rewards._settings import JudgeSettings
+
+MODEL = "judge-model"
+FAST_RETRIES = dict(timeout_s=0.5, max_retries=2, retry_backoff_s=0.05, health_interval_s=0.2)
+
+
+@pytest.fixture
+def fake_judge() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(models=(MODEL,)) as fake:
+        yield fake
+
+
+def verify(url: str, items: list[dict]) -> list[dict]:
+    reply = httpx.post(f"{url}/v1/verify", json={"items": items}, timeout=60)
+    assert reply.status_code == 200, reply.text
+    return reply.json()["results"]
+
+
+def judged(script: str, **extra) -> dict:
+    return {"id": script, "verifier": "judge", "prompt": "Explain photosynthesis.",
+            "response": f"Plants turn light into sugar. [[fake: {script}]]", **extra}
+
+
+# script -> (status, reward, attempts)
+BEHAVIOURS = {
+    "json 8": ("ok", 7 / 9, 1),
+    "fenced 10": ("ok", 1.0, 1),
+    "think 4": ("ok", 3 / 9, 1),
+    "upper 1": ("ok", 0.0, 1),
+    "pattern 6": ("ok", 5 / 9, 1),
+    "garbage": ("error", 0.0, 1),
+    "empty": ("error", 0.0, 1),
+    "429 0.4; json 9": ("ok", 8 / 9, 2),
+    "500; 503; json 5": ("ok", 4 / 9, 3),
+    "500": ("error", 0.0, 3),
+    "slow 2; json 7": ("ok", 6 / 9, 2),
+    "slow 2": ("error", 0.0, 3),
+    "drop; json 7": ("ok", 6 / 9, 2),
+    "400": ("error", 0.0, 1),
+}
+
+
+def test_scripted_behaviours_through_verify(reward_server, fake_judge: FakeOpenAI) -> None:
+    url = reward_server(workers=1, judge=JudgeSettings(base_url=fake_judge.url, model=MODEL, **FAST_RETRIES))
+    items = [judged(script) for script in BEHAVIOURS]
+    items.append({"id": "f1", "verifier": "string_f1", "response": "the cat sat", "ground_truth": "the cat sat"})
+    results = verify(url, items)
+    by_id = {r["id"]: r for r in results}
+    for script, (status, reward, attempts) in BEHAVIOURS.items():
+        result = by_id[script]
+        assert (result["status"], result["details"]["attempts"]) == (status, attempts), (script, result)
+        assert result["reward"] == pytest.approx(reward), script
+        assert result["details"]["cache_hit"] is False
+        if status == "error":
+            assert result["error"], script
+    assert by_id["f1"]["status"] == "ok" and by_id["f1"]["reward"] == 1.0
+    assert by_id["json 8"]["details"]["reasoning"] == "Scripted verdict."
+    assert by_id["json 8"]["details"]["score"] == 8 and by_id["json 8"]["details"]["model"] == MODEL
+    assert by_id["garbage"]["details"]["raw"].startswith("I find this response hard")
+    assert "could not read the judge's score" in by_id["garbage"]["error"]
+    assert by_id["429 0.4; json 9"]["elapsed_ms"] >= 400  # Retry-After honoured
+    assert "after 3 attempt(s): HTTP 500" in by_id["500"]["error"]
+    assert "timed out after 0.5 s" in by_id["slow 2"]["error"]
+    assert "HTTP 400" in by_id["400"]["error"]
+    assert {body["model"] for body in fake_judge.requests} == {MODEL}
+
+    # The same batch again: every successful judgement comes from the cache, no new calls.
+    calls = len(fake_judge.requests)
+    again = {r["id"]: r for r in verify(url, items)}
+    for script, (status, reward, _) in BEHAVIOURS.items():
+        if status == "ok":
+            assert again[script]["details"]["cache_hit"] is True and again[script]["reward"] == pytest.approx(reward)
+    retried = sum(attempts for status, _, attempts in BEHAVIOURS.values() if status == "error")
+    assert len(fake_judge.requests) - calls <= retried  # only the failures were asked again
+
+
+def test_modes_templates_presets_and_invalid_items(reward_server, fake_judge: FakeOpenAI) -> None:
+    url = reward_server(workers=1, judge=JudgeSettings(base_url=fake_judge.url, model=MODEL, **FAST_RETRIES))
+    chat = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Capital of France?"}]
+    items = []
+    for template in ("quality", "factuality", "creative_writing", "refusal", "safety"):
+        items.append({"id": f"ref-{template}", "verifier": "judge", "prompt": chat,
+                      "response": "<think>easy</think>Paris. [[fake: json 10]]", "ground_truth": "Paris",
+                      "options": {"mode": "reference", "template": template}})
+        items.append({"id": f"open-{template}", "verifier": "judge", "prompt": "Capital of France?",
+                      "response": "Paris. [[fake: json 1]]", "options": {"mode": "open", "template": template}})
+    items += [
+        {"id": "preset-ref", "verifier": "general-quality_ref", "prompt": "Q", "response": "A [[fake: json 10]]",
+         "ground_truth": "A"},
+        {"id": "preset-open", "verifier": "GENERAL-QUALITY", "prompt": "Q", "response": "A [[fake: json 10]]"},
+        {"id": "no-ref", "verifier": "general-quality_ref", "prompt": "Q", "response": "A"},
+        {"id": "ssrf", "verifier": "judge", "prompt": "Q", "response": "A", "options": {"base_url": "http://x"}},
+        {"id": "no-prompt", "verifier": "judge", "response": "A"},
+        {"id": "only-thinking", "verifier": "judge", "prompt": "Q", "response": "<think>hmm, no answer"},
+    ]
+    by_id = {r["id"]: r for r in verify(url, items)}
+    for template in ("quality", "factuality", "creative_writing", "refusal", "safety"):
+        assert by_id[f"ref-{template}"]["status"] == "ok" and by_id[f"ref-{template}"]["reward"] == 1.0
+        assert by_id[f"ref-{template}"]["details"]["mode"] == "reference"
+        assert by_id[f"open-{template}"]["status"] == "ok" and by_id[f"open-{template}"]["reward"] == 0.0
+        assert by_id[f"open-{template}"]["details"]["template"] == template
+    assert by_id["preset-ref"]["verifier"] == "general-quality_ref" and by_id["preset-ref"]["reward"] == 1.0
+    assert by_id["preset-open"]["details"]["mode"] == "open" and by_id["preset-open"]["reward"] == 1.0
+    for bad in ("no-ref", "ssrf", "no-prompt"):
+        assert by_id[bad]["status"] == "invalid" and by_id[bad]["error"], by_id[bad]
+    assert by_id["only-thinking"]["status"] == "ok" and by_id["only-thinking"]["details"]["reason"] == "empty_response"
+
+    # What the judge saw: the conversation, the reference, and the response without its thinking.
+    reference_prompts = [b["messages"][0]["content"] for b in fake_judge.requests
+                         if "<reference_answer>\nParis\n</reference_answer>" in b["messages"][0]["content"]]
+    assert len(reference_prompts) == 5
+    for text in reference_prompts:
+        assert "System: You are terse.\n\nUser: Capital of France?" in text and "easy" not in text
+
+
+def test_unconfigured_judge_fails_only_judge_items(reward_server) -> None:
+    url = reward_server(workers=1)
+    results = verify(url, [
+        {"id": "j", "verifier": "judge", "prompt": "Q", "response": "A"},
+        {"id": "s", "verifier": "string_f1", "response": "yes", "ground_truth": "yes"},
+    ])
+    assert results[0]["status"] == "error" and "OLMORL_JUDGE_BASE_URL" in results[0]["error"]
+    assert results[1]["status"] == "ok" and results[1]["reward"] == 1.0
+    ready = httpx.get(f"{url}/readyz", timeout=10)
+    assert ready.status_code == 200
+    assert ready.json()["verifiers"]["judge"] == {"ready": False, "configured": False,
+                                                   "error": results[0]["error"]}
+
+
+def test_judge_down_then_readyz_reports_it(reward_server) -> None:
+    dead = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    url = reward_server(workers=1, judge=JudgeSettings(base_url=dead, model=MODEL, **FAST_RETRIES))
+    results = verify(url, [judged("json 9"), {"verifier": "string_f1", "response": "a", "ground_truth": "a"}])
+    assert results[0]["status"] == "error" and results[0]["details"]["attempts"] == 3
+    assert "connection error" in results[0]["error"]
+    assert results[1]["status"] == "ok"
+    state = httpx.get(f"{url}/readyz", timeout=10).json()["verifiers"]["judge"]
+    assert state["ready"] is False and state["endpoints"][0]["reachable"] is False
+
+
+def test_load_balancing_and_failover(reward_server, fake_judge: FakeOpenAI) -> None:
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    with FakeOpenAI(models=(MODEL,)) as second:
+        both = f"{fake_judge.url},{second.url},{dead}"
+        url = reward_server(workers=1, judge=JudgeSettings(base_url=both, model=MODEL, **FAST_RETRIES))
+        time.sleep(0.5)  # let the health probe mark the dead endpoint
+        items = [{"verifier": "judge", "prompt": f"Question {i}", "response": "An answer."} for i in range(40)]
+        results = verify(url, items)
+        assert all(r["status"] == "ok" and r["reward"] == pytest.approx(6 / 9) for r in results)
+        assert len(fake_judge.requests) >= 10 and len(second.requests) >= 10
+        state = httpx.get(f"{url}/readyz", timeout=10).json()["verifiers"]["judge"]
+        assert state["ready"] is True and [e["reachable"] for e in state["endpoints"]] == [True, True, False]
+
+
+def test_concurrency_limit_and_identical_items_share_a_call(reward_server) -> None:
+    with FakeOpenAI(models=(MODEL,), latency_s=0.2) as fake:
+        url = reward_server(workers=1, judge=JudgeSettings(base_url=fake.url, model=MODEL, concurrency=3))
+        items = [{"verifier": "judge", "prompt": f"Q{i}", "response": "A"} for i in range(9)]
+        items += [{"verifier": "judge", "prompt": "Q0", "response": "A"}] * 3  # duplicates of the first
+        results = verify(url, items)
+        assert all(r["status"] == "ok" for r in results)
+        assert fake.max_in_flight == 3
+        assert len(fake.requests) == 9
+
+
+def test_persistent_cache_across_restarts(reward_server, fake_judge: FakeOpenAI, tmp_path) -> None:
+    settings = JudgeSettings(base_url=fake_judge.url, model=MODEL, cache_path=str(tmp_path / "judge.sqlite"))
+    items = [{"verifier": "judge", "prompt": f"Q{i}", "response": "A [[fake: json 9]]"} for i in range(5)]
+    first = verify(reward_server(workers=1, judge=settings), items)
+    assert [r["details"]["cache_hit"] for r in first] == [False] * 5
+    calls = len(fake_judge.requests)
+    second = verify(reward_server(workers=1, judge=settings), items)  # a fresh server process
+    assert [r["details"]["cache_hit"] for r in second] == [True] * 5
+    assert [r["reward"] for r in second] == [pytest.approx(8 / 9)] * 5
+    assert len(fake_judge.requests) == calls
