@@ -66,12 +66,12 @@ deadline=$((SECONDS + wait_s))
 until engine_answers; do
     if [ "$SECONDS" -ge "$deadline" ]; then
         say "dockerd did not answer within ${wait_s}s; last lines of $log_file:"
-        tail -n 20 "$log_file" >&2 2>/dev/null || true
+        tail -n 8 "$log_file" >&2 2>/dev/null || true
         die "no Docker engine (see $log_file)"
     fi
     if ! pgrep -x dockerd >/dev/null 2>&1; then
         say "dockerd exited; last lines of $log_file:"
-        tail -n 20 "$log_file" >&2 2>/dev/null || true
+        tail -n 8 "$log_file" >&2 2>/dev/null || true
         die "dockerd could not start (see $log_file)"
     fi
     sleep 0.5

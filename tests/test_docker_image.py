@@ -1,0 +1,155 @@
+"""The Docker image end to end: build it, run it, score a math batch through it, remove it.
+
+scripts/build-image.sh starts a Docker engine when none answers (installing Debian's docker.io if
+needed) and builds the offline base image once; later runs reuse the build cache. If no engine
+can be had, these tests fail with the script's reason: they never skip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+IMAGE = "olmorl-rewards:test"
+BUILD_TIMEOUT_S = 900  # cold: base image + wheelhouse + image, ~4 min on a loaded 2-core box
+READY_TIMEOUT_S = 90
+
+# Settings reach the server through OLMORL_* variables only; the entrypoint adds no flags.
+CONTAINER_ENV = {"OLMORL_WORKERS": "1", "OLMORL_ITEM_TIMEOUT_S": "10"}
+
+pytestmark = [pytest.mark.docker, pytest.mark.timeout(BUILD_TIMEOUT_S + 300)]
+
+
+def docker(*args: str, timeout: float = 60, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)
+    if check and result.returncode != 0:
+        raise AssertionError(f"docker {shlex.join(args)} exited {result.returncode}:\n{result.stderr}")
+    return result
+
+
+@pytest.fixture(scope="module")
+def image() -> str:
+    try:
+        build = subprocess.run(
+            [str(REPO / "scripts" / "build-image.sh")],
+            cwd=REPO, env={**os.environ, "OLMORL_IMAGE": IMAGE},
+            capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"scripts/build-image.sh did not finish within {BUILD_TIMEOUT_S}s:\n{_tail(exc.stderr)}")
+    if build.returncode != 0:
+        pytest.fail(
+            "could not build the Docker image (no Docker engine, or the build failed); "
+            f"scripts/build-image.sh exited {build.returncode}:\n{_tail(build.stderr)}\n{_tail(build.stdout)}"
+        )
+    return IMAGE
+
+
+@pytest.fixture(scope="module")
+def container(image: str) -> Iterator[tuple[str, str]]:
+    """A running container, published on a random 127.0.0.1 port: (container id, base URL)."""
+    name = f"olmorl-test-{uuid.uuid4().hex[:12]}"
+    env_args = [arg for key, value in CONTAINER_ENV.items() for arg in ("-e", f"{key}={value}")]
+    try:
+        docker(
+            "run", "--detach", "--name", name, "--publish", "127.0.0.1::8000",
+            # What the code sandbox (bubblewrap) needs inside the container; see the Dockerfile.
+            "--security-opt", "seccomp=unconfined", "--security-opt", "systempaths=unconfined",
+            *env_args, image,
+        )
+        port = docker("port", name, "8000/tcp").stdout.splitlines()[0].rsplit(":", 1)[1]
+        base_url = f"http://127.0.0.1:{port}"
+        _wait_ready(name, base_url)
+        yield name, base_url
+    finally:
+        docker("rm", "--force", "--volumes", name, check=False)
+
+
+def _wait_ready(name: str, base_url: str) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    last = "no answer"
+    while time.monotonic() < deadline:
+        running = docker("inspect", "--format", "{{.State.Running}}", name).stdout.strip()
+        if running != "true":
+            logs = docker("logs", name, check=False)
+            pytest.fail(f"the container exited before /readyz said ready:\n{_tail(logs.stdout + logs.stderr)}")
+        try:
+            reply = httpx.get(f"{base_url}/readyz", timeout=2)
+            if reply.status_code == 200:
+                return
+            last = f"{reply.status_code} {reply.text}"
+        except httpx.TransportError as exc:
+            last = repr(exc)
+        time.sleep(0.5)
+    logs = docker("logs", name, check=False)
+    pytest.fail(f"/readyz not ready after {READY_TIMEOUT_S}s (last: {last}):\n{_tail(logs.stdout + logs.stderr)}")
+
+
+def test_scores_a_math_batch(container: tuple[str, str]) -> None:
+    _, base_url = container
+    items = [
+        {"id": "boxed", "verifier": "math", "response": "So the total is \\boxed{42}.", "ground_truth": "42"},
+        {"id": "frac", "verifier": "math", "response": "The answer is $\\frac{1}{2}$.", "ground_truth": "0.5"},
+        {"id": "wrong", "verifier": "math", "response": "Final answer: 41", "ground_truth": "42"},
+        {"id": "no-anchor", "verifier": "math", "response": "I think 6*7 is 42 but", "ground_truth": "42"},
+        {"id": "alias", "verifier": "gsm8k", "response": "#### 1,234", "ground_truth": "1234"},
+        {"id": "unknown", "verifier": "no-such-verifier", "response": "42", "ground_truth": "42"},
+    ]
+    reply = httpx.post(f"{base_url}/v1/verify", json={"items": items}, timeout=60)
+    assert reply.status_code == 200, reply.text
+    results = {r["id"]: r for r in reply.json()["results"]}
+    assert list(results) == [item["id"] for item in items]
+
+    for item_id, reward in [("boxed", 1.0), ("frac", 1.0), ("wrong", 0.0), ("no-anchor", 0.0), ("alias", 1.0)]:
+        assert (results[item_id]["status"], results[item_id]["reward"]) == ("ok", reward), results[item_id]
+    assert results["unknown"]["status"] == "invalid"
+    assert "no-such-verifier" in results["unknown"]["error"]
+
+
+def test_settings_come_from_olmorl_env(container: tuple[str, str]) -> None:
+    _, base_url = container
+    assert httpx.get(f"{base_url}/readyz", timeout=5).json()["workers"] == int(CONTAINER_ENV["OLMORL_WORKERS"])
+    verifiers = {v["name"] for v in httpx.get(f"{base_url}/v1/verifiers", timeout=5).json()}
+    assert "math" in verifiers
+
+
+def test_runs_as_non_root_with_a_working_healthcheck(container: tuple[str, str]) -> None:
+    name, _ = container
+    assert docker("exec", name, "id", "-u").stdout.strip() == "10001"
+    # Run the image's own HEALTHCHECK command now rather than waiting for its first interval.
+    test = docker("inspect", "--format", "{{json .Config.Healthcheck.Test}}", name).stdout
+    kind, command = json.loads(test)
+    assert kind == "CMD-SHELL", test
+    check = docker("exec", name, "sh", "-c", command, check=False)
+    assert check.returncode == 0, check.stderr
+    docker("exec", name, "sh", "-c", "kill -0 1")  # PID 1 (tini) is alive
+
+
+def test_bubblewrap_sandbox_works_inside(container: tuple[str, str]) -> None:
+    name, _ = container
+    sandboxed = docker(
+        "exec", name, "bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr",
+        "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+        "/usr/bin/python3", "-c", "import os, socket; print(os.getpid(), len(socket.if_nameindex()))",
+        check=False,
+    )
+    assert sandboxed.returncode == 0, sandboxed.stderr
+    # A new PID namespace (the sandboxed process is PID 2 under bwrap's reaper), loopback only.
+    assert sandboxed.stdout.split() == ["2", "1"], sandboxed.stdout
+
+
+def _tail(text: str | bytes | None, lines: int = 40) -> str:
+    if isinstance(text, bytes):
+        text = text.decode(errors="replace")
+    return "\n".join((text or "").splitlines()[-lines:])
