@@ -50,6 +50,10 @@ class SandboxSettings(BaseSettings):
     max_output_bytes: int = 1 << 20  # stdout/stderr kept per test; the rest is discarded
     parallelism: int = Field(default_factory=lambda: os.cpu_count() or 1)  # programs run at once
     pass_threshold: float = 0.0  # default `threshold` scoring cut-off (Olmo 3 used 0.99)
+    scoring: Literal["pass_rate", "all", "threshold"] = "pass_rate"  # default scoring mode of code items
+    python: str | None = None  # interpreter run inside the sandbox; default Debian's /usr/bin/python3
+    scratch_mb: int = 64  # size of the sandbox's writable /tmp (tmpfs)
+    max_test_timeout_s: float = 30.0  # ceiling on an item's `timeout_s` option
 
 
 class Settings(BaseSettings):

@@ -1,0 +1,17 @@
+"""Sandboxed code verifiers: `code` (asserts, stdio, function calls, HumanEval check) and `code_stdio`."""
+
+from olmorl.rewards.code._grading import normalize_output, stdout_matches
+from olmorl.rewards.code._tests import TestSuite, parse_ground_truth
+from olmorl.rewards.code._verifiers import CodeOptions, CodeStdioVerifier, CodeVerifier, extract_program, make_pool
+
+__all__ = [
+    "CodeOptions",
+    "CodeStdioVerifier",
+    "CodeVerifier",
+    "TestSuite",
+    "extract_program",
+    "make_pool",
+    "normalize_output",
+    "parse_ground_truth",
+    "stdout_matches",
+]

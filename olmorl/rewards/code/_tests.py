@@ -1,0 +1,152 @@
+"""Ground truth of the code verifiers: the four accepted formats, turned into sandbox tests.
+
+1. `["assert f(1) == 2", ...]`                        assert statements (open-instruct, AceCoder)
+2. `[{"input": "1 2\\n", "output": "3\\n"}, ...]`      stdin/stdout pairs (competitive programming)
+3. `{"fn_name": "f", "inputs": [[1], ...], "outputs": [2, ...]}`  function calls (APPS/TACO/LCB)
+4. `{"test": "def check(candidate): ...", "entry_point": "f"}`     HumanEval style
+
+Each may also come as a string holding that JSON. Nothing is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from olmorl.rewards._registry import InvalidInput
+from olmorl.rewards.code._outside import Site, number_sites, split_assert
+from olmorl.sandbox import TestInput
+
+Format = Literal["asserts", "stdio", "function", "check"]
+
+
+@dataclass
+class CompiledTest:
+    input: TestInput
+    label: str
+    sites: dict[int, Site] = field(default_factory=dict)
+    expected_stdout: str | None = None  # stdio tests
+    expected_value: Any = None  # function tests
+    is_function: bool = False  # site 0 is a call whose return value is compared to expected_value
+    inside_asserts: int = 0  # asserts that could not be decomposed: evaluated in the sandbox
+
+
+@dataclass
+class TestSuite:
+    format: Format
+    tests: list[CompiledTest]
+
+
+def parse_ground_truth(raw: Any, *, stdio_only: bool = False) -> TestSuite:
+    value = raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            raise InvalidInput("ground_truth is a string but not JSON; give the tests as a JSON list/object "
+                               "(or a string holding one)") from None
+    if isinstance(value, dict) and "inputs" in value and "outputs" in value:
+        if value.get("fn_name") and not stdio_only:
+            return _function_tests(value)
+        value = _pairs_from_io(value)
+    if isinstance(value, list) and value and all(isinstance(t, dict) for t in value):
+        return _stdio_tests(value)
+    if stdio_only:
+        raise InvalidInput("code_stdio expects a list of {\"input\": str, \"output\": str} pairs "
+                           "(or {\"inputs\": [...], \"outputs\": [...]})")
+    if isinstance(value, list) and value and all(isinstance(t, str) for t in value):
+        return TestSuite("asserts", [_assert_test(i, src) for i, src in enumerate(value)])
+    if isinstance(value, dict) and isinstance(value.get("test"), str) and isinstance(value.get("entry_point"), str):
+        return _check_tests(value["test"], value["entry_point"])
+    raise InvalidInput(
+        "ground_truth must be one of: a list of assert strings; a list of {input, output} stdin/stdout "
+        "pairs; {fn_name, inputs, outputs}; {test, entry_point} (HumanEval check). Got "
+        f"{type(value).__name__}{' (empty)' if value in ([], {}) else ''}"
+    )
+
+
+def _pairs_from_io(value: dict[str, Any]) -> list[dict[str, Any]]:
+    inputs, outputs = value["inputs"], value["outputs"]
+    if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs):
+        raise InvalidInput("ground_truth inputs/outputs must be lists of the same length")
+    return [{"input": i, "output": o} for i, o in zip(inputs, outputs)]
+
+
+def _stdio_tests(pairs: list[dict[str, Any]]) -> TestSuite:
+    tests = []
+    for i, pair in enumerate(pairs):
+        stdin, stdout = pair.get("input"), pair.get("output")
+        if isinstance(stdout, list) and all(isinstance(s, str) for s in stdout):
+            stdout = "\n".join(stdout)
+        if not isinstance(stdin, str) or not isinstance(stdout, str):
+            raise InvalidInput(f"ground_truth[{i}]: a stdio test needs string 'input' and 'output'")
+        tests.append(CompiledTest(TestInput(code=None, stdin=stdin), f"stdio[{i}]", expected_stdout=stdout))
+    return TestSuite("stdio", tests)
+
+
+def _function_tests(value: dict[str, Any]) -> TestSuite:
+    name = value["fn_name"]
+    if not isinstance(name, str) or not name.isidentifier():
+        raise InvalidInput("ground_truth.fn_name must be a Python identifier")
+    inputs, outputs = value["inputs"], value["outputs"]
+    if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs):
+        raise InvalidInput("ground_truth inputs/outputs must be lists of the same length")
+    code = f"__probe__(0, __call_entry__({name!r}, __args__))"
+    tests = []
+    for i, (args, expected) in enumerate(zip(inputs, outputs)):
+        args = args if isinstance(args, list) else [args]
+        tests.append(CompiledTest(TestInput(code=code, args=args), f"{name}[{i}]", expected_value=expected,
+                                  is_function=True))
+    return TestSuite("function", tests)
+
+
+def _rewrite_asserts(body: list[ast.stmt], sites: dict[int, Site]) -> list[ast.stmt]:
+    out = []
+    for stmt in body:
+        if isinstance(stmt, ast.Assert):
+            split = split_assert(stmt)
+            if split is not None:
+                inside, site = split
+                number_sites(inside, len(sites))
+                sites[len(sites)] = site
+                stmt = inside
+        out.append(stmt)
+    return out
+
+
+def _parse(source: str, where: str) -> ast.Module:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError) as exc:
+        raise InvalidInput(f"{where} is not valid Python: {exc}") from None
+
+
+def _assert_test(index: int, source: str) -> CompiledTest:
+    module = _parse(source, f"ground_truth[{index}]")
+    sites: dict[int, Site] = {}
+    module.body = _rewrite_asserts(module.body, sites)
+    inside = _count_inside_asserts(module)
+    code = ast.unparse(ast.fix_missing_locations(module))
+    return CompiledTest(TestInput(code=code), source.strip()[:200], sites=sites, inside_asserts=inside)
+
+
+def _check_tests(source: str, entry_point: str) -> TestSuite:
+    if not entry_point.isidentifier():
+        raise InvalidInput("ground_truth.entry_point must be a Python identifier")
+    module = _parse(source, "ground_truth.test")
+    check = next((n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "check"), None)
+    if check is None:
+        raise InvalidInput("ground_truth.test must define check(candidate)")
+    sites: dict[int, Site] = {}
+    check.body = _rewrite_asserts(check.body, sites)
+    module.body.append(ast.parse(f"check({entry_point})").body[0])
+    inside = _count_inside_asserts(module)
+    code = ast.unparse(ast.fix_missing_locations(module))
+    test = CompiledTest(TestInput(code=code), f"check({entry_point})", sites=sites, inside_asserts=inside)
+    return TestSuite("check", [test])
+
+
+def _count_inside_asserts(module: ast.Module) -> int:
+    return sum(isinstance(n, ast.Assert) and not isinstance(n.test, ast.Constant) for n in ast.walk(module))

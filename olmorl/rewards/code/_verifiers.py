@@ -1,0 +1,192 @@
+"""The `code` and `code_stdio` verifiers (open-instruct names): run the response's Python program
+against the item's tests in the sandbox, reward the pass rate (or all-or-nothing / thresholded)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from olmorl.rewards._registry import Score, Task, Verifier, register
+from olmorl.rewards._settings import SandboxSettings, Settings
+from olmorl.rewards.code._grading import grade, reward
+from olmorl.rewards.code._tests import TestSuite, parse_ground_truth
+from olmorl.sandbox import SandboxLimits, SandboxPool, SandboxUnavailable
+
+log = logging.getLogger("olmorl.rewards")
+_FENCE = re.compile(r"```([^\n`]*)\n(.*?)```", re.DOTALL)
+_PYTHON_TAGS = {"", "python", "py", "python3", "py3"}
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_MAX_DETAIL_TESTS = 100
+
+
+def extract_program(response: str) -> str:
+    """The last ```python (or untagged) fenced block after removing <think> blocks; else the whole text."""
+    text = _THINK.sub("", response)
+    head, sep, tail = text.rpartition("</think>")
+    text = tail if sep else text
+    blocks = [body for tag, body in _FENCE.findall(text) if tag.strip().lower() in _PYTHON_TAGS]
+    return blocks[-1] if blocks else text
+
+
+class CodeOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    scoring: Literal["pass_rate", "all", "threshold"] | None = Field(
+        default=None, description="pass_rate (partial credit), all (1 only if every test passes), or "
+                                  "threshold (pass rate, zeroed below `threshold`). Default from settings.")
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0, description="cut-off for `threshold` scoring")
+    timeout_s: float | None = Field(default=None, gt=0.0, description="wall-clock limit per test")
+    float_tolerance: float | None = Field(default=None, ge=0.0,
+                                          description="compare numbers (and stdout number tokens) within this")
+    memory_mb: int | None = Field(default=None, gt=0, description="lower the per-program memory ceiling")
+
+
+_GROUND_TRUTH = (
+    str | list[str] | list[dict[str, Any]] | dict[str, Any]
+)
+
+
+class _Pools:
+    """One sandbox pool per server, shared by both verifiers (reference-counted)."""
+
+    def __init__(self) -> None:
+        self.pool: SandboxPool | None = None
+        self.users = 0
+        self.lock = asyncio.Lock()
+
+    async def acquire(self, settings: SandboxSettings) -> SandboxPool:
+        async with self.lock:
+            if self.pool is None:
+                pool = make_pool(settings)
+                await pool.start()
+                self.pool = pool
+            self.users += 1
+            return self.pool
+
+    async def release(self) -> None:
+        async with self.lock:
+            self.users -= 1
+            if self.users <= 0 and self.pool is not None:
+                await self.pool.stop()
+                self.pool, self.users = None, 0
+
+
+def make_pool(settings: SandboxSettings) -> SandboxPool:
+    limits = SandboxLimits(
+        test_timeout_s=settings.test_timeout_s, memory_mb=settings.memory_mb,
+        max_processes=settings.max_processes, max_output_bytes=settings.max_output_bytes,
+        scratch_mb=settings.scratch_mb,
+    )
+    return SandboxPool(settings.backend, allow_insecure=settings.allow_insecure,
+                       slots=settings.parallelism, limits=limits, python=settings.python)
+
+
+_shared: dict[int, _Pools] = {}
+
+
+class _CodeVerifierBase(Verifier):
+    ground_truth_type = _GROUND_TRUTH
+    options_model = CodeOptions
+    runs_in = "loop"
+    stdio_only = False
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self.pool: SandboxPool | None = None
+        self.unavailable: str | None = None
+        self._pools = _shared.setdefault(id(settings), _Pools())
+
+    async def start(self) -> None:
+        # A host without a usable sandbox still serves every other verifier; code items then get
+        # status `error` naming the reason, and /readyz shows it.
+        try:
+            self.pool = await self._pools.acquire(self.settings.sandbox)
+        except SandboxUnavailable as exc:
+            self.unavailable = str(exc)
+            log.error("code verifiers disabled: %s", exc)
+
+    async def stop(self) -> None:
+        if self.pool is not None:
+            self.pool = None
+            await self._pools.release()
+
+    def readiness(self) -> dict[str, Any] | None:
+        if self.pool is not None:
+            return self.pool.readiness()
+        return {"started": False, "unavailable": self.unavailable}
+
+    def notes(self) -> list[str]:
+        sandbox = self.settings.sandbox
+        if self.pool is not None and self.pool.insecure or (self.pool is None and sandbox.backend == "process"):
+            return ["INSECURE sandbox backend 'process': programs run with rlimits only (no namespaces, "
+                    "no seccomp). Enabled by sandbox.allow_insecure; use only for trusted code."]
+        return []
+
+    def _timeout(self, task: Task) -> float:
+        asked = task.options.timeout_s or self.settings.sandbox.test_timeout_s
+        return min(asked, self.settings.sandbox.max_test_timeout_s)
+
+    def make_task(self, response: str, ground_truth: Any, options: dict[str, Any], prompt: Any) -> Task:
+        task = super().make_task(response, ground_truth, options, prompt)
+        suite = parse_ground_truth(task.ground_truth, stdio_only=self.stdio_only)
+        return Task(response=task.response, ground_truth=suite, options=task.options, prompt=task.prompt)
+
+    def deadline_s(self, task: Task) -> float:
+        suite: TestSuite = task.ground_truth
+        timeout = self._timeout(task)
+        if self.pool is not None:
+            return self.pool.budget_s(len(suite.tests), timeout)
+        return 2 * (len(suite.tests) * (timeout + 0.5) + 5.0) + 10.0
+
+    async def score_async(self, task: Task) -> Score:
+        if self.pool is None:
+            return Score(0.0, {"reason": "sandbox_unavailable"}, status="error",
+                         error=f"code sandbox unavailable: {self.unavailable or 'not started'}")
+        suite: TestSuite = task.ground_truth
+        opts: CodeOptions = task.options
+        program = extract_program(task.response)
+        runs, failure = await self.pool.run(program, [t.input for t in suite.tests], self._timeout(task),
+                                            opts.memory_mb)
+        by_index = {run.index: run for run in runs}
+        records = [grade(test, by_index.get(i), failure, opts.float_tolerance) for i, test in enumerate(suite.tests)]
+        statuses = [r["status"] for r in records]
+        scoring = opts.scoring or self.settings.sandbox.scoring
+        threshold = opts.threshold if opts.threshold is not None else self.settings.sandbox.pass_threshold
+        passed = statuses.count("passed")
+        details: dict[str, Any] = {
+            "format": suite.format,
+            "passed": passed,
+            "total": len(statuses),
+            "pass_rate": passed / len(statuses) if statuses else 0.0,
+            "scoring": scoring,
+            "counts": {s: statuses.count(s) for s in ("passed", "failed", "error", "timeout") if s in statuses},
+            "tests": [dict(r, test=t.label) for r, t in zip(records[:_MAX_DETAIL_TESTS], suite.tests)],
+            "backend": self.pool.backend.name,
+        }
+        inside = sum(t.inside_asserts for t in suite.tests)
+        if inside:
+            details["asserts_checked_inside"] = inside
+        if failure:
+            details["sandbox"] = failure
+        return Score(reward(statuses, scoring, threshold), details)
+
+
+@register
+class CodeVerifier(_CodeVerifierBase):
+    name = "code"
+    description = ("Runs the response's Python program (last ```python block) against assert strings, "
+                   "stdin/stdout pairs, {fn_name, inputs, outputs} or a HumanEval check(candidate), in a "
+                   "sandbox; reward = pass rate (or all / threshold).")
+
+
+@register
+class CodeStdioVerifier(_CodeVerifierBase):
+    name = "code_stdio"
+    stdio_only = True
+    description = "Runs the response's Python program on each stdin and compares its stdout (trailing " \
+                  "whitespace normalized; optional float tolerance), in a sandbox."
+

@@ -1,0 +1,367 @@
+"""The zygote: started once inside a sandbox, it forks one child per test and reports what happened.
+
+Runs under the sandbox's interpreter with the standard library only (never imports olmorl).
+Protocol: one JSON job per line on the control fd (stdin at start), one JSON line per test result
+on the reply fd (stdout at start), then `{"end": true}`. A child writes frames (JSON lines tagged
+with a per-test nonce) to its own result pipe; the zygote forwards only frames that carry it.
+
+Trust: the zygote never runs untrusted code. It is non-dumpable (children cannot read or write its
+memory through /proc) and closes its control fds in every child. Values are serialized strictly
+(exact builtin types only) so that an object with a forged `__eq__` never leaves the sandbox, and
+expected values never enter it: the server compares outside.
+"""
+
+import builtins
+import ctypes
+import json
+import os
+import resource
+import select
+import signal
+import sys
+import time
+import types
+
+# Warm the modules programs commonly import, so each fork starts with them loaded.
+import bisect, collections, copy, decimal, fractions, functools, heapq, itertools, math  # noqa: E401,F401
+import operator, random, re, statistics, string, typing  # noqa: E401,F401
+from collections import Counter, OrderedDict, defaultdict, deque
+from decimal import Decimal
+from fractions import Fraction
+
+PR_SET_DUMPABLE = 4
+PIDNS = "--pidns" in sys.argv  # alone in a pid namespace: every other pid but 1 is ours to kill
+SAFE_BUILTINS = dict(builtins.__dict__)  # snapshot before any program can patch builtins
+_ITERATOR_TYPES = tuple({type(iter(x)) for x in ([], (), {}, set(), "", range(0), b"")}
+                        | {types.GeneratorType, map, filter, zip, enumerate, reversed, range})
+
+
+class NotPlainData(TypeError):
+    pass
+
+
+def encode(value, depth=0):
+    """Plain data to tagged JSON; anything else (a subclass with its own __eq__ ...) is refused."""
+    t = type(value)
+    if depth > 64:
+        raise NotPlainData("value nested deeper than 64 levels")
+    if value is None or t is bool or t is str:
+        return value
+    if t is int:
+        return value if -(2 ** 53) < value < 2 ** 53 else {"$i": str(value)}
+    if t is float:
+        return value if value == value and value not in (float("inf"), float("-inf")) else {"$f": repr(value)}
+    if t is list:
+        return [encode(v, depth + 1) for v in value]
+    if t is tuple:
+        return {"$t": [encode(v, depth + 1) for v in value]}
+    if t is set or t is frozenset:
+        return {"$s" if t is set else "$fs": [encode(v, depth + 1) for v in value]}
+    if t is dict or t is Counter or t is OrderedDict or t is defaultdict:
+        return {"$d": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in dict.items(value)]}
+    if t is deque:
+        return {"$q": [encode(v, depth + 1) for v in value]}
+    if t is bytes:
+        return {"$b": value.hex()}
+    if t is complex:
+        return {"$c": [repr(value.real), repr(value.imag)]}
+    if t is Fraction:
+        return {"$fr": [str(value.numerator), str(value.denominator)]}
+    if t is Decimal:
+        return {"$dec": str(value)}
+    raise NotPlainData(f"a value of type {t.__module__}.{t.__qualname__} is not plain data")
+
+
+def check_plain(value, depth=0):
+    """Raise unless `value` is plain data (or a builtin iterator/generator, checked lazily by its user)."""
+    if isinstance(value, _ITERATOR_TYPES) and type(value) in _ITERATOR_TYPES:
+        return value
+    encode(value, depth)
+    return value
+
+
+def guarded(func):
+    """Wrap a program function so that only plain data comes back from it into the tests."""
+    def call(*args, **kwargs):
+        return check_plain(func(*args, **kwargs))
+    call.__name__ = getattr(func, "__name__", "function")
+    call.__wrapped_program_function__ = True
+    return call
+
+
+def _make_frame_writer(fd, nonce):
+    write = os.write
+    dumps = json.dumps
+
+    def send(obj):
+        obj["n"] = nonce
+        data = (dumps(obj, separators=(",", ":")) + "\n").encode()
+        while data:
+            data = data[write(fd, data):]
+    return send
+
+
+def run_child(job, test, result_fd, nonce):
+    """In the forked child: run the program, then the test; report through frames."""
+    send = _make_frame_writer(result_fd, nonce)
+    sys.stdin = open(0, "r", closefd=False)
+    sys.stdout = open(1, "w", closefd=False)
+    sys.stderr = open(2, "w", closefd=False)
+    module = types.ModuleType("__main__")
+    namespace = module.__dict__
+    namespace["__builtins__"] = builtins
+    sys.modules["__main__"] = module
+    sys.argv = ["main.py"]
+    try:
+        code = compile(job["program"], "<program>", "exec")
+        exec(code, namespace)
+        exit_code = 0
+    except SystemExit as exc:
+        exit_code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException as exc:  # the program failed before any test ran
+        _flush()
+        send({"program_error": f"{type(exc).__name__}: {exc}"[:2000]})
+        return
+    _flush()
+    if test.get("code") is None:  # stdio: the output is the evidence, compared outside
+        send({"done": True, "exit": exit_code})
+        return
+    test_ns = {name: (guarded(v) if isinstance(v, types.FunctionType) and v.__globals__ is namespace else v)
+               for name, v in namespace.items()}
+    test_ns["__builtins__"] = dict(SAFE_BUILTINS)
+    test_ns["__name__"] = "__test__"
+
+    def probe(site, *values):
+        send({"site": site, "values": [encode(v) for v in values]})
+
+    def call_entry(name, args):
+        fn = test_ns.get(name)
+        if fn is None and "Solution" in namespace:
+            fn = guarded(getattr(namespace["Solution"](), name))
+        if fn is None:
+            raise NameError(f"the program defines no function {name!r}")
+        return fn(*args)
+
+    test_ns["__probe__"] = probe
+    test_ns["__call_entry__"] = call_entry
+    test_ns["__args__"] = test.get("args")
+    try:
+        exec(compile(test["code"], "<test>", "exec"), test_ns)
+    except AssertionError as exc:
+        _flush()
+        send({"failed": f"AssertionError: {exc}"[:2000]})
+        return
+    except BaseException as exc:
+        _flush()
+        send({"error": f"{type(exc).__name__}: {exc}"[:2000]})
+        return
+    _flush()
+    send({"done": True})
+
+
+def _flush():
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+
+
+def set_child_limits(job):
+    cpu = int(job["timeout"]) + 1
+    limits = [
+        (resource.RLIMIT_CPU, cpu),
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_FSIZE, job["file_bytes"]),
+        (resource.RLIMIT_NOFILE, job["open_files"]),
+    ]
+    if job.get("memory_bytes"):
+        limits.append((resource.RLIMIT_AS, job["memory_bytes"]))
+    for which, value in limits:
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):
+            pass
+
+
+def sweep(child_pid):
+    """Kill every process the test left behind (daemons, forks, zombies' parents)."""
+    if child_pid > 0:
+        try:
+            os.killpg(child_pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if PIDNS:
+        me = os.getpid()
+        for _ in range(3):
+            others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
+            if not others:
+                break
+            for pid in others:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            _reap()
+    _reap()
+
+
+def _reap():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def clean_scratch(path):
+    for root, dirs, files in os.walk(path, topdown=False):
+        for name in files:
+            try:
+                os.unlink(os.path.join(root, name))
+            except OSError:
+                pass
+        for name in dirs:
+            full = os.path.join(root, name)
+            try:
+                os.chmod(full, 0o700)
+                os.rmdir(full)
+            except OSError:
+                try:
+                    os.unlink(full)  # a symlink to a directory
+                except OSError:
+                    pass
+
+
+def run_test(job, index, test, scratch):
+    """Fork one child for one test, watch it under the deadline, return the result record."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    res_r, res_w = os.pipe()
+    stdin_fd = os.memfd_create("stdin")
+    data = (test.get("stdin") or "").encode()
+    while data:
+        data = data[os.write(stdin_fd, data):]
+    os.lseek(stdin_fd, 0, os.SEEK_SET)
+    nonce = os.urandom(16).hex()
+    started = time.monotonic()
+    try:
+        pid = os.fork()
+    except OSError as exc:  # out of pids: whatever holds them is swept below
+        for fd in (out_r, out_w, err_r, err_w, res_r, res_w, stdin_fd):
+            os.close(fd)
+        sweep(-1)
+        return {"i": index, "timed_out": False, "signal": None, "exit": None, "frames": [], "stdout": "",
+                "stdout_truncated": False, "stderr": f"sandbox could not fork: {exc}", "runtime": 0.0}
+    if pid == 0:  # child
+        try:
+            os.setsid()
+            os.chdir(scratch)
+            os.dup2(stdin_fd, 0)
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
+            keep = res_w if res_w > 2 else os.dup(res_w)
+            os.closerange(3, keep)
+            os.closerange(keep + 1, 1 << 16)
+            set_child_limits(job)
+            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+            run_child(job, test, keep, nonce)
+        finally:
+            os._exit(0)
+    for fd in (out_w, err_w, res_w, stdin_fd):
+        os.close(fd)
+    cap, excerpt = job["max_output"], job["excerpt"]
+    caps = {out_r: cap, err_r: excerpt, res_r: 4 << 20}
+    streams = {fd: bytearray() for fd in caps}
+    closed, capped = set(), set()
+    deadline = started + job["timeout"]
+    timed_out, status = False, None
+    pidfd = os.pidfd_open(pid)  # readable once the child exits: no polling
+    while True:
+        open_fds = [fd for fd in caps if fd not in closed]
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = status is None
+            break
+        if status is not None and not open_fds:
+            break
+        # Once the child is gone, only drain what is already there (a daemon may hold the pipes).
+        wait = 0 if status is not None else remaining
+        ready, _, _ = select.select(open_fds + ([pidfd] if status is None else []), [], [], wait)
+        if not ready and status is not None:
+            break
+        if pidfd in ready:
+            got, raw = os.waitpid(pid, os.WNOHANG)
+            if got:
+                status = raw
+            ready.remove(pidfd)
+        for fd in ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                closed.add(fd)
+                continue
+            room = caps[fd] - len(streams[fd])
+            streams[fd] += chunk[:max(room, 0)]
+            if len(chunk) > room:  # over the cap: stop reading, never buffer; the writer gets EPIPE
+                closed.add(fd)
+                capped.add(fd)
+    runtime = time.monotonic() - started
+    sweep(pid)
+    if status is None:
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            status = 0
+    for fd in (*streams, pidfd):
+        os.close(fd)
+    frames = []
+    for line in bytes(streams[res_r]).split(b"\n"):
+        try:
+            frame = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(frame, dict) and frame.pop("n", None) == nonce:
+            frames.append(frame)
+    stdout = bytes(streams[out_r])
+    return {
+        "i": index,
+        "timed_out": timed_out,
+        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+        "exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+        "frames": frames,
+        "stdout": stdout.decode("utf-8", "replace"),
+        "stdout_truncated": out_r in capped,
+        "stderr": bytes(streams[err_r]).decode("utf-8", "replace")[:excerpt],
+        "runtime": round(runtime, 6),
+    }
+
+
+def main():
+    try:
+        ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    control = os.fdopen(os.dup(0), "rb")
+    reply_fd = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    scratch = os.getcwd()
+    reply = os.fdopen(reply_fd, "w")
+    reply.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
+    reply.flush()
+    for line in control:
+        job = json.loads(line)
+        for index, test in enumerate(job["tests"]):
+            record = run_test(job, index, test, scratch)
+            clean_scratch(scratch)
+            reply.write(json.dumps(record) + "\n")
+            reply.flush()
+        reply.write('{"end": true}\n')
+        reply.flush()
+
+
+if __name__ == "__main__":
+    main()

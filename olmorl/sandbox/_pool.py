@@ -1,0 +1,255 @@
+"""A pool of warm sandboxes: one zygote per slot, one program (all its tests) per slot at a time.
+
+The zygote forks a child per test, so a test costs a fork (~1 ms) instead of a fresh sandbox and
+interpreter (~8-30 ms). Programs run in parallel up to the number of slots. A slot whose zygote dies,
+hangs or overruns the program's deadline is killed whole (process group, pid namespace, cgroup) and
+restarted before its next use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from olmorl.sandbox._backends import BACKENDS, Backend, BwrapBackend, Launch, SandboxLimits
+
+log = logging.getLogger("olmorl.sandbox")
+_LINE_LIMIT = 32 << 20  # one test record: output cap + frames, JSON-escaped
+
+
+class SandboxUnavailable(RuntimeError):
+    """No usable isolation backend (or an insecure one that was not allowed)."""
+
+
+@dataclass
+class TestRun:
+    """What happened to one test, as the zygote saw it. `frames` come from the child: untrusted."""
+
+    index: int
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    stdout: str = ""
+    stdout_truncated: bool = False
+    stderr: str = ""
+    runtime_s: float = 0.0
+    timed_out: bool = False
+    exit_code: int | None = None
+    signal: int | None = None
+    sandbox_error: str | None = None  # the sandbox itself failed (died, overran); not the program's fault alone
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> TestRun:
+        frames = record.get("frames")
+        return cls(
+            index=int(record["i"]),
+            frames=[f for f in frames if isinstance(f, dict)] if isinstance(frames, list) else [],
+            stdout=str(record.get("stdout", "")),
+            stdout_truncated=bool(record.get("stdout_truncated")),
+            stderr=str(record.get("stderr", "")),
+            runtime_s=float(record.get("runtime", 0.0)),
+            timed_out=bool(record.get("timed_out")),
+            exit_code=record.get("exit") if isinstance(record.get("exit"), int) else None,
+            signal=record.get("signal") if isinstance(record.get("signal"), int) else None,
+        )
+
+
+@dataclass(frozen=True)
+class TestInput:
+    """One test for the zygote: `code` runs after the program (None: stdio test, output compared)."""
+
+    code: str | None = None
+    stdin: str | None = None
+    args: Any = None
+
+
+class _Slot:
+    def __init__(self, backend: Backend, index: int) -> None:
+        self.backend = backend
+        self.index = index
+        self.proc: asyncio.subprocess.Process | None = None
+        self.launch: Launch | None = None
+        self.stderr_tail = b""
+        self._stderr_task: asyncio.Task[None] | None = None
+        self.jobs = 0
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    async def start(self) -> None:
+        if self.alive:
+            return
+        await self.kill()
+        launch = self.backend.launch(self.index)
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *launch.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, cwd=launch.cwd, env={}, pass_fds=launch.pass_fds,
+                preexec_fn=launch.preexec, start_new_session=True, limit=_LINE_LIMIT,
+            )
+        except BaseException:
+            for step in launch.cleanup:
+                step()
+            raise
+        self.launch = launch
+        self.stderr_tail = b""
+        self._stderr_task = asyncio.ensure_future(self._drain_stderr(self.proc))
+        try:
+            line = await asyncio.wait_for(self.proc.stdout.readline(), timeout=30)  # type: ignore[union-attr]
+        except asyncio.TimeoutError:
+            line = b""
+        if not line.startswith(b'{"ready"'):
+            await asyncio.sleep(0.05)
+            tail = self.stderr_tail.decode(errors="replace").strip()
+            await self.kill()
+            raise SandboxUnavailable(f"{self.backend.name} sandbox did not start: {tail or 'no output'}")
+
+    async def _drain_stderr(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stderr is not None
+        while chunk := await proc.stderr.read(1 << 16):
+            self.stderr_tail = (self.stderr_tail + chunk)[-4096:]
+
+    async def kill(self) -> None:
+        proc, launch = self.proc, self.launch
+        self.proc, self.launch = None, None
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # bwrap is pid 1 of the namespace: all inside die too
+            except ProcessLookupError:
+                pass
+            await proc.wait()
+        if self._stderr_task is not None:
+            self._stderr_task.cancel()
+            self._stderr_task = None
+        if launch is not None:
+            for step in launch.cleanup:
+                await asyncio.to_thread(step)
+
+    async def run(self, job: dict[str, Any], budget_s: float) -> tuple[list[TestRun], str | None]:
+        await self.start()
+        assert self.proc is not None and self.proc.stdin is not None and self.proc.stdout is not None
+        self.jobs += 1
+        runs: list[TestRun] = []
+        deadline = time.monotonic() + budget_s
+        try:
+            self.proc.stdin.write(json.dumps(job).encode() + b"\n")
+            await self.proc.stdin.drain()
+            while True:
+                line = await asyncio.wait_for(self.proc.stdout.readline(), max(deadline - time.monotonic(), 0.001))
+                if not line:
+                    raise EOFError
+                record = json.loads(line)
+                if record.get("end"):
+                    return runs, None
+                runs.append(TestRun.from_record(record))
+        except asyncio.TimeoutError:
+            reason = f"the sandbox overran the program's budget of {budget_s:.1f} s and was killed"
+        except (EOFError, ConnectionError, ValueError, KeyError):
+            await asyncio.sleep(0.01)
+            reason = "the sandbox process died during the run (killed by the program?)"
+        await self.kill()
+        return runs, reason
+
+
+class SandboxPool:
+    """Runs programs against tests in warm sandboxes. `start()` before use, `stop()` after."""
+
+    def __init__(self, backend: str = "auto", *, allow_insecure: bool = False, slots: int = 1,
+                 limits: SandboxLimits | None = None, python: str | None = None) -> None:
+        self.limits = limits or SandboxLimits()
+        self.backend = _pick_backend(backend, allow_insecure, python, self.limits)
+        self.slot_count = max(1, slots)
+        self._slots: list[_Slot] = [_Slot(self.backend, i) for i in range(self.slot_count)]
+        self._free: asyncio.Queue[_Slot] | None = None
+        self.restarts = 0
+
+    @property
+    def insecure(self) -> bool:
+        return not self.backend.secure
+
+    async def start(self) -> None:
+        self._free = asyncio.Queue()
+        await asyncio.gather(*(slot.start() for slot in self._slots))
+        for slot in self._slots:
+            self._free.put_nowait(slot)
+        if self.insecure:
+            log.warning("code sandbox backend %r is INSECURE: programs run without namespaces or seccomp; "
+                        "use it only for trusted code on a development machine", self.backend.name)
+        log.info("code sandbox ready: backend=%s slots=%d", self.backend.name, self.slot_count)
+
+    async def stop(self) -> None:
+        await asyncio.gather(*(slot.kill() for slot in self._slots))
+
+    async def run(self, program: str, tests: list[TestInput], timeout_s: float | None = None,
+                  memory_mb: int | None = None) -> tuple[list[TestRun], str | None]:
+        """Run `program` once per test, each in a fresh fork. Returns one TestRun per test that
+        reported, plus the reason when the sandbox itself failed (missing tests then never ran)."""
+        if self._free is None:
+            raise RuntimeError("sandbox pool is not started")
+        timeout = timeout_s or self.limits.test_timeout_s
+        memory = memory_mb if memory_mb and memory_mb > 0 else self.limits.memory_mb
+        job = {
+            "program": program,
+            "tests": [{"code": t.code, "stdin": t.stdin, "args": t.args} for t in tests],
+            "timeout": timeout,
+            "memory_bytes": min(memory, self.limits.memory_mb) << 20,
+            "file_bytes": self.limits.file_mb << 20,
+            "open_files": self.limits.open_files,
+            "max_output": self.limits.max_output_bytes,
+            "excerpt": self.limits.excerpt_bytes,
+        }
+        budget = len(tests) * (timeout + 0.5) + 5.0
+        slot = await self._free.get()
+        try:
+            runs, failure = await slot.run(job, budget)
+            if failure is not None:
+                self.restarts += 1
+            return runs, failure
+        finally:
+            self._free.put_nowait(slot)
+
+    def budget_s(self, n_tests: int, timeout_s: float | None = None) -> float:
+        """Wall-clock an item may need in the worst case, queueing for a slot included."""
+        timeout = timeout_s or self.limits.test_timeout_s
+        return 2 * (n_tests * (timeout + 0.5) + 5.0) + 10.0
+
+    def readiness(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend.name,
+            "secure": self.backend.secure,
+            "slots": self.slot_count,
+            "alive": sum(slot.alive for slot in self._slots),
+            "restarts": self.restarts,
+        }
+
+
+def _pick_backend(name: str, allow_insecure: bool, python: str | None, limits: SandboxLimits) -> Backend:
+    if name == "auto":
+        bwrap = BwrapBackend(python, limits)
+        reason = bwrap.unavailable()
+        if reason is None:
+            return bwrap
+        if not allow_insecure:
+            raise SandboxUnavailable(f"no secure sandbox: {reason}. Set sandbox.allow_insecure=true "
+                                     "(OLMORL_SANDBOX_ALLOW_INSECURE=1) to run code with rlimits only.")
+        name = "process"
+    if name == "docker":
+        from olmorl.sandbox._docker import DockerBackend
+
+        return DockerBackend(python, limits)
+    cls = BACKENDS.get(name)
+    if cls is None:
+        raise SandboxUnavailable(f"unknown sandbox backend {name!r}; use auto, bwrap, docker or process")
+    backend = cls(python, limits)
+    if not backend.secure and not allow_insecure:
+        raise SandboxUnavailable(f"sandbox backend {name!r} is insecure; it runs only with "
+                                 "sandbox.allow_insecure=true (OLMORL_SANDBOX_ALLOW_INSECURE=1)")
+    reason = backend.unavailable()
+    if reason is not None:
+        raise SandboxUnavailable(reason)
+    return backend
