@@ -89,7 +89,9 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
     ref_interval, ans_interval = st.inequality_to_interval(ref), st.inequality_to_interval(ans)
     if (ref_interval is None) != (ans_interval is None):
         ref, ans = ref_interval or ref, ans_interval or ans
-    if (seq := st.as_sequence(ref)) is not None or (pm := st.expand_pm(ref)) is not None:
+    if parse_number(ref) is not None:
+        pass  # "1,000,000" is one number, not a list
+    elif (seq := st.as_sequence(ref)) is not None or (pm := st.expand_pm(ref)) is not None:
         if seq is None:
             seq = st.Sequence(tuple(pm), "", "")
         return _sequence_equal(seq, ans, rel_tol, depth)

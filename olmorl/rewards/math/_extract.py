@@ -40,7 +40,7 @@ _CONFIRMATION_RE = re.compile(
     r"\b(?:yes|correct|confirm(?:s|ed)?|indeed|consistent|checks out|verified|is right|holds|matches)\b",
     re.IGNORECASE,
 )
-_MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
+_MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$((?:\\.|[^$\\])+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
 _SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
 _OR_SPLIT_RE = re.compile(r"\s+(?:or|\\text\{\s*or\s*\}|\\vee|\\lor)\s+|\\text\{\s*or\s*\}", re.IGNORECASE)
 _WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
@@ -176,6 +176,10 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
         boxes = [a for a in anchors if a.kind == "boxed"]
         group, joiner = _final_box_group(boxes, text)
         candidates = tuple(box.text.strip() for box in group)
+        if len(candidates) == 1:
+            parts = tuple(p.strip() for p in _OR_SPLIT_RE.split(candidates[0]) if p.strip())
+            if len(parts) > 1:
+                return Extraction(candidates[0], "boxed", parts, "or")
         return Extraction(candidates[-1] if len(candidates) == 1 else ", ".join(candidates), "boxed",
                           candidates, joiner if len(candidates) > 1 else None)
     answer = last.text.strip().strip("*").strip()

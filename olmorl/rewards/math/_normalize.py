@@ -154,6 +154,7 @@ def normalize_answer(raw: str) -> str:
     text = re.sub(r"\\(?:le|ge|ne)(?![a-zA-Z])", lambda m: m.group(0) + "q", text)
     text = text.replace("\\lbrace", "\\{").replace("\\rbrace", "\\}")
     text = re.sub(r"\\(?:mathbb|Bbb)\s*\{?\s*R\s*\}?", r"\\mathbb{R}", text)
+    text = re.sub(r"(?<!\d)\\,|\\,(?!\d)", " ", text)  # `\,` is a space unless it groups digits
     text = _UNIT_TAIL_RE.sub("", text)
     unit_match = _NUMBER_UNIT_RE.match(text)
     if unit_match:
@@ -161,7 +162,29 @@ def normalize_answer(raw: str) -> str:
     text = _TRAILING_PUNCT_RE.sub("", text)
     text = re.sub(r"\s+", " ", text).strip()
     text = strip_math_delimiters(text)
+    return _strip_redundant_brackets(text)
+
+
+def _strip_redundant_brackets(text: str) -> str:
+    """`{{1}}` -> `1`, `((x+1))` -> `(x+1)`: drop wrappers that hold one item (never tuples/intervals)."""
+    while len(text) >= 2 and text[0] == "{" and matching_brace(text, 0) == len(text) - 1:
+        text = text[1:-1].strip()
+    while (len(text) >= 4 and text[:2] == "((" and text[-2:] == "))" and _closing_paren(text, 1) == len(text) - 2
+           and _closing_paren(text, 0) == len(text) - 1):
+        text = text[1:-1].strip()
     return text
+
+
+def _closing_paren(text: str, open_index: int) -> int:
+    depth = 0
+    for i in range(open_index, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
 
 
 _TEXT_STRIP_RE = re.compile(r"[^a-z0-9]+")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_MATRIX_RE = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
+_MATRIX_RE = re.compile(r"^[(\[]?\s*\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}\s*[)\]]?$", re.DOTALL)
 _LETTER_RE = re.compile(r"^\(?([A-J])\)?(?:$|[\s.:)]|\\\s)(.*)$", re.DOTALL)
 _OPTION_RE = re.compile(r"^(?:option|choice)\s+\(?([A-Ja-j])\)?\s*(.*)$", re.IGNORECASE | re.DOTALL)
 _SIMPLE_LHS_RE = re.compile(
@@ -121,15 +121,10 @@ def _balanced(text: str) -> bool:
 
 
 def expand_pm(text: str) -> list[str] | None:
-    r"""`a \pm b` -> [a + b, a - b] (one top-level \pm or \mp), else None."""
-    for op in ("\\pm", "\\mp"):
-        parts = top_level_split(text, (op,))
-        if len(parts) == 2:
-            head, tail = parts
-            first, second = ("+", "-") if op == "\\pm" else ("-", "+")
-            if not head:
-                return [f"{first}{tail}", f"{second}{tail}"]
-            return [f"{head}{first}({tail})", f"{head}{second}({tail})"]
+    r"""`a \pm b` -> [a + b, a - b] for one \pm or \mp anywhere (`\frac{-1\pm\sqrt5}{2}` too), else None."""
+    for op, first, second in (("\\pm", "+", "-"), ("\\mp", "-", "+")):
+        if text.count(op) == 1 and (op != "\\pm" or "\\mp" not in text):
+            return [text.replace(op, first), text.replace(op, second)]
     return None
 
 
