@@ -98,7 +98,7 @@ def kwargs_for(instruction_id: str, text: str, rng: random.Random) -> dict:
         "length_constraints:number_sentences": lambda: {"num_sentences": rng.randint(1, 8), "relation": rng.choice(RELATIONS)},
         "length_constraints:number_paragraphs": lambda: {"num_paragraphs": rng.randint(1, 4)},
         "length_constraints:number_words": lambda: {"num_words": rng.randint(5, 60), "relation": rng.choice(RELATIONS)},
-        "length_constraints:nth_paragraph_first_word": lambda: {"num_paragraphs": rng.randint(1, 4), "nth_paragraph": rng.randint(1, 3), "first_word": rng.choice([pick(), (text.split() or ["x"])[0].strip('"').lower()])},
+        "length_constraints:nth_paragraph_first_word": lambda: {"num_paragraphs": (n := rng.randint(1, 4)), "nth_paragraph": rng.randint(1, n), "first_word": rng.choice([pick(), (text.split() or ["x"])[0].strip('"').lower()])},
         "detectable_content:number_placeholders": lambda: {"num_placeholders": rng.randint(1, 3)},
         "detectable_content:postscript": lambda: {"postscript_marker": rng.choice(["P.S.", "P.P.S", "Note:"])},
         "detectable_format:number_bullet_lists": lambda: {"num_bullets": rng.randint(1, 5)},

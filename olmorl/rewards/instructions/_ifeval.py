@@ -6,7 +6,7 @@ from __future__ import annotations
 import collections
 import json
 import re
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from olmorl.rewards.instructions._constraints import Count, Kwargs, Relation, compare, constraint, keyword_pattern
 from olmorl.rewards.instructions._text import (
@@ -143,6 +143,13 @@ class NthParagraph(Kwargs):
     num_paragraphs: Count
     nth_paragraph: int = Field(ge=1)
     first_word: str
+
+    @model_validator(mode="after")
+    def _nth_within(self) -> NthParagraph:
+        # The reference draws a random paragraph index when nth_paragraph > num_paragraphs.
+        if self.nth_paragraph > self.num_paragraphs:
+            raise ValueError("nth_paragraph must not exceed num_paragraphs")
+        return self
 
 
 @constraint("length_constraints:nth_paragraph_first_word", SRC, NthParagraph)

@@ -130,14 +130,15 @@ def _is_break(tok: str, nxt: str) -> bool:
     word = body.lstrip("\"'(\u201c\u2018[{").lower()
     next_alpha = nxt.lstrip("\"'(\u201c\u2018[{*-")
     first_upper = bool(next_alpha) and next_alpha[0].isupper()
-    if len(match.group(1)) >= 2:  # ellipsis: a break only before a capitalised word
-        return first_upper
+    common_next = first_upper and next_alpha.lower().strip(STRIP_CHARS) in _COMMON_WORDS
+    if len(match.group(1)) >= 2:  # ellipsis: like an abbreviation (punkt's orthographic heuristic)
+        return common_next
     if match.group(2):  # period inside a closing quote/bracket
         return True
     if word in _ABBREVIATIONS or _INITIAL.match(word):
         # punkt's orthographic heuristic: an abbreviation ends a sentence only when a capitalised
         # word follows that usually appears in lower case (approximated by common words).
-        return first_upper and next_alpha.lower().strip(STRIP_CHARS) in _COMMON_WORDS
+        return common_next
     if next_alpha[:1] in ";:,.!?" and next_alpha:
         return False
     return True
