@@ -20,6 +20,7 @@ import select
 import signal
 import sys
 import time
+import traceback
 import types
 
 # Warm the modules programs commonly import, so each fork starts with them loaded.
@@ -119,6 +120,7 @@ def run_child(job, test, result_fd, nonce):
     except SystemExit as exc:
         exit_code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException as exc:  # the program failed before any test ran
+        traceback.print_exc()
         _flush()
         send({"program_error": f"{type(exc).__name__}: {exc}"[:2000]})
         return
