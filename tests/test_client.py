@@ -64,8 +64,11 @@ async def test_typed_items_and_verify_one(server_url):
         assert (result.id, result.reward, result.details["extracted"]) == ("t", 1.0, "Paris")
         by_fields = await client.verify_one(verifier="string_f1", response="the cat sat", ground_truth="cat sat")
         assert by_fields.verifier == "string_f1" and by_fields.reward == pytest.approx(1.0)
+        listed = {info.name: info for info in await client.verifiers()}
+    assert "string_matcher" in listed["string_match"].aliases
     with RewardClient(server_url) as sync_client:
         assert sync_client.verify_one(typed).reward == 1.0
+        assert {info.name for info in sync_client.verifiers()} == set(listed)
 
 
 async def test_on_error_policies(server_url):

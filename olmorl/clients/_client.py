@@ -26,10 +26,11 @@ from olmorl.clients._policy import (
     classify,
     failed_results,
     parse_results,
+    parse_verifiers,
     resolve_urls,
     split,
 )
-from olmorl.rewards._models import VerifyItem, VerifyResult
+from olmorl.rewards._models import VerifierInfo, VerifyItem, VerifyResult
 
 ItemLike = VerifyItem | dict[str, Any]
 
@@ -80,19 +81,33 @@ class RewardClient:
         """Score one item, given as a VerifyItem / dict or as keyword fields (verifier=..., response=...)."""
         return self.verify([item if item is not None else fields])[0]
 
+    def verifiers(self) -> list[VerifierInfo]:
+        """What the server serves (GET /v1/verifiers): names, aliases, ground-truth and options schemas."""
+        response, reason = self._exchange("GET", "/v1/verifiers")
+        if response is None:
+            raise RewardServerUnavailable(self._config.retry.max_retries + 1, reason)
+        return parse_verifiers(response)
+
     def _send(self, chunk: list[dict[str, Any]]) -> list[VerifyResult]:
+        response, reason = self._exchange("POST", "/v1/verify", {"items": chunk})
+        if response is None:
+            return self._config.give_up(chunk, self._config.retry.max_retries + 1, reason)
+        return parse_results(response, len(chunk))
+
+    def _exchange(self, method: str, path: str, body: Any = None) -> tuple[httpx.Response | None, str]:
+        """The first usable response over replicas and retries, or (None, what the last attempt saw)."""
         cfg, reason = self._config, ""
         for attempt in range(cfg.retry.max_retries + 1):
             with self._lock:
                 url = cfg.replicas.pick()
             retry_after = None
             try:
-                response = self._http.post(f"{url}/v1/verify", json={"items": chunk})
+                response = self._http.request(method, f"{url}{path}", json=body)
                 reason = classify(response) or ""
                 if not reason:
                     with self._lock:
                         cfg.replicas.mark_up(url)
-                    return parse_results(response, len(chunk))
+                    return response, ""
                 retry_after = response.headers.get("retry-after")
             except httpx.TransportError as exc:
                 reason = f"{type(exc).__name__}: {exc}"
@@ -100,7 +115,7 @@ class RewardClient:
                 cfg.replicas.mark_down(url)
             if attempt < cfg.retry.max_retries:
                 time.sleep(cfg.retry.delay(attempt, retry_after))
-        return cfg.give_up(chunk, cfg.retry.max_retries + 1, reason)
+        return None, reason
 
     def close(self) -> None:
         self._http.close()
@@ -138,25 +153,39 @@ class AsyncRewardClient:
     async def verify_one(self, item: ItemLike | None = None, **fields: Any) -> VerifyResult:
         return (await self.verify([item if item is not None else fields]))[0]
 
+    async def verifiers(self) -> list[VerifierInfo]:
+        """What the server serves (GET /v1/verifiers): names, aliases, ground-truth and options schemas."""
+        response, reason = await self._exchange("GET", "/v1/verifiers")
+        if response is None:
+            raise RewardServerUnavailable(self._config.retry.max_retries + 1, reason)
+        return parse_verifiers(response)
+
     async def _send(self, chunk: list[dict[str, Any]]) -> list[VerifyResult]:
+        response, reason = await self._exchange("POST", "/v1/verify", {"items": chunk})
+        if response is None:
+            return self._config.give_up(chunk, self._config.retry.max_retries + 1, reason)
+        return parse_results(response, len(chunk))
+
+    async def _exchange(self, method: str, path: str, body: Any = None) -> tuple[httpx.Response | None, str]:
+        """The first usable response over replicas and retries, or (None, what the last attempt saw)."""
         cfg, reason = self._config, ""
         async with self._slots:
             for attempt in range(cfg.retry.max_retries + 1):
                 url = cfg.replicas.pick()
                 retry_after = None
                 try:
-                    response = await self._http.post(f"{url}/v1/verify", json={"items": chunk})
+                    response = await self._http.request(method, f"{url}{path}", json=body)
                     reason = classify(response) or ""
                     if not reason:
                         cfg.replicas.mark_up(url)
-                        return parse_results(response, len(chunk))
+                        return response, ""
                     retry_after = response.headers.get("retry-after")
                 except httpx.TransportError as exc:
                     reason = f"{type(exc).__name__}: {exc}"
                 cfg.replicas.mark_down(url)
                 if attempt < cfg.retry.max_retries:
                     await asyncio.sleep(cfg.retry.delay(attempt, retry_after))
-        return cfg.give_up(chunk, cfg.retry.max_retries + 1, reason)
+        return None, reason
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Sequence
 
 import httpx
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from olmorl.clients._exceptions import ItemFailed, RewardServerError
-from olmorl.rewards._models import VerifyItem, VerifyResponse, VerifyResult
+from olmorl.rewards._models import VerifierInfo, VerifyItem, VerifyResponse, VerifyResult
 
 OnError = Literal["zero", "none", "raise"]
 RETRY_STATUS = {429, 500, 502, 503, 504}
+_VERIFIER_LIST = TypeAdapter(list[VerifierInfo])
 
 
 def resolve_urls(base_url: str | Sequence[str] | None) -> list[str]:
@@ -107,6 +108,13 @@ def parse_results(response: httpx.Response, expected: int) -> list[VerifyResult]
     if len(results) != expected:
         raise RewardServerError(response.status_code, f"sent {expected} items, got {len(results)} results")
     return results
+
+
+def parse_verifiers(response: httpx.Response) -> list[VerifierInfo]:
+    try:
+        return _VERIFIER_LIST.validate_json(response.content)
+    except ValidationError as exc:
+        raise RewardServerError(response.status_code, f"unreadable reply: {exc.errors()[0]['msg']}") from None
 
 
 def failed_results(chunk: list[dict[str, Any]], reason: str) -> list[VerifyResult]:

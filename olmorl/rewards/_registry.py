@@ -31,6 +31,8 @@ BUILTIN_MODULES = (
     "olmorl.rewards.math",
     "olmorl.rewards.instructions._verifier",
     "olmorl.rewards.judge",
+    "olmorl.rewards.compat_openrlhf",
+    "olmorl.rewards.code",
 )
 
 

@@ -1,0 +1,109 @@
+"""OpenRLHF remote reward model route: `--reward.remote_url http://HOST:PORT/openrlhf/get_reward`
+(older OpenRLHF: `--remote_rm_url`).
+
+OpenRLHF POSTs `{"query": [...], "prompts": [...], "labels": [...]}`: `query` is the decoded prompt and
+response (special tokens kept), `prompts` the templated prompt, `labels` the dataset column named by
+`--data.label_key`. It reads back `{"rewards": [...], "scores": [...], "extra_logs": {...}}`.
+
+Each label says how to score its sample, as a JSON object (or its JSON text):
+    {"verifier": "math", "ground_truth": "42", "options": {...}}
+A label that is not such an object is taken as the ground truth itself, scored with the verifier named
+by the `verifier` query parameter (`.../openrlhf/get_reward?verifier=math`); without one, that sample
+is `invalid`. The response is `query` minus its `prompts` prefix, with trailing end-of-turn tokens
+(`END_TOKENS`) removed. Every sample gets a reward (0 unless scored `ok`); `extra_logs` carries
+per-sample 0/1 status flags. An empty batch (OpenRLHF sends one to every server but the first when it
+shards one sample over several URLs) gets empty lists.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from fastapi import APIRouter, HTTPException
+from pydantic import BaseModel, Field
+
+from olmorl.rewards._models import VerifyResult
+from olmorl.rewards._registry import register_routes
+
+if TYPE_CHECKING:
+    from olmorl.rewards._engine import RewardEngine
+
+END_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "<|end|>", "</s>", "<eos>",
+              "<end_of_turn>")
+
+
+NO_VERIFIER = ("the label names no verifier: give {\"verifier\": ..., \"ground_truth\": ...} or add "
+               "?verifier=NAME to the reward URL")
+
+
+class OpenRLHFRequest(BaseModel):
+    query: list[str] = Field(description="Prompt + response as decoded by OpenRLHF (special tokens kept).")
+    prompts: list[str] | None = Field(default=None, description="The prompt of each query (stripped from it).")
+    labels: list[Any] | None = Field(default=None, description="Per sample: {verifier, ground_truth, options} "
+                                                               "as an object or JSON text, or a bare ground truth.")
+
+
+class OpenRLHFResponse(BaseModel):
+    rewards: list[float]
+    scores: list[float]
+    extra_logs: dict[str, list[float]]
+
+
+def response_of(query: str, prompt: str | None) -> str:
+    """The completion inside an OpenRLHF query: the part after its prompt, end-of-turn tokens trimmed."""
+    text = query[len(prompt):] if prompt and query.startswith(prompt) else query
+    text = text.rstrip()
+    trimmed = True
+    while trimmed:
+        trimmed = False
+        for token in END_TOKENS:
+            if text.endswith(token):
+                text, trimmed = text[: -len(token)].rstrip(), True
+    return text
+
+
+def item_of(query: str, prompt: str | None, label: Any, default_verifier: str | None) -> dict[str, Any]:
+    spec = label
+    if isinstance(label, str):
+        try:
+            spec = json.loads(label)
+        except ValueError:
+            spec = label
+    item: dict[str, Any] = {"response": response_of(query, prompt), "prompt": prompt}
+    if isinstance(spec, dict) and "verifier" in spec:
+        item.update({"verifier": spec["verifier"], "ground_truth": spec.get("ground_truth"),
+                     "options": spec.get("options") or {}})
+    else:
+        item.update({"verifier": default_verifier, "ground_truth": label})  # no verifier -> `invalid`
+    return item
+
+
+@register_routes
+def openrlhf_routes(engine: RewardEngine) -> APIRouter:
+    router = APIRouter(tags=["compat"])
+
+    @router.post("/openrlhf/get_reward", response_model=OpenRLHFResponse,
+                 summary="OpenRLHF remote reward model (--reward.remote_url)")
+    async def get_reward(request: OpenRLHFRequest, verifier: str | None = None) -> OpenRLHFResponse:
+        size = len(request.query)
+        for name in ("prompts", "labels"):
+            given = getattr(request, name)
+            if given is not None and len(given) != size:
+                raise HTTPException(422, f"`{name}` has {len(given)} entries but `query` has {size}")
+        if size > engine.settings.max_items_per_request:
+            raise HTTPException(413, f"batch of {size} samples exceeds "
+                                     f"max_items_per_request={engine.settings.max_items_per_request}")
+        prompts = request.prompts or [None] * size
+        labels = request.labels or [None] * size
+        items = [item_of(q, p, label, verifier) for q, p, label in zip(request.query, prompts, labels)]
+        named = [i for i, item in enumerate(items) if item["verifier"] is not None]
+        results = [VerifyResult(verifier="", reward=0.0, status="invalid", error=NO_VERIFIER)] * size
+        for index, result in zip(named, await engine.verify_batch([items[i] for i in named])):
+            results[index] = result
+        rewards = [float(r.reward or 0.0) for r in results]
+        logs = {f"olmorl_{status}": [float(r.status == status) for r in results]
+                for status in ("ok", "invalid", "timeout", "error")}
+        return OpenRLHFResponse(rewards=rewards, scores=[min(max(r, 0.0), 1.0) for r in rewards], extra_logs=logs)
+
+    return router
