@@ -143,7 +143,7 @@ def test_checker_crash_fails_only_that_constraint():
     gt = [{"instruction_id": ["custom:csv_quotes", "punctuation:no_comma"], "kwargs": [None, None]}]
     header = "\t".join(f'"{w}"' for w in ("StudentID", "Subject", "Grade", "Semester", "Score"))
     text = header + "\n\t\t\t\t" * 3  # empty fields: the reference raises IndexError
-    score = VERIFIER.score(VERIFIER.make_task(text, gt, {}, None))
+    score = VERIFIER.score(VERIFIER.make_task(text, gt, {"mode": "strict"}, None))
     assert score.reward == 0.5
     assert "error" in score.details["constraints"][0]
 
