@@ -43,7 +43,9 @@ def math_verify_grader():
 
     def grade(response: str, ground_truth: str) -> bool:
         try:
-            gold = parse(ground_truth)
+            # Give math-verify its best shot at the reference: LaTeX extraction wants delimiters.
+            delimited = "$" in ground_truth or "\\boxed" in ground_truth
+            gold = parse(ground_truth if delimited else f"${ground_truth}$") or parse(ground_truth)
             pred = parse(response)
             return bool(verify(gold, pred))
         except Exception:

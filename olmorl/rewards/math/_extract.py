@@ -182,7 +182,7 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
                 return Extraction(candidates[0], "boxed", parts, "or")
         return Extraction(candidates[-1] if len(candidates) == 1 else ", ".join(candidates), "boxed",
                           candidates, joiner if len(candidates) > 1 else None)
-    answer = last.text.strip().strip("*").strip()
+    answer = re.sub(r"(?<!\.)\.$", "", last.text.strip().strip("*").strip()).strip()
     inner_boxes = _boxes(answer)
     if inner_boxes:
         answer = inner_boxes[-1].text.strip()
