@@ -1,1 +1,27 @@
-"""olmorl.trainer"""
+"""olmorl.trainer: an async GRPO trainer (OlmoRL objective, continuous batching, inflight weight updates)
+that scores completions through an olmorl reward server over HTTP. Needs the `[train]` extra."""
+
+from olmorl.trainer._config import TrainConfig, load_config
+from olmorl.trainer._engine import Completion, Engine, GenerationRequest, Group, TorchEngine
+from olmorl.trainer._learner import Learner, TrainSample, token_logprobs
+from olmorl.trainer._loop import Trainer
+from olmorl.trainer._objective import LossSettings, group_advantages, k3_kl, per_sequence_token_weight, token_loss_terms
+
+__all__ = [
+    "Completion",
+    "Engine",
+    "GenerationRequest",
+    "Group",
+    "Learner",
+    "LossSettings",
+    "TorchEngine",
+    "TrainConfig",
+    "TrainSample",
+    "Trainer",
+    "group_advantages",
+    "k3_kl",
+    "load_config",
+    "per_sequence_token_weight",
+    "token_logprobs",
+    "token_loss_terms",
+]

@@ -1,0 +1,42 @@
+"""`olmorl-train --config run.yaml [--field-name value ...]`: the async GRPO trainer."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from olmorl.trainer._config import add_config_flags, field_comments, load_config, overrides_from_args
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="olmorl-train",
+        description="Async GRPO (OlmoRL defaults) with rewards from an olmorl reward server. Every config field "
+                    "is also a flag: --learning-rate 3e-4, --train-files [a.jsonl,b.parquet] (values are YAML).")
+    parser.add_argument("--config", help="YAML file of config fields")
+    parser.add_argument("--help-config", action="store_true", help="list the config fields and exit")
+    add_config_flags(parser)
+    args = parser.parse_args(argv)
+    if args.help_config:
+        for name, comment in field_comments().items():
+            print(f"{name:24s} {comment}")
+        return 0
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per reward request is noise
+    try:
+        config = load_config(args.config, overrides_from_args(args))
+    except (ValueError, OSError) as exc:
+        print(f"olmorl-train: bad config: {exc}", file=sys.stderr)
+        return 2
+    if not config.model or not config.train_files:
+        print("olmorl-train: `model` and `train_files` are required", file=sys.stderr)
+        return 2
+    from olmorl.trainer._loop import Trainer
+
+    Trainer(config).run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

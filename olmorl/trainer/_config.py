@@ -1,0 +1,191 @@
+"""The one trainer config: a frozen dataclass, loaded from YAML, overridden by flags, printed and checkpointed."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    # -- model and data
+    model: str = ""  # HF model directory or hub id of the policy (and its tokenizer)
+    train_files: tuple[str, ...] = ()  # RLVR rows (messages, ground_truth, dataset) as .jsonl/.json/.parquet
+    train_weights: tuple[float, ...] = ()  # sampling weight per train file (empty = equal)
+    eval_files: tuple[str, ...] = ()  # held-out RLVR rows scored every `eval_every` steps
+    eval_every: int = 0  # steps between held-out evaluations (0 = never)
+    eval_max_prompts: int = 200  # held-out prompts per evaluation
+    verifier_override: str | None = None  # score every row with this verifier instead of its `dataset`
+    max_prompt_tokens: int = 2048  # longer prompts are dropped at load time
+    output_dir: str = "runs/olmorl"  # metrics.jsonl, tensorboard/, checkpoints/ go here
+    # -- sampling
+    group_size: int = 8  # completions per prompt (G)
+    prompts_per_step: int = 32  # groups with non-zero reward variance per optimizer step
+    max_new_tokens: int = 256  # completion length cap; longer completions are "truncated"
+    temperature: float = 1.0  # sampling temperature (the learner applies the same one)
+    engine_batch_size: int = 64  # sequences decoded together by the engine
+    continuous_batching: bool = True  # refill a finished row at once (False = static batches)
+    engine_dtype: str = "float32"  # dtype of the engine's copy of the weights (float32 | bfloat16)
+    # -- asynchrony
+    async_steps: int = 1  # how many optimizer steps a sample may lag behind (0 = synchronous)
+    inflight_updates: bool = True  # push weights while generating (False = wait for the engine to drain)
+    update_mode: str = "inflight"  # inflight: keep the stale KV cache | abort: re-prefill running rows (AReaL)
+    max_staleness: int | None = None  # AReaL eta: drop groups whose oldest token lags more versions than this
+    # -- algorithm
+    advantage_norm: str = "centered"  # centered (OlmoRL, Dr GRPO) | std (vanilla GRPO)
+    filter_zero_std: bool = True  # drop groups whose rewards are all equal
+    active_sampling: bool = True  # keep sampling until the batch holds prompts_per_step useful groups
+    max_sampling_rounds: int = 4  # active sampling gives up after this many batches' worth of prompts
+    objective: str = "olmorl"  # olmorl (truncated IS) | decoupled (AReaL) | ppo (no engine correction)
+    eps_low: float = 0.2  # lower clip range
+    eps_high: float = 0.272  # upper clip range (clip-higher; DAPO uses 0.28)
+    tis_cap: float | None = 2.0  # truncated-IS cap rho (olmorl) / behaviour-weight mask bound (decoupled)
+    loss_norm: str = "token"  # token (whole batch) | sequence (GRPO) | constant (Dr GRPO)
+    loss_constant: float | None = None  # divisor per sequence for loss_norm=constant (default max_new_tokens)
+    kl_beta: float = 0.0  # k3 KL weight against the frozen initial policy (0 = no reference model)
+    truncation: str = "keep"  # keep | mask (drop from the loss) | penalize (reward := truncation_reward)
+    truncation_reward: float = 0.0  # reward of a truncated completion when truncation=penalize
+    # -- optimisation
+    learning_rate: float = 1e-6  # AdamW learning rate (constant)
+    adam_betas: tuple[float, float] = (0.9, 0.999)  # AdamW betas
+    weight_decay: float = 0.0  # AdamW weight decay
+    max_grad_norm: float = 1.0  # gradient clipping (0 = off)
+    minibatches: int = 1  # optimizer steps per batch (>1 makes the clip ratio active)
+    micro_batch_tokens: int = 16384  # token budget of one forward/backward (gradient accumulation)
+    logprob_impl: str = "chunked"  # chunked | naive | torch_lce (how the learner gets token logprobs)
+    logprob_chunk: int = 1024  # tokens per chunk of the chunked logprob head
+    total_steps: int = 100  # optimizer steps (one per batch)
+    # -- rewards
+    reward_urls: tuple[str, ...] = ()  # remote reward servers; empty = start a local olmorl-rewards
+    reward_api_key: str | None = None  # bearer token for the reward servers
+    reward_timeout_s: float = 60.0  # per HTTP request
+    reward_batch_size: int = 256  # items per /v1/verify request
+    reward_max_wait_s: float = 1800.0  # give up if the reward servers stay unreachable this long
+    local_reward_workers: int = 1  # worker processes of the embedded reward server
+    # -- runtime
+    seed: int = 0  # seeds data order, sampling and init
+    torch_threads: int = 1  # torch threads (shared by the engine and learner threads)
+    deterministic: bool = False  # torch deterministic algorithms (resume == uninterrupted, with async_steps=0)
+    save_every: int = 0  # steps between checkpoints (0 = only at the end)
+    keep_checkpoints: int = 2  # most recent checkpoints kept
+    resume: bool = True  # continue from the latest checkpoint in output_dir if there is one
+    log_every: int = 1  # steps between console lines
+    tensorboard: bool = True  # also write TensorBoard events
+
+    def __post_init__(self) -> None:
+        choices = {"advantage_norm": ("centered", "std"), "objective": ("olmorl", "decoupled", "ppo"),
+                   "loss_norm": ("token", "sequence", "constant"), "truncation": ("keep", "mask", "penalize"),
+                   "update_mode": ("inflight", "abort"), "logprob_impl": ("chunked", "naive", "torch_lce"),
+                   "engine_dtype": ("float32", "bfloat16")}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, not {getattr(self, name)!r}")
+        if self.train_weights and len(self.train_weights) != len(self.train_files):
+            raise ValueError("train_weights needs one weight per train file")
+        if self.group_size < 2:
+            raise ValueError("group_size must be at least 2 (advantages are relative to the group)")
+        if self.async_steps < 0:
+            raise ValueError("async_steps must be >= 0")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _coerce(name: str, tp: Any, value: Any) -> Any:
+    """Turn YAML/flag values into the field's type (lists to tuples, numbers to float, 'null' to None)."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if value is None:
+        return None
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        return _coerce(name, inner[0], value)
+    if origin is tuple:
+        items = value if isinstance(value, (list, tuple)) else [value]
+        item_type = args[0] if args else str
+        return tuple(_coerce(name, item_type, v) for v in items)
+    if tp is bool:
+        if isinstance(value, str):
+            if value.lower() in ("true", "1", "yes"):
+                return True
+            if value.lower() in ("false", "0", "no"):
+                return False
+            raise ValueError(f"{name}: expected a boolean, got {value!r}")
+        return bool(value)
+    if tp is float:
+        return float(value)
+    if tp is int:
+        if isinstance(value, float) and not value.is_integer():
+            raise ValueError(f"{name}: expected an integer, got {value!r}")
+        return int(value)
+    return str(value) if tp is str else value
+
+
+_HINTS = None
+
+
+def _field_types() -> dict[str, Any]:
+    global _HINTS
+    if _HINTS is None:
+        _HINTS = typing.get_type_hints(TrainConfig)
+    return _HINTS
+
+
+def config_from_dict(values: dict[str, Any], base: TrainConfig | None = None) -> TrainConfig:
+    hints = _field_types()
+    unknown = sorted(set(values) - set(hints))
+    if unknown:
+        raise ValueError(f"unknown config keys: {', '.join(unknown)}")
+    coerced = {k: _coerce(k, hints[k], v) for k, v in values.items()}
+    return dataclasses.replace(base or TrainConfig(), **coerced)
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> TrainConfig:
+    values: dict[str, Any] = {}
+    if path is not None:
+        loaded = yaml.safe_load(Path(path).read_text()) or {}
+        if not isinstance(loaded, dict):
+            raise ValueError(f"{path}: the config file must be a mapping of field: value")
+        values.update(loaded)
+    values.update(overrides or {})
+    return config_from_dict(values)
+
+
+def add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """One `--field-name VALUE` flag per config field (values parsed as YAML: `--train-files [a,b]`)."""
+    for f in dataclasses.fields(TrainConfig):
+        parser.add_argument("--" + f.name.replace("_", "-"), dest=f.name, default=argparse.SUPPRESS, metavar="VALUE",
+                            type=yaml.safe_load, help=argparse.SUPPRESS)
+
+
+def overrides_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    return {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainConfig) if hasattr(args, f.name)}
+
+
+def dump_config(config: TrainConfig) -> str:
+    return json.dumps(config.to_dict(), indent=2, sort_keys=False)
+
+
+def field_comments() -> dict[str, str]:
+    """The one-line comment of each field, read from this source file (for `olmorl-train --help-config`)."""
+    comments = {}
+    for line in Path(__file__).read_text().splitlines():
+        line = line.strip()
+        if ":" in line and "  # " in line and not line.startswith("#"):
+            name = line.split(":", 1)[0]
+            if name.isidentifier():
+                comments[name] = line.split("  # ", 1)[1]
+    return comments
+

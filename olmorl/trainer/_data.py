@@ -1,0 +1,118 @@
+"""RLVR prompts in open-instruct's row format, mixed from several files by weight.
+
+A row holds `messages` (chat turns; a trailing assistant turn is dropped), `ground_truth` and `dataset`
+(the verifier name). Newer Ai2 releases wrap both in one-element lists; those are unwrapped.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("olmorl.trainer")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    prompt_ids: tuple[int, ...]  # chat template applied with the generation prompt, tokenized
+    messages: tuple[dict, ...]  # the conversation sent to the verifier as `prompt`
+    ground_truth: Any
+    verifier: str
+    source: str  # file it came from (per-source metrics)
+    index: int  # row index in that file
+
+
+def read_rows(path: str | Path) -> list[dict]:
+    """Rows of a .jsonl/.json/.parquet file through `datasets` (no caching into the user's HF cache)."""
+    import datasets
+
+    path = str(path)
+    kind = "parquet" if path.endswith(".parquet") else "json"
+    ds = datasets.load_dataset(kind, data_files=path, split="train", keep_in_memory=True)
+    return list(ds)
+
+
+def _unwrap(value: Any) -> Any:
+    return value[0] if isinstance(value, list) and len(value) == 1 else value
+
+
+def build_prompts(rows: list[dict], tokenizer, *, source: str, max_prompt_tokens: int,
+                  verifier_override: str | None = None) -> list[Prompt]:
+    prompts, dropped = [], {"too_long": 0, "malformed": 0}
+    for i, row in enumerate(rows):
+        messages = row.get("messages")
+        verifier = verifier_override or _unwrap(row.get("dataset"))
+        ground_truth = _unwrap(row.get("ground_truth"))
+        if not messages or not isinstance(verifier, str):
+            dropped["malformed"] += 1
+            continue
+        turns = [dict(m) for m in messages]
+        if len(turns) > 1 and turns[-1].get("role") == "assistant":
+            turns = turns[:-1]
+        text = tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True)
+        ids = tokenizer(text, add_special_tokens=False).input_ids
+        if len(ids) > max_prompt_tokens:
+            dropped["too_long"] += 1
+            continue
+        prompts.append(Prompt(tuple(ids), tuple(turns), ground_truth, verifier, source, i))
+    if any(dropped.values()):
+        log.warning("%s: dropped rows %s", source, dropped)
+    if not prompts:
+        raise ValueError(f"{source}: no usable rows (need messages, ground_truth, dataset); dropped {dropped}")
+    return prompts
+
+
+class PromptMixer:
+    """Draws prompts from several sources by weight; each source is shuffled per epoch. Checkpointable."""
+
+    def __init__(self, sources: dict[str, list[Prompt]], weights: list[float] | None = None, seed: int = 0):
+        self.names = list(sources)
+        self.sources = [sources[n] for n in self.names]
+        self.weights = list(weights) if weights else [1.0] * len(self.sources)
+        if len(self.weights) != len(self.sources) or any(w < 0 for w in self.weights) or sum(self.weights) <= 0:
+            raise ValueError("need one non-negative weight per source, not all zero")
+        self.rng = random.Random(seed)
+        self.orders = [self._shuffled(len(s)) for s in self.sources]
+        self.positions = [0] * len(self.sources)
+        self.epochs = [0] * len(self.sources)
+        self.drawn = 0
+
+    def _shuffled(self, n: int) -> list[int]:
+        order = list(range(n))
+        self.rng.shuffle(order)
+        return order
+
+    def next(self) -> Prompt:
+        k = self.rng.choices(range(len(self.sources)), weights=self.weights)[0]
+        if self.positions[k] >= len(self.orders[k]):
+            self.orders[k] = self._shuffled(len(self.sources[k]))
+            self.positions[k] = 0
+            self.epochs[k] += 1
+        prompt = self.sources[k][self.orders[k][self.positions[k]]]
+        self.positions[k] += 1
+        self.drawn += 1
+        return prompt
+
+    def state_dict(self) -> dict:
+        return {"rng": self.rng.getstate(), "orders": [list(o) for o in self.orders],
+                "positions": list(self.positions), "epochs": list(self.epochs), "drawn": self.drawn,
+                "names": list(self.names)}
+
+    def load_state_dict(self, state: dict) -> None:
+        if state["names"] != self.names:
+            raise ValueError(f"checkpoint data sources {state['names']} differ from the config's {self.names}")
+        self.rng.setstate(state["rng"])
+        self.orders = [list(o) for o in state["orders"]]
+        self.positions, self.epochs, self.drawn = list(state["positions"]), list(state["epochs"]), state["drawn"]
+
+
+def load_sources(files: tuple[str, ...], tokenizer, *, max_prompt_tokens: int,
+                 verifier_override: str | None = None) -> dict[str, list[Prompt]]:
+    out = {}
+    for f in files:
+        out[f] = build_prompts(read_rows(f), tokenizer, source=f, max_prompt_tokens=max_prompt_tokens,
+                               verifier_override=verifier_override)
+    return out

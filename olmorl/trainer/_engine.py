@@ -1,0 +1,363 @@
+"""Generation engines: the interface the loop talks to, and a transformers-based continuous-batching engine.
+
+`TorchEngine` runs a decode loop over the model's KV cache in a background thread. Rows of the running
+batch are independent sequences at different lengths (per-row position ids and attention mask over a
+shared, left-aligned cache); a finished row leaves the batch at once and a waiting sequence is prefilled
+and joins on the next step, so nobody waits for the longest sequence. Weight updates are applied between
+two decode steps without draining the batch ("inflight", KV cache kept: PipelineRL/OlmoRL), or, with
+`update_mode="abort"`, every running row is re-prefilled under the new weights (AReaL). Every token records
+the policy version that sampled it.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Protocol
+
+import torch
+
+
+@dataclass
+class GenerationRequest:
+    request_id: Any  # echoed on the finished group
+    prompt_ids: list[int]
+    n: int  # completions sampled for this prompt (the GRPO group size)
+    meta: Any = None  # carried through untouched (ground truth, verifier, ...)
+
+
+@dataclass
+class Completion:
+    token_ids: list[int]
+    logprobs: list[float]  # under the sampling distribution (after temperature)
+    versions: list[int]  # policy version that sampled each token
+    finish_reason: str  # "stop" (EOS) or "length" (hit max_new_tokens)
+
+
+@dataclass
+class Group:
+    request_id: Any
+    prompt_ids: list[int]
+    completions: list[Completion]
+    meta: Any
+    submitted_version: int  # engine policy version when the request was submitted
+
+
+class Engine(Protocol):
+    """What the training loop needs from a generator; a vLLM engine implements the same methods."""
+
+    version: int
+
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def submit(self, requests: list[GenerationRequest]) -> None: ...
+    def get_groups(self, timeout: float | None = None) -> list[Group]: ...
+    def update_weights(self, weights: Mapping[str, torch.Tensor], version: int, wait: bool = False) -> None: ...
+    def pause(self) -> None: ...
+    def resume(self) -> None: ...
+    def stats(self) -> dict[str, float]: ...
+
+
+@dataclass
+class _Sequence:
+    group: _PendingGroup
+    index: int
+    prompt_ids: list[int]
+    tokens: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    versions: list[int] = field(default_factory=list)
+    finish_reason: str | None = None
+
+
+@dataclass
+class _PendingGroup:
+    request: GenerationRequest
+    submitted_version: int
+    done: list[Completion | None]
+
+
+class TorchEngine:
+    """Continuous-batching sampler over a Hugging Face causal LM (CPU or one GPU)."""
+
+    def __init__(self, model: torch.nn.Module, *, eos_token_id: int | list[int], pad_token_id: int,
+                 max_new_tokens: int, temperature: float = 1.0, max_batch_size: int = 64,
+                 continuous: bool = True, update_mode: str = "inflight", seed: int = 0, version: int = 0) -> None:
+        if update_mode not in ("inflight", "abort"):
+            raise ValueError(f"update_mode must be inflight or abort, not {update_mode!r}")
+        self.model = model.eval()
+        self.eos_ids = set([eos_token_id] if isinstance(eos_token_id, int) else eos_token_id)
+        self.pad_id = pad_token_id
+        self.max_new_tokens = max_new_tokens
+        self.temperature = temperature
+        self.max_batch_size = max_batch_size
+        self.continuous = continuous
+        self.update_mode = update_mode
+        self.version = version
+        self.generator = torch.Generator().manual_seed(seed)
+        self.device = next(model.parameters()).device
+
+        self._cv = threading.Condition()
+        self._commands: deque[tuple] = deque()
+        self._paused = False
+        self._running = False
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self._out: queue.Queue[Group] = queue.Queue()
+        self._waiting: deque[_Sequence] = deque()
+        self._rows: list[_Sequence] = []
+        self._cache = None
+        self._mask: torch.Tensor | None = None  # [rows, cache_len] 1 where the cache column is the row's token
+        self._next_input: torch.Tensor | None = None  # [rows] last sampled token, not yet in the cache
+        self._positions: torch.Tensor | None = None  # [rows] position id of that token
+        self._in_flight_groups = 0
+        self._stats = {"tokens": 0.0, "decode_steps": 0.0, "row_steps": 0.0, "busy_s": 0.0, "idle_s": 0.0,
+                       "updates": 0.0, "kv_stale_tokens": 0.0}
+        self._stale_rows: set[int] = set()  # ids of rows whose cache predates the latest inflight update
+
+    # -- public interface ------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._running = True
+        self._thread = threading.Thread(target=self._run, name="olmorl-engine", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._cv:
+            self._running = False
+            self._cv.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def submit(self, requests: list[GenerationRequest]) -> None:
+        """Queue prompts; all requests of one call are admitted in order, after any earlier command."""
+        self._check()
+        with self._cv:
+            self._commands.append(("submit", list(requests), self.version))
+            self._in_flight_groups += len(requests)
+            self._cv.notify_all()
+
+    def get_groups(self, timeout: float | None = None) -> list[Group]:
+        """Finished groups (at least one, waiting up to `timeout`; [] on timeout)."""
+        self._check()
+        out = []
+        try:
+            out.append(self._out.get(timeout=timeout) if timeout else self._out.get_nowait())
+        except queue.Empty:
+            return out
+        while True:
+            try:
+                out.append(self._out.get_nowait())
+            except queue.Empty:
+                return out
+
+    def update_weights(self, weights: Mapping[str, torch.Tensor], version: int, wait: bool = False) -> None:
+        """Swap weights between two decode steps without stopping generation; tokens after it carry `version`."""
+        self._check()
+        done = threading.Event()
+        copied = {k: v.detach().to("cpu", copy=True) for k, v in weights.items()}
+        with self._cv:
+            self._commands.append(("update", copied, version, done))
+            self._cv.notify_all()
+        if wait:
+            while not done.wait(0.5):
+                self._check()
+
+    def pause(self) -> None:
+        with self._cv:
+            self._paused = True
+
+    def resume(self) -> None:
+        with self._cv:
+            self._paused = False
+            self._cv.notify_all()
+
+    @property
+    def in_flight_groups(self) -> int:
+        return self._in_flight_groups
+
+    def stats(self) -> dict[str, float]:
+        return dict(self._stats, running_rows=float(len(self._rows)), waiting=float(len(self._waiting)))
+
+    def get_rng_state(self) -> torch.Tensor:
+        return self.generator.get_state()
+
+    def set_rng_state(self, state: torch.Tensor) -> None:
+        self.generator.set_state(state)
+
+    # -- engine thread -----------------------------------------------------------------------------------
+    def _check(self) -> None:
+        if self._error is not None:
+            raise RuntimeError("generation engine failed") from self._error
+
+    def _run(self) -> None:
+        try:
+            with torch.inference_mode():
+                while True:
+                    idle_start = time.perf_counter()
+                    with self._cv:
+                        while self._running and (self._paused or (not self._commands and not self._has_work())):
+                            self._cv.wait(0.5)
+                        if not self._running:
+                            return
+                        commands = list(self._commands)
+                        self._commands.clear()
+                    busy_start = time.perf_counter()
+                    self._stats["idle_s"] += busy_start - idle_start
+                    for command in commands:
+                        self._apply(command)
+                    self._admit()
+                    if self._rows:
+                        self._decode_step()
+                    self._stats["busy_s"] += time.perf_counter() - busy_start
+        except BaseException as exc:  # surfaced to the caller on its next call
+            self._error = exc
+
+    def _has_work(self) -> bool:
+        return bool(self._rows) or bool(self._waiting)
+
+    def _apply(self, command: tuple) -> None:
+        if command[0] == "submit":
+            _, requests, version = command
+            for req in requests:
+                pending = _PendingGroup(req, version, [None] * req.n)
+                for i in range(req.n):
+                    self._waiting.append(_Sequence(pending, i, list(req.prompt_ids)))
+        else:
+            _, weights, version, done = command
+            missing, unexpected = self.model.load_state_dict(weights, strict=False)
+            if unexpected:
+                raise KeyError(f"unknown weights in update: {unexpected[:5]}")
+            self.version = version
+            self._stats["updates"] += 1
+            if self._rows and self.update_mode == "abort":
+                self._reprefill_rows()
+            else:
+                self._stale_rows = {id(r) for r in self._rows}
+            done.set()
+
+    def _forward(self, input_ids, attention_mask, position_ids, cache):
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                         past_key_values=cache, use_cache=True)
+        return out.logits[:, -1, :].float(), out.past_key_values
+
+    def _prefill(self, id_lists: list[list[int]]):
+        from transformers import DynamicCache
+
+        width = max(len(ids) for ids in id_lists)
+        input_ids = torch.full((len(id_lists), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(id_lists), width), dtype=torch.long)
+        for r, ids in enumerate(id_lists):
+            input_ids[r, width - len(ids):] = torch.tensor(ids, dtype=torch.long)
+            mask[r, width - len(ids):] = 1
+        positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
+        logits, cache = self._forward(input_ids.to(self.device), mask.to(self.device), positions.to(self.device),
+                                      DynamicCache(config=self.model.config))
+        return logits, cache, mask.to(self.device)
+
+    def _admit(self) -> None:
+        free = self.max_batch_size - len(self._rows)
+        if not self._waiting or free <= 0 or (not self.continuous and self._rows):
+            return
+        new = [self._waiting.popleft() for _ in range(min(free, len(self._waiting)))]
+        logits, cache, mask = self._prefill([s.prompt_ids for s in new])
+        tokens = self._sample(logits, new)
+        positions = torch.tensor([len(s.prompt_ids) for s in new], device=self.device)
+        self._merge(new, cache, mask, tokens, positions)
+        self._retire_finished()
+
+    def _merge(self, rows, cache, mask, next_input, positions) -> None:
+        if not self._rows:
+            self._rows, self._cache, self._mask = list(rows), cache, mask
+            self._next_input, self._positions = next_input, positions
+            return
+        old_len, new_len = self._mask.shape[1], mask.shape[1]
+        width = max(old_len, new_len)
+        for layer_old, layer_new in zip(self._cache.layers, cache.layers):
+            for attr in ("keys", "values"):
+                a, b = _left_pad(getattr(layer_old, attr), width), _left_pad(getattr(layer_new, attr), width)
+                setattr(layer_old, attr, torch.cat([a, b], dim=0))
+        self._mask = torch.cat([_left_pad(self._mask, width), _left_pad(mask, width)], dim=0)
+        self._rows.extend(rows)
+        self._next_input = torch.cat([self._next_input, next_input])
+        self._positions = torch.cat([self._positions, positions])
+
+    def _decode_step(self) -> None:
+        step_mask = torch.cat([self._mask, torch.ones_like(self._mask[:, :1])], dim=1)
+        logits, self._cache = self._forward(self._next_input[:, None], step_mask, self._positions[:, None],
+                                            self._cache)
+        self._mask = step_mask
+        for row in self._rows:
+            if id(row) in self._stale_rows:
+                self._stats["kv_stale_tokens"] += 1
+        self._next_input = self._sample(logits, self._rows)
+        self._positions = self._positions + 1
+        self._stats["decode_steps"] += 1
+        self._stats["row_steps"] += len(self._rows)
+        self._retire_finished()
+
+    def _sample(self, logits: torch.Tensor, rows: list[_Sequence]) -> torch.Tensor:
+        logprobs = torch.log_softmax(logits / self.temperature, dim=-1)
+        tokens = torch.multinomial(logprobs.exp(), 1, generator=self.generator).squeeze(1)
+        picked = logprobs.gather(1, tokens[:, None]).squeeze(1)
+        for row, tok, lp in zip(rows, tokens.tolist(), picked.tolist()):
+            row.tokens.append(tok)
+            row.logprobs.append(lp)
+            row.versions.append(self.version)
+            if tok in self.eos_ids:
+                row.finish_reason = "stop"
+            elif len(row.tokens) >= self.max_new_tokens:
+                row.finish_reason = "length"
+        self._stats["tokens"] += len(rows)
+        return tokens
+
+    def _retire_finished(self) -> None:
+        keep = [i for i, r in enumerate(self._rows) if r.finish_reason is None]
+        if len(keep) == len(self._rows):
+            return
+        for row in self._rows:
+            if row.finish_reason is not None:
+                self._finish(row)
+        if not keep:
+            self._rows, self._cache, self._mask = [], None, None
+            self._stale_rows.clear()
+            return
+        index = torch.tensor(keep, device=self.device)
+        mask = self._mask.index_select(0, index)
+        first = int(mask.any(dim=0).nonzero()[0])  # columns no remaining row uses are dropped
+        for layer in self._cache.layers:
+            layer.keys = layer.keys.index_select(0, index)[:, :, first:]
+            layer.values = layer.values.index_select(0, index)[:, :, first:]
+        self._mask = mask[:, first:]
+        self._rows = [self._rows[i] for i in keep]
+        self._next_input = self._next_input.index_select(0, index)
+        self._positions = self._positions.index_select(0, index)
+
+    def _finish(self, row: _Sequence) -> None:
+        self._stale_rows.discard(id(row))
+        pending = row.group
+        pending.done[row.index] = Completion(row.tokens, row.logprobs, row.versions, row.finish_reason)
+        if all(c is not None for c in pending.done):
+            req = pending.request
+            self._out.put(Group(req.request_id, list(req.prompt_ids), list(pending.done), req.meta,
+                                pending.submitted_version))
+            with self._cv:  # after the put: in_flight == 0 means every group is in the queue
+                self._in_flight_groups -= 1
+
+    def _reprefill_rows(self) -> None:
+        """AReaL-style update: recompute every running row's KV cache under the new weights."""
+        rows = self._rows
+        _, cache, mask = self._prefill([r.prompt_ids + r.tokens[:-1] for r in rows])
+        self._rows, self._cache, self._mask = list(rows), cache, mask
+
+
+def _left_pad(t: torch.Tensor, width: int) -> torch.Tensor:
+    """Pad the sequence axis (dim 2 for KV [B, H, T, D], dim 1 for masks [B, T]) on the left with zeros."""
+    axis = 2 if t.dim() == 4 else 1
+    missing = width - t.shape[axis]
+    if missing <= 0:
+        return t
+    shape = list(t.shape)
+    shape[axis] = missing
+    return torch.cat([torch.zeros(shape, dtype=t.dtype, device=t.device), t], dim=axis)

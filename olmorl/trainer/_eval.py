@@ -1,0 +1,50 @@
+"""Held-out evaluation: sample (T=temperature) and greedy completions from the learner's weights, score over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+
+import torch
+
+
+def _generate(model, tokenizer, prompts, max_new_tokens: int, do_sample: bool, temperature: float,
+              batch_size: int = 256) -> list[str]:
+    texts = []
+    eos = tokenizer.eos_token_id
+    for start in range(0, len(prompts), batch_size):
+        chunk = prompts[start:start + batch_size]
+        width = max(len(p.prompt_ids) for p in chunk)
+        ids = torch.full((len(chunk), width), tokenizer.pad_token_id, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for r, p in enumerate(chunk):
+            ids[r, width - len(p.prompt_ids):] = torch.tensor(p.prompt_ids)
+            mask[r, width - len(p.prompt_ids):] = 1
+        kwargs = dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0) if do_sample else dict(do_sample=False)
+        out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=max_new_tokens, eos_token_id=eos,
+                             pad_token_id=tokenizer.pad_token_id, **kwargs)
+        for row in out[:, width:].tolist():
+            texts.append(tokenizer.decode(row[:row.index(eos)] if eos in row else row, skip_special_tokens=True))
+    return texts
+
+
+async def evaluate(model, tokenizer, prompts, scorer, config) -> dict[str, float]:
+    """Mean reward of one sampled and one greedy completion per held-out prompt (global RNG left untouched)."""
+    def run() -> tuple[list[str], list[str]]:
+        with torch.random.fork_rng(), torch.no_grad():
+            torch.manual_seed(config.seed + 7919)
+            was_training = model.training
+            model.eval()
+            try:
+                sampled = _generate(model, tokenizer, prompts, config.max_new_tokens, True, config.temperature)
+                greedy = _generate(model, tokenizer, prompts, config.max_new_tokens, False, 1.0)
+            finally:
+                model.train(was_training)
+        return sampled, greedy
+
+    sampled, greedy = await asyncio.to_thread(run)
+    out = {}
+    for name, texts in (("eval/accuracy", sampled), ("eval/greedy_accuracy", greedy)):
+        items = [{"verifier": p.verifier, "response": t, "ground_truth": p.ground_truth} for p, t in zip(prompts, texts)]
+        results = await scorer.score(items)
+        out[name] = sum(r.reward for r in results) / max(len(results), 1)
+    return out

@@ -1,0 +1,208 @@
+"""The learner: plain torch. Recomputes token logprobs without [batch, length, vocab] logits, applies the
+objective with whole-batch normalization under gradient accumulation, clips, steps AdamW."""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from olmorl.trainer._objective import LossSettings, per_sequence_token_weight, token_loss_terms
+
+
+@dataclass
+class TrainSample:
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    behav_logprobs: list[float]  # engine logprobs of the completion tokens
+    versions: list[int]  # policy version per completion token
+    advantage: float
+    in_loss: bool = True  # False for masked (e.g. truncated) completions
+
+
+class _ChunkedTokenLogprob(torch.autograd.Function):
+    """log softmax(h W^T / T)[target] over token chunks; backward recomputes each chunk's logits.
+
+    Peak extra memory is one [chunk, vocab] block instead of [tokens, vocab] logits plus their gradient.
+    Also returns the per-token entropy (no gradient) since the softmax is at hand.
+    """
+
+    @staticmethod
+    def forward(ctx, hidden, weight, targets, chunk, inv_temp):
+        n = hidden.shape[0]
+        acc = torch.promote_types(hidden.dtype, torch.float32)  # accumulate in fp32 at least
+        logp = torch.empty(n, dtype=acc, device=hidden.device)
+        entropy = torch.empty_like(logp)
+        lse_all = torch.empty_like(logp)
+        for s in range(0, n, chunk):
+            logits = (hidden[s:s + chunk] @ weight.T).to(acc) * inv_temp
+            lse = torch.logsumexp(logits, dim=-1)
+            logp[s:s + chunk] = logits.gather(1, targets[s:s + chunk, None]).squeeze(1) - lse
+            probs = torch.exp(logits - lse[:, None])
+            entropy[s:s + chunk] = lse - (probs * logits).sum(dim=-1)
+            lse_all[s:s + chunk] = lse
+        ctx.save_for_backward(hidden, weight, targets, lse_all)
+        ctx.chunk, ctx.inv_temp = chunk, inv_temp
+        ctx.mark_non_differentiable(entropy)
+        return logp, entropy
+
+    @staticmethod
+    def backward(ctx, grad_logp, _grad_entropy):
+        hidden, weight, targets, lse_all = ctx.saved_tensors
+        chunk, inv_temp = ctx.chunk, ctx.inv_temp
+        grad_hidden = torch.empty_like(hidden)
+        acc = lse_all.dtype
+        grad_weight = torch.zeros(weight.shape, dtype=acc, device=weight.device)
+        for s in range(0, hidden.shape[0], chunk):
+            h = hidden[s:s + chunk]
+            logits = (h @ weight.T).to(acc) * inv_temp
+            g_out = grad_logp[s:s + chunk].to(acc)
+            # d logp / d logits = onehot(target) - softmax
+            g = -torch.exp(logits - lse_all[s:s + chunk, None]) * g_out[:, None]
+            g.scatter_add_(1, targets[s:s + chunk, None], g_out[:, None])
+            g = g * inv_temp
+            grad_hidden[s:s + chunk] = (g @ weight.to(acc)).to(hidden.dtype)
+            grad_weight += g.T @ h.to(acc)
+        return grad_hidden, grad_weight.to(weight.dtype), None, None, None
+
+
+def token_logprobs(hidden: torch.Tensor, head: torch.nn.Linear, targets: torch.Tensor, *, temperature: float = 1.0,
+                   impl: str = "chunked", chunk: int = 1024) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Logprob of each target under softmax(head(hidden) / T) for flat [N, H] hidden states. Returns (logp, entropy)."""
+    if head.bias is not None and impl != "naive":
+        raise ValueError("the chunked logprob heads assume an lm_head without bias; use logprob_impl=naive")
+    if impl == "chunked":
+        return _ChunkedTokenLogprob.apply(hidden, head.weight, targets, chunk, 1.0 / temperature)
+    if impl == "naive":
+        logprobs = torch.log_softmax(head(hidden).float() / temperature, dim=-1)
+        entropy = -(logprobs.exp() * logprobs).sum(-1).detach()
+        return logprobs.gather(1, targets[:, None]).squeeze(1), entropy
+    if impl == "torch_lce":
+        ce = F.linear_cross_entropy(hidden / temperature, head.weight, targets, reduction="none")
+        return -ce.float(), None
+    raise ValueError(f"unknown logprob impl {impl!r}")
+
+
+class Learner:
+    def __init__(self, model: torch.nn.Module, *, loss: LossSettings, learning_rate: float,
+                 adam_betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.0,
+                 max_grad_norm: float = 1.0, minibatches: int = 1, micro_batch_tokens: int = 16384,
+                 loss_norm: str = "token", loss_constant: float | None = None, temperature: float = 1.0,
+                 logprob_impl: str = "chunked", logprob_chunk: int = 1024) -> None:
+        self.model = model.train()
+        self.loss = loss
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, betas=adam_betas,
+                                           weight_decay=weight_decay)
+        self.max_grad_norm = max_grad_norm
+        self.minibatches = minibatches
+        self.micro_batch_tokens = micro_batch_tokens
+        self.loss_norm, self.loss_constant = loss_norm, loss_constant
+        self.temperature = temperature
+        self.logprob_impl, self.logprob_chunk = logprob_impl, logprob_chunk
+        self.reference = None
+        if loss.kl_beta:
+            self.reference = copy.deepcopy(model).eval().requires_grad_(False)
+        self.base = getattr(model, model.base_model_prefix)
+        self.head = model.get_output_embeddings()
+
+    # -- logprobs ----------------------------------------------------------------------------------------
+    def _micro_batches(self, samples: list[TrainSample]) -> list[list[int]]:
+        batches, current, width = [], [], 0
+        for i, s in enumerate(samples):
+            length = len(s.prompt_ids) + len(s.completion_ids)
+            if current and max(width, length) * (len(current) + 1) > self.micro_batch_tokens:
+                batches.append(current)
+                current, width = [], 0
+            current.append(i)
+            width = max(width, length)
+        if current:
+            batches.append(current)
+        return batches
+
+    def _logprobs(self, model_base, head, samples: list[TrainSample]):
+        """Flat logprobs (and entropies) of all completion tokens of `samples`, in order."""
+        width = max(len(s.prompt_ids) + len(s.completion_ids) for s in samples)
+        input_ids = torch.zeros((len(samples), width), dtype=torch.long)
+        rows, cols, targets = [], [], []
+        for r, s in enumerate(samples):
+            seq = s.prompt_ids + s.completion_ids
+            input_ids[r, :len(seq)] = torch.tensor(seq)
+            start = len(s.prompt_ids) - 1  # hidden state at t predicts token t+1
+            rows += [r] * len(s.completion_ids)
+            cols += range(start, start + len(s.completion_ids))
+            targets += s.completion_ids
+        device = self.head.weight.device
+        # right padding: real tokens never attend to the pads after them, so no attention mask is needed
+        hidden = model_base(input_ids=input_ids.to(device)).last_hidden_state
+        flat = hidden[torch.tensor(rows, device=device), torch.tensor(cols, device=device)]
+        return token_logprobs(flat, head, torch.tensor(targets, device=device), temperature=self.temperature,
+                              impl=self.logprob_impl, chunk=self.logprob_chunk)
+
+    @torch.no_grad()
+    def _reference_logprobs(self, samples: list[TrainSample]) -> torch.Tensor:
+        ref = self.reference
+        return self._logprobs(getattr(ref, ref.base_model_prefix), ref.get_output_embeddings(), samples)[0]
+
+    # -- one optimizer batch --------------------------------------------------------------------------
+    def train_step(self, samples: list[TrainSample]) -> dict[str, float]:
+        start = time.perf_counter()
+        stats: dict[str, list[torch.Tensor]] = {k: [] for k in
+                                                ("ratio", "is_weight", "is_capped", "clip_low", "clip_high", "entropy", "kl")}
+        per_minibatch = -(-len(samples) // self.minibatches)
+        minibatches = [samples[i:i + per_minibatch] for i in range(0, len(samples), per_minibatch)]
+        old_logprobs: list[list[torch.Tensor]] | None = None
+        if self.minibatches > 1:  # pi_old: the policy before this step's first update
+            with torch.no_grad():
+                old_logprobs = [[self._logprobs(self.base, self.head, [mb[i] for i in idx])[0]
+                                 for idx in self._micro_batches(mb)] for mb in minibatches]
+        losses, grad_norms = [], []
+        for m, mb in enumerate(minibatches):
+            weights = per_sequence_token_weight([len(s.completion_ids) for s in mb], [s.in_loss for s in mb],
+                                                self.loss_norm, self.loss_constant)
+            self.optimizer.zero_grad(set_to_none=True)
+            total = 0.0
+            for k, idx in enumerate(self._micro_batches(mb)):
+                micro = [mb[i] for i in idx]
+                logp, entropy = self._logprobs(self.base, self.head, micro)
+                logp_old = old_logprobs[m][k] if old_logprobs is not None else logp.detach()
+                behav = torch.tensor([lp for s in micro for lp in s.behav_logprobs], dtype=logp.dtype)
+                adv = torch.tensor([s.advantage for s in micro for _ in s.completion_ids], dtype=logp.dtype)
+                w = torch.tensor([weights[i] for i in idx for _ in mb[i].completion_ids], dtype=logp.dtype)
+                ref = self._reference_logprobs(micro) if self.reference is not None else None
+                loss_tok, tok_stats = token_loss_terms(logp, logp_old, behav.to(logp.device), adv.to(logp.device),
+                                                       w > 0, self.loss, logp_ref=ref)
+                loss = (loss_tok * w.to(logp.device)).sum()
+                loss.backward()
+                total += float(loss)
+                used = w > 0
+                for key, value in tok_stats.items():
+                    stats[key].append(value[used].cpu())
+                if entropy is not None:
+                    stats["entropy"].append(entropy[used].cpu())
+                if ref is not None:
+                    stats["kl"].append((torch.exp(ref - logp) - (ref - logp) - 1).detach()[used].cpu())
+            if self.max_grad_norm:
+                grad_norms.append(float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)))
+            self.optimizer.step()
+            losses.append(total)
+        out = {"loss": sum(losses) / len(losses), "learner_s": time.perf_counter() - start,
+               "trained_tokens": float(sum(len(s.completion_ids) for s in samples if s.in_loss))}
+        if grad_norms:
+            out["grad_norm"] = max(grad_norms)
+        cat = {k: torch.cat(v) for k, v in stats.items() if v}
+        if "ratio" in cat and cat["ratio"].numel():
+            out.update({"ratio_mean": float(cat["ratio"].mean()), "ratio_max": float(cat["ratio"].max()),
+                        "is_weight_mean": float(cat["is_weight"].mean()), "is_weight_max": float(cat["is_weight"].max()),
+                        "is_capped_frac": float(cat["is_capped"].mean()), "clip_low_frac": float(cat["clip_low"].mean()),
+                        "clip_high_frac": float(cat["clip_high"].mean())})
+        if "entropy" in cat and cat["entropy"].numel():
+            out["entropy"] = float(cat["entropy"].mean())
+        if "kl" in cat and cat["kl"].numel():
+            out["kl"] = float(cat["kl"].mean())
+        return out
+
+    def weights(self) -> dict[str, torch.Tensor]:
+        return {k: v.detach() for k, v in self.model.state_dict().items()}

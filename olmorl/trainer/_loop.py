@@ -1,0 +1,329 @@
+"""The asynchronous GRPO loop, top to bottom.
+
+prompt mixer -> engine (continuous batching, own weights) -> finished groups scored in batches over HTTP
+-> advantages, zero-std filter, active sampling -> learner step -> weights pushed inflight to the engine.
+
+Back-pressure (AReaL's rule): at policy version v the pipeline holds at most (v + async_steps + 1) * B
+groups that were submitted but not yet trained, so nothing trained is more than `async_steps` versions
+stale at submission. `async_steps = 0` is the synchronous loop: generate a batch, score it, train, repeat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import itertools
+import logging
+import time
+from collections import Counter, deque
+from dataclasses import dataclass
+
+import torch
+
+from olmorl.trainer._checkpoint import (MetricsLog, latest_checkpoint, load_checkpoint, rng_states,
+                                        save_checkpoint, set_rng_states)
+from olmorl.trainer._config import TrainConfig, dump_config
+from olmorl.trainer._data import Prompt, PromptMixer, load_sources
+from olmorl.trainer._engine import GenerationRequest, Group, TorchEngine
+from olmorl.trainer._eval import evaluate
+from olmorl.trainer._learner import Learner, TrainSample
+from olmorl.trainer._objective import LossSettings, group_advantages, is_zero_std
+from olmorl.trainer._rewards import GroupScorer
+
+log = logging.getLogger("olmorl.trainer")
+
+
+@dataclass
+class ScoredGroup:
+    prompt: Prompt
+    group: Group
+    rewards: list[float]
+    samples: list[TrainSample]  # empty when the group carries no signal (kept to count toward the quota)
+
+
+class Trainer:
+    def __init__(self, config: TrainConfig) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.config = cfg = config
+        torch.set_num_threads(cfg.torch_threads)
+        torch.manual_seed(cfg.seed)
+        if cfg.deterministic:
+            torch.use_deterministic_algorithms(True)
+        self.tokenizer = AutoTokenizer.from_pretrained(cfg.model)
+        model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=torch.float32)
+        engine_model = copy.deepcopy(model).to(getattr(torch, cfg.engine_dtype))
+        self.learner = Learner(
+            model, loss=LossSettings(cfg.objective, cfg.eps_low, cfg.eps_high, cfg.tis_cap, cfg.kl_beta),
+            learning_rate=cfg.learning_rate, adam_betas=cfg.adam_betas, weight_decay=cfg.weight_decay,
+            max_grad_norm=cfg.max_grad_norm, minibatches=cfg.minibatches, micro_batch_tokens=cfg.micro_batch_tokens,
+            loss_norm=cfg.loss_norm, loss_constant=cfg.loss_constant or cfg.max_new_tokens,
+            temperature=cfg.temperature, logprob_impl=cfg.logprob_impl, logprob_chunk=cfg.logprob_chunk)
+        eos = model.generation_config.eos_token_id or self.tokenizer.eos_token_id
+        self.engine = TorchEngine(engine_model, eos_token_id=eos, pad_token_id=self.tokenizer.pad_token_id,
+                                  max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
+                                  max_batch_size=cfg.engine_batch_size, continuous=cfg.continuous_batching,
+                                  update_mode=cfg.update_mode, seed=cfg.seed)
+        kw = dict(max_prompt_tokens=cfg.max_prompt_tokens, verifier_override=cfg.verifier_override)
+        self.mixer = PromptMixer(load_sources(cfg.train_files, self.tokenizer, **kw), cfg.train_weights or None, cfg.seed)
+        self.eval_prompts = [p for src in load_sources(cfg.eval_files, self.tokenizer, **kw).values() for p in src]
+        self.eval_prompts = self.eval_prompts[:cfg.eval_max_prompts]
+        self.step = 0
+        self.accepted: deque[ScoredGroup] = deque()
+        self.pending: dict[int, Prompt] = {}  # submitted, not yet trained or dropped
+        self.ids = itertools.count()
+        self.resubmit: list[Prompt] = []  # prompts in flight at the checkpoint we resumed from
+        self.counters = Counter()  # since the last step
+        self.trained_groups = 0
+
+    # -- setup / teardown ------------------------------------------------------------------------------
+    def _resume(self) -> None:
+        path = latest_checkpoint(self.config.output_dir) if self.config.resume else None
+        if path is None:
+            return
+        state = load_checkpoint(path)
+        self.learner.model.load_state_dict(state["model"])
+        self.learner.optimizer.load_state_dict(state["optimizer"])
+        self.mixer.load_state_dict(state["data"])
+        set_rng_states(state["rng"])
+        self.engine.set_rng_state(state["engine_rng"])
+        self.step, self.trained_groups = state["step"], state["trained_groups"]
+        self.resubmit = list(state["pending"])
+        self.engine.update_weights(self.learner.weights(), self.step)
+        self.engine.version = self.step
+        log.info("resumed from %s (step %d, %d prompts to resubmit)", path, self.step, len(self.resubmit))
+
+    def _checkpoint(self) -> None:
+        cfg = self.config
+        state = {"model": self.learner.model.state_dict(), "optimizer": self.learner.optimizer.state_dict(),
+                 "data": self.mixer.state_dict(), "rng": rng_states(), "engine_rng": self.engine.get_rng_state(),
+                 "step": self.step, "version": self.step, "trained_groups": self.trained_groups,
+                 "pending": [self.pending[k] for k in sorted(self.pending)]}
+        save_checkpoint(cfg.output_dir, self.step, state, dump_config(cfg), self.learner.model, self.tokenizer,
+                        keep=cfg.keep_checkpoints)
+
+    # -- feeding the engine ----------------------------------------------------------------------------
+    def _feed(self) -> None:
+        cfg, B = self.config, self.config.prompts_per_step
+        if self.draining:
+            return
+        if cfg.active_sampling and self.counters["filtered"] >= cfg.max_sampling_rounds * B:
+            return  # active sampling budget for this step is spent: train on what there is
+        target = (self.step + cfg.async_steps + 1) * B
+        have = self.trained_groups + len(self.pending)  # pending includes the accepted, untrained groups
+        requests = []
+        for _ in range(max(0, target - have)):
+            prompt = self.resubmit.pop(0) if self.resubmit else self.mixer.next()
+            rid = next(self.ids)
+            self.pending[rid] = prompt
+            requests.append(GenerationRequest(rid, list(prompt.prompt_ids), cfg.group_size))
+        if requests:
+            self.engine.submit(requests)
+
+    # -- scoring -----------------------------------------------------------------------------------------
+    async def _score_forever(self) -> None:
+        cfg = self.config
+        while True:
+            groups = await asyncio.to_thread(self.engine.get_groups, 0.2)
+            if cfg.async_steps == 0:  # synchronous: score a whole round at once (deterministic)
+                while self.engine.in_flight_groups > 0:
+                    groups += await asyncio.to_thread(self.engine.get_groups, 0.2)
+                groups += self.engine.get_groups(0)
+            if not groups:
+                continue
+            groups.sort(key=lambda g: g.request_id)
+            items = []
+            for g in groups:
+                prompt = self.pending[g.request_id]
+                for c in g.completions:
+                    text = self.tokenizer.decode(c.token_ids, skip_special_tokens=True)
+                    items.append({"verifier": prompt.verifier, "response": text, "ground_truth": prompt.ground_truth,
+                                  "prompt": list(prompt.messages)})
+            results = await self.scorer.score(items)
+            for k, g in enumerate(groups):
+                self._accept(g, results[k * cfg.group_size:(k + 1) * cfg.group_size])
+            self._feed()
+            self.ready.set()
+
+    def _accept(self, group: Group, results) -> None:
+        cfg = self.config
+        prompt = self.pending[group.request_id]
+        bad = [r for r in results if r.status in ("invalid", "error")]
+        if bad:  # never scored as a wrong answer: the whole group leaves the batch
+            log.warning("dropping group of %s: %s %s", prompt.verifier, bad[0].status, bad[0].error)
+            self.counters["dropped_" + bad[0].status] += 1
+            del self.pending[group.request_id]
+            return
+        rewards = [float(r.reward) for r in results]
+        truncated = [c.finish_reason == "length" for c in group.completions]
+        if cfg.truncation == "penalize":
+            rewards = [cfg.truncation_reward if t else r for r, t in zip(rewards, truncated)]
+        self.counters["groups_scored"] += 1
+        self.scored_rewards.append((prompt.verifier, rewards))
+        self.counters["timeouts"] += sum(r.status == "timeout" for r in results)
+        self.completion_stats.extend((len(c.token_ids), t) for c, t in zip(group.completions, truncated))
+        r = torch.tensor(rewards, dtype=torch.float64)
+        samples = []
+        if cfg.filter_zero_std and is_zero_std(r):
+            self.counters["filtered"] += 1
+            if cfg.active_sampling:  # replaced by a fresh prompt on the next _feed
+                del self.pending[group.request_id]
+                return
+        else:
+            adv = group_advantages(r, cfg.advantage_norm).tolist()
+            for c, a, t in zip(group.completions, adv, truncated):
+                samples.append(TrainSample(list(group.prompt_ids), c.token_ids, c.logprobs, c.versions, a,
+                                           in_loss=not (t and cfg.truncation == "mask")))
+        self.accepted.append(ScoredGroup(prompt, group, rewards, samples))
+
+    # -- training ----------------------------------------------------------------------------------------
+    def _take_batch(self) -> list[ScoredGroup] | None:
+        cfg, B = self.config, self.config.prompts_per_step
+        if cfg.max_staleness is not None:  # AReaL eta: too-old groups are dropped and replaced
+            fresh = deque()
+            for sg in self.accepted:
+                oldest = min((min(s.versions) for s in sg.samples if s.versions), default=self.step)
+                if self.step - oldest > cfg.max_staleness:
+                    self.counters["stale_dropped"] += 1
+                    del self.pending[sg.group.request_id]
+                else:
+                    fresh.append(sg)
+            self.accepted = fresh
+        budget_spent = cfg.active_sampling and self.counters["filtered"] >= cfg.max_sampling_rounds * B
+        if len(self.accepted) >= B or (budget_spent and self.accepted):
+            return [self.accepted.popleft() for _ in range(min(B, len(self.accepted)))]
+        if budget_spent and not self.accepted and not self.pending:
+            raise RuntimeError(f"no learning signal: {self.counters['filtered']} groups in a row had identical "
+                               "rewards (check the verifier and the data, or disable filter_zero_std)")
+        return None
+
+    async def _train_forever(self) -> None:
+        cfg = self.config
+        last = time.perf_counter()
+        gen_tokens_before = self.engine.stats()["tokens"]
+        engine_idle_before = self.engine.stats()["idle_s"]
+        learner_busy = 0.0
+        while self.step < cfg.total_steps:
+            batch = self._take_batch()
+            if batch is None:
+                self.ready.clear()
+                await self.ready.wait()
+                continue
+            samples = [s for sg in batch for s in sg.samples]
+            lags = Counter(self.step - v for s in samples for v in s.versions)
+            t0 = time.perf_counter()
+            stats = await asyncio.to_thread(self.learner.train_step, samples) if samples else {"skipped": 1.0}
+            learner_busy += time.perf_counter() - t0
+            self.step += 1
+            self.trained_groups += len(batch)
+            for sg in batch:
+                del self.pending[sg.group.request_id]
+            await self._push_weights()
+            now = time.perf_counter()
+            es = self.engine.stats()
+            metrics = self._step_metrics(batch, stats, lags)
+            wall = now - last
+            metrics.update(step_s=wall, gen_tokens_per_s=(es["tokens"] - gen_tokens_before) / wall,
+                           trained_tokens_per_s=stats.get("trained_tokens", 0.0) / wall,
+                           learner_idle_frac=max(0.0, 1 - learner_busy / wall),
+                           engine_idle_frac=min(1.0, (es["idle_s"] - engine_idle_before) / wall),
+                           kv_stale_tokens=es["kv_stale_tokens"])
+            gen_tokens_before, engine_idle_before, learner_busy, last = es["tokens"], es["idle_s"], 0.0, now
+            if cfg.eval_every and self.eval_prompts and self.step % cfg.eval_every == 0:
+                metrics.update(await evaluate(self.learner.model, self.tokenizer, self.eval_prompts, self.scorer, cfg))
+            self.metrics.write(self.step, metrics, echo=self.step % max(cfg.log_every, 1) == 0)
+            self.history.append(metrics)
+            if (cfg.save_every and self.step % cfg.save_every == 0) or self.step == cfg.total_steps:
+                self._checkpoint()
+            self._feed()
+
+    async def _push_weights(self) -> None:
+        if not self.config.inflight_updates:  # wait for the engine to drain, then swap
+            self.draining = True
+            while self.engine.in_flight_groups > 0:
+                await asyncio.sleep(0.01)
+            self.draining = False
+        self.engine.update_weights(self.learner.weights(), self.step, wait=self.config.async_steps == 0)
+
+    def _step_metrics(self, batch: list[ScoredGroup], stats: dict, lags: Counter) -> dict:
+        metrics = dict(stats)
+        scored = self.scored_rewards
+        all_rewards = [r for _, rs in scored for r in rs]
+        metrics["reward"] = sum(all_rewards) / max(len(all_rewards), 1)
+        for verifier in sorted({v for v, _ in scored}):
+            rs = [r for v, group in scored if v == verifier for r in group]
+            metrics[f"reward/{verifier}"] = sum(rs) / len(rs)
+        n_scored = max(self.counters["groups_scored"], 1)
+        metrics.update(zero_std_frac=self.counters["filtered"] / n_scored,
+                       sampling_rounds=n_scored / self.config.prompts_per_step,
+                       groups_trained=float(sum(bool(sg.samples) for sg in batch)),
+                       dropped_invalid=float(self.counters["dropped_invalid"]),
+                       dropped_error=float(self.counters["dropped_error"]),
+                       stale_dropped=float(self.counters["stale_dropped"]),
+                       reward_timeouts=float(self.counters["timeouts"]),
+                       reward_retries=float(self.scorer.retries))
+        if self.completion_stats:
+            lengths = [n for n, _ in self.completion_stats]
+            metrics.update(completion_len_mean=sum(lengths) / len(lengths), completion_len_max=float(max(lengths)),
+                           truncated_frac=sum(t for _, t in self.completion_stats) / len(lengths))
+        if lags:
+            total = sum(lags.values())
+            metrics["staleness_mean"] = sum(k * n for k, n in lags.items()) / total
+            metrics["staleness_max"] = float(max(lags))
+            metrics["staleness_hist"] = {str(k): n / total for k, n in sorted(lags.items())}
+        if self.scorer.latencies:
+            metrics["reward_latency_s"] = sum(self.scorer.latencies) / len(self.scorer.latencies)
+        self.scorer.latencies.clear()
+        self.scored_rewards, self.completion_stats = [], []
+        self.counters = Counter()
+        return metrics
+
+    # -- entry point -------------------------------------------------------------------------------------
+    def run(self) -> list[dict]:
+        from olmorl.rewards._local import LocalRewardServer
+
+        cfg = self.config
+        print("olmorl-train config:\n" + dump_config(cfg), flush=True)
+        self._resume()
+        self.history: list[dict] = []
+        self.scored_rewards, self.completion_stats = [], []
+        self.draining = False
+        server = None
+        urls = list(cfg.reward_urls)
+        if not urls:  # embedded mode: the same HTTP path, against a child olmorl-rewards on loopback
+            server = LocalRewardServer(workers=cfg.local_reward_workers,
+                                       log_path=f"{cfg.output_dir}/reward-server.log")
+            import pathlib
+
+            pathlib.Path(cfg.output_dir).mkdir(parents=True, exist_ok=True)
+            server.start()
+            urls = [server.url]
+        self.metrics = MetricsLog(cfg.output_dir, cfg.tensorboard)
+        self.engine.start()
+        try:
+            asyncio.run(self._main(urls))
+        finally:
+            self.engine.stop()
+            self.metrics.close()
+            if server is not None:
+                server.stop()
+        return self.history
+
+    async def _main(self, urls: list[str]) -> None:
+        cfg = self.config
+        self.scorer = GroupScorer(urls, api_key=cfg.reward_api_key, timeout_s=cfg.reward_timeout_s,
+                                  batch_size=cfg.reward_batch_size, max_wait_s=cfg.reward_max_wait_s)
+        self.ready = asyncio.Event()
+        if cfg.eval_every and self.eval_prompts and self.step == 0:
+            self.metrics.write(0, await evaluate(self.learner.model, self.tokenizer, self.eval_prompts, self.scorer, cfg))
+        self._feed()
+        scorer_task = asyncio.create_task(self._score_forever())
+        try:
+            trainer_task = asyncio.create_task(self._train_forever())
+            done, _ = await asyncio.wait({scorer_task, trainer_task}, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                task.result()  # re-raise a failure of either side
+        finally:
+            scorer_task.cancel()
+            await asyncio.gather(scorer_task, return_exceptions=True)
+            await self.scorer.close()
