@@ -254,3 +254,12 @@ def detect_languages(text: str) -> list[str]:
 
 def letter_count(text: str) -> int:
     return sum(ch.isalpha() for ch in text)
+
+
+def warm_up_language_detection() -> None:
+    """Load langdetect's language profiles now rather than on the first item."""
+    from langdetect import DetectorFactory
+    from langdetect.detector_factory import init_factory
+
+    DetectorFactory.seed = 0
+    init_factory()

@@ -43,6 +43,7 @@ from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, regist
 from olmorl.rewards.instructions import _ifbench, _ifbench_train, _ifbench_words, _ifeval  # noqa: F401 (register)
 from olmorl.rewards.instructions._constraints import CONSTRAINTS, Constraint, ConstraintError
 from olmorl.rewards.instructions._ground_truth import FuncSpec, parse_ground_truth
+from olmorl.rewards.instructions._text import warm_up_language_detection
 from olmorl.rewards.instructions._tulu3 import TULU3_FUNCTIONS, call_tulu3
 
 
@@ -109,6 +110,10 @@ class IFEvalVerifier(Verifier):
     ground_truth_type = Any
     options_model = IFEvalOptions
     runs_in = "pool"
+
+    def __init__(self, settings: Any) -> None:
+        super().__init__(settings)
+        warm_up_language_detection()  # load langdetect's profiles (~2 s) when the worker starts
 
     def notes(self) -> list[str]:
         doc = (__doc__ or "").split("Semantics `fixed` also corrects the references' known defects:")

@@ -1,0 +1,105 @@
+"""Throughput of the `ifeval` verifier: mixed items with 1-5 constraints each (IF-RLVR shape).
+
+Starts `olmorl-rewards serve --port P --workers W` as a subprocess, POSTs batches to /v1/verify and
+prints items/s next to an in-process, single-process baseline (the verifier called in a loop) from
+the same run. Target: >= 500 items/s through the server on 2 cores.
+
+    python benchmarks/ifeval_throughput.py [--items 4000] [--batch 256] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from olmorl.rewards._settings import Settings  # noqa: E402
+from olmorl.rewards.instructions import CONSTRAINTS, IFEvalVerifier  # noqa: E402
+from tests._ifeval_cases import CASES  # noqa: E402
+from tests._ifeval_corpus import response  # noqa: E402
+
+RLVR_SOURCES = {"ifeval", "ifbench_train"}  # what IF-RLVR samples its constraints from
+
+
+def make_items(n: int, seed: int = 0) -> list[dict]:
+    rng = random.Random(seed)
+    pool = [c for c in CASES if CONSTRAINTS[c[0]].source in RLVR_SOURCES]
+    items = []
+    for i in range(n):
+        chosen = rng.sample(pool, rng.randint(1, 5))
+        text = response(rng) if rng.random() < 0.7 else rng.choice(chosen)[2]
+        gt = str([{"instruction_id": [c[0] for c in chosen], "kwargs": [c[1] or None for c in chosen]}])
+        items.append({"id": str(i), "verifier": "ifeval", "response": f"<think>plan</think>{text}", "ground_truth": gt})
+    return items
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def in_process(items: list[dict]) -> float:
+    verifier = IFEvalVerifier(Settings())
+    start = time.perf_counter()
+    for item in items:
+        verifier.score(verifier.make_task(item["response"], item["ground_truth"], {}, None))
+    return len(items) / (time.perf_counter() - start)
+
+
+def through_server(items: list[dict], batch: int, workers: int) -> float:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "olmorl.rewards", "serve", "--port", str(port), "--workers", str(workers), "--log-level", "warning"],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        with httpx.Client(timeout=120) as client:
+            deadline = time.time() + 60
+            while True:
+                try:
+                    if client.get(f"{url}/readyz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.time() > deadline:
+                    raise RuntimeError("server did not become ready")
+                time.sleep(0.2)
+            client.post(f"{url}/v1/verify", json={"items": items[:batch]}).raise_for_status()  # warm-up
+            start = time.perf_counter()
+            for i in range(0, len(items), batch):
+                results = client.post(f"{url}/v1/verify", json={"items": items[i:i + batch]}).json()["results"]
+                assert all(r["status"] == "ok" for r in results), [r for r in results if r["status"] != "ok"][:2]
+            return len(items) / (time.perf_counter() - start)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--items", type=int, default=4000)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    items = make_items(args.items)
+    baseline = in_process(items)
+    served = through_server(items, args.batch, args.workers)
+    print(f"{'path':<44}{'items/s':>10}")
+    print(f"{'in-process, 1 process (baseline)':<44}{baseline:>10.0f}")
+    print(f"{f'/v1/verify, {args.workers} workers, batch {args.batch}':<44}{served:>10.0f}")
+    print(f"server/baseline: {served / baseline:.2f}x; target >= 500 items/s: {'met' if served >= 500 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
