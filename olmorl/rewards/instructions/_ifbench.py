@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 import string
-import unicodedata
-from collections import Counter
 
 from pydantic import Field
 
@@ -17,7 +15,6 @@ from olmorl.rewards.instructions._text import (
     count_words,
     drop_punctuation,
     split_sentences_regex,
-    word_tokenize,
     words,
 )
 
