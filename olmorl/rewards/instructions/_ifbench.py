@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import string
+from collections import Counter
 
 from pydantic import Field
 
