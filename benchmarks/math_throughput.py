@@ -1,0 +1,277 @@
+"""Throughput and latency of the `math` verifier through the reward server, against math-verify
+called in-process (one process, main thread, its default settings) on the same items, in one run.
+
+Starts `olmorl-rewards serve --port P --workers W` as a subprocess; several concurrent clients POST
+batches of 64-512 items to /v1/verify. Items are a realistic mix (integers, fractions, decimals,
+radicals, expressions needing SymPy, sets/tuples, letters; right and wrong; CoT-length responses,
+every one distinct so no cache helps) with ~2% adversarial items. Reports items/s, p50/p99 item
+latency (server-side `elapsed_ms`) and the server's peak RSS (server + its worker processes).
+Target: >= 2x math-verify's items/s on 2 cores, p99 < 1 s.
+
+    python benchmarks/math_throughput.py [--items 2000] [--clients 4] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+from rich.console import Console
+from rich.table import Table
+
+FILLER = [
+    "First, let me restate the problem in my own words and list the given quantities. ",
+    "We know that the total is {a} and that each part is {b} more than the previous one. ",
+    "Multiplying, {a} \\cdot {b} = {ab}, and subtracting {b} gives {abb}. ",
+    "Let's double-check with a small case: if n = 2 the formula gives {c}, which matches. ",
+    "By the quadratic formula, $x = \\frac{{-b \\pm \\sqrt{{b^2-4ac}}}}{{2a}}$, and here the discriminant is {c}. ",
+    "Now consider the constraint modulo {b}; the remainder must be {r}. ",
+]
+
+
+def _cot(rng: random.Random) -> str:
+    a, b, c = rng.randint(2, 999), rng.randint(2, 99), rng.randint(1, 500)
+    parts = [rng.choice(FILLER).format(a=a, b=b, ab=a * b, abb=a * b - b, c=c, r=a % b) for _ in range(rng.randint(6, 20))]
+    paragraphs = ["".join(parts[i:i + 3]) for i in range(0, len(parts), 3)]
+    return "\n\n".join(paragraphs) + "\n\n"
+
+
+def _case(rng: random.Random) -> tuple[str, str]:
+    """(answer as written, reference) for one realistic item; about a quarter are wrong."""
+    kind = rng.random()
+    n, m = rng.randint(2, 9999), rng.randint(2, 99)
+    wrong = rng.random() < 0.25
+    if kind < 0.45:
+        return str(n + wrong), str(n)
+    if kind < 0.58:
+        return f"\\frac{{{n}}}{{{m}}}", f"\\frac{{{n + wrong}}}{{{m}}}"
+    if kind < 0.66:
+        value = n / 100
+        return f"{value:.2f}", f"{value + wrong:.2f}"
+    if kind < 0.72:
+        return f"{m}\\sqrt{{{2 + (n % 7)}}}", f"\\sqrt{{{m * m * (2 + (n % 7) + wrong)}}}"
+    if kind < 0.80:
+        return f"x^2 + {2 * m}x + {m * m}", f"(x+{m + wrong})^2"
+    if kind < 0.85:
+        return f"({n}, {m})", f"({n}, {m + wrong})"
+    if kind < 0.89:
+        return f"x = {m} \\text{{ or }} x = -{n}", f"{m}, -{n + wrong}"
+    if kind < 0.93:
+        letter = "ABCDE"[n % 5]
+        return f"\\textbf{{({letter})}}", "ABCDE"[(n + wrong) % 5]
+    if kind < 0.96:
+        return f"{n}\\%", f"{n + wrong}"
+    return f"\\frac{{{m}\\pi}}{{{n}}}", f"\\frac{{{m + wrong}\\pi}}{{{n}}}"
+
+
+ADVERSARIAL = [
+    lambda rng: ("The answer is $\\boxed{10^{10^{10}}}$.", "1"),
+    lambda rng: ("The answer is $\\boxed{10**10**10}$.", "1"),
+    lambda rng: ("The answer is $\\boxed{2^{2^{2^{2^{2^{2}}}}}}$.", "4"),
+    lambda rng: (f"The answer is $\\boxed{{{rng.randint(10**5, 10**6)}!}}$.", "5"),
+    lambda rng: ("x " * 50_000, "3"),
+    lambda rng: (" ".join(f"\\boxed{{{i}}}" for i in range(rng.randint(1000, 3000))), "7"),
+    lambda rng: ("The answer is \\boxed{" + "{(" * rng.randint(100, 300), "1"),
+    lambda rng: ("The answer is $\\boxed{" + "(" * 30 + "x+" * 30 + "1}$", "1"),
+]
+ANCHORS = ["Therefore, the answer is $\\boxed{{{}}}$.", "**Final Answer**\n\n$$\\boxed{{{}}}$$",
+           "Final Answer: The final answer is ${}$. I hope it is correct.", "Answer: ${}$", "#### {}"]
+
+
+ADVERSARIAL_IDS: set[str] = set()
+
+
+def make_items(n: int, adversarial_rate: float = 0.02, seed: int = 0) -> list[dict]:
+    rng = random.Random(seed)
+    items = []
+    for i in range(n):
+        if rng.random() < adversarial_rate:
+            response, gt = rng.choice(ADVERSARIAL)(rng)
+            ADVERSARIAL_IDS.add(str(i))
+        else:
+            answer, gt = _case(rng)
+            response = _cot(rng) + rng.choice(ANCHORS).format(answer)
+        items.append({"id": str(i), "verifier": "math", "response": response, "ground_truth": gt})
+    return items
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+# -- math-verify in-process ----------------------------------------------------------------------------
+
+def math_verify_run(items: list[dict]) -> tuple[float, list[float]]:
+    from math_verify import parse, verify
+
+    latencies = []
+    start = time.perf_counter()
+    for item in items:
+        t0 = time.perf_counter()
+        try:
+            gold = parse(f"${item['ground_truth']}$")
+            verify(gold, parse(item["response"]))
+        except Exception:
+            pass
+        latencies.append(time.perf_counter() - t0)
+    return len(items) / (time.perf_counter() - start), latencies
+
+
+def olmorl_in_process(items: list[dict]) -> list[float]:
+    """Per-item processing time of the same code a pool worker runs (no queueing)."""
+    from olmorl.rewards._registry import load_verifiers
+    from olmorl.rewards._settings import Settings
+
+    verifier = load_verifiers()["math"](Settings())
+    latencies = []
+    for item in items:
+        t0 = time.perf_counter()
+        verifier.score(verifier.make_task(item["response"], item["ground_truth"], {}, None))
+        latencies.append(time.perf_counter() - t0)
+    return latencies
+
+
+# -- the server ----------------------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rss_bytes(root_pid: int) -> int:
+    """RSS of a process and all its descendants, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(entry))
+            except (OSError, ValueError, IndexError):
+                continue
+    total, stack = 0, [root_pid]
+    while stack:
+        pid = stack.pop()
+        try:
+            with open(f"/proc/{pid}/statm") as f:
+                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except OSError:
+            pass
+        stack.extend(children.get(pid, []))
+    return total
+
+
+class PeakRss(threading.Thread):
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.peak, self.running = pid, 0, True
+
+    def run(self) -> None:
+        while self.running:
+            self.peak = max(self.peak, _rss_bytes(self.pid))
+            time.sleep(0.2)
+
+
+async def _client(url: str, batches: list[list[dict]], latencies: list[float], statuses: dict) -> None:
+    async with httpx.AsyncClient(timeout=600) as client:
+        for batch in batches:
+            reply = await client.post(f"{url}/v1/verify", json={"items": batch})
+            reply.raise_for_status()
+            for result in reply.json()["results"]:
+                latencies.append(result["elapsed_ms"] / 1000)
+                statuses[result["status"]] = statuses.get(result["status"], 0) + 1
+
+
+def server_run(items: list[dict], workers: int, clients: int, seed: int = 1) -> tuple[float, list[float], dict, int]:
+    port = free_port()
+    server = subprocess.Popen(
+        ["olmorl-rewards", "serve", "--port", str(port), "--workers", str(workers), "--log-level", "warning"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise RuntimeError("reward server did not become ready")
+            time.sleep(0.3)
+        # Warm the workers (imports, parser) outside the measurement.
+        httpx.post(f"{url}/v1/verify", json={"items": make_items(32, 0, seed=99)}, timeout=120).raise_for_status()
+        rng = random.Random(seed)
+        batches, i = [], 0
+        while i < len(items):
+            size = rng.randint(64, 512)
+            batches.append(items[i:i + size])
+            i += size
+        per_client = [batches[k::clients] for k in range(clients)]
+        latencies: list[float] = []
+        statuses: dict[str, int] = {}
+        monitor = PeakRss(server.pid)
+        monitor.start()
+        start = time.perf_counter()
+
+        async def all_clients() -> None:
+            await asyncio.gather(*(_client(url, b, latencies, statuses) for b in per_client))
+
+        asyncio.run(all_clients())
+        elapsed = time.perf_counter() - start
+        monitor.running = False
+        monitor.join()
+        return len(items) / elapsed, latencies, statuses, monitor.peak
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    args = parser.parse_args()
+    items = make_items(args.items)
+    console = Console()
+    console.print(f"{len(items)} items ({len(ADVERSARIAL_IDS)} adversarial), {args.clients} clients, batches of "
+                  f"64-512, {args.workers} workers, {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f} "
+                  "(shared machine)")
+    srv_rate, srv_lat, statuses, peak = server_run(items, args.workers, args.clients)
+    mv_rate, mv_lat = math_verify_run(items)
+    own_lat = olmorl_in_process(items)
+    table = Table(title="math verification throughput")
+    for column in ("system", "items/s", "p50 ms", "p99 ms", "max ms", "peak RSS MiB"):
+        table.add_column(column, justify="right" if column != "system" else "left")
+    table.add_row("olmorl server, POST /v1/verify (latency: queue + work)", f"{srv_rate:.0f}",
+                  f"{1000 * statistics.median(srv_lat):.1f}", f"{1000 * percentile(srv_lat, 0.99):.1f}",
+                  f"{1000 * max(srv_lat):.0f}", f"{peak / 2**20:.0f}")
+    table.add_row("olmorl in-process, 1 process (latency: work per item)", f"{len(items) / sum(own_lat):.0f}",
+                  f"{1000 * statistics.median(own_lat):.1f}", f"{1000 * percentile(own_lat, 0.99):.1f}",
+                  f"{1000 * max(own_lat):.0f}", "-")
+    table.add_row("math-verify in-process, 1 process", f"{mv_rate:.0f}", f"{1000 * statistics.median(mv_lat):.1f}",
+                  f"{1000 * percentile(mv_lat, 0.99):.1f}", f"{1000 * max(mv_lat):.0f}", "-")
+    console.print(table)
+    console.print(f"server statuses: {statuses}; throughput ratio server / math-verify = {srv_rate / mv_rate:.2f}x "
+                  "(target >= 2x)")
+
+
+if __name__ == "__main__":
+    main()
