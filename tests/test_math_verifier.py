@@ -14,7 +14,7 @@ import pytest
 from olmorl.rewards._registry import InvalidInput, load_verifiers
 from olmorl.rewards._settings import Settings
 from olmorl.rewards.math import equivalent, extract_answer, normalize_answer, parse_number
-from olmorl.rewards.math import _equivalence, _numbers, _sympy, _normalize, _verifier
+from olmorl.rewards.math import _normalize, _numbers, _sympy, _verifier
 
 DEV_SET = Path(__file__).parents[1] / "benchmarks" / "data" / "math_dev.jsonl"
 VERIFIERS = load_verifiers()

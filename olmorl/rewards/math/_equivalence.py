@@ -20,11 +20,9 @@ from olmorl.rewards.math._numbers import (
     decimal_reference_accepts,
     numbers_match,
     parse_number,
-    relative_close,
 )
 from olmorl.rewards.math._sympy import (
     TooLarge,
-    close,
     exact_rational,
     has_float,
     parse_latex,
@@ -210,9 +208,8 @@ def _value_equal(ref: str, ans: str, rel_tol: float) -> bool:
 
 
 def _is_textual(text: str) -> bool:
-    """Words, not math: "Monday", "blue whale" (a single letter is a variable, not text)."""
-    return bool(_TEXTUAL_RE.match(text)) and len(text) > 3 and " " in text or (
-        bool(_TEXTUAL_RE.match(text)) and len(text) > 4)
+    """Words, not math: "Monday", "blue whale" (one or two letters are variables, not text)."""
+    return bool(_TEXTUAL_RE.match(text)) and (len(text) > 4 or (" " in text and len(text) > 3))
 
 
 def _parse(text: str) -> object:
