@@ -27,6 +27,7 @@ class GenerationRequest:
     prompt_ids: list[int]
     n: int  # completions sampled for this prompt (the GRPO group size)
     meta: Any = None  # carried through untouched (ground truth, verifier, ...)
+    max_new_tokens: int | None = None  # per-request cap (default: the engine's)
 
 
 @dataclass
@@ -205,14 +206,27 @@ class TorchEngine:
                         self._commands.clear()
                     busy_start = time.perf_counter()
                     self._stats["idle_s"] += busy_start - idle_start
-                    for command in commands:
-                        self._apply(command)
-                    self._admit()
-                    if self._rows:
-                        self._decode_step()
+                    self._iterate(commands)
                     self._stats["busy_s"] += time.perf_counter() - busy_start
         except BaseException as exc:  # surfaced to the caller on its next call
             self._error = exc
+
+    def _iterate(self, commands: list[tuple]) -> None:
+        for command in commands:
+            self._apply(command)
+        self._admit()
+        if self._rows:
+            self._decode_step()
+
+    def run_steps(self, n: int) -> None:
+        """Drive the engine from the calling thread for `n` iterations (tests; the engine must not be started)."""
+        if self._thread is not None:
+            raise RuntimeError("run_steps drives an engine that was not started")
+        with torch.inference_mode():
+            for _ in range(n):
+                commands = list(self._commands)
+                self._commands.clear()
+                self._iterate(commands)
 
     def _has_work(self) -> bool:
         return bool(self._rows) or bool(self._waiting)
@@ -307,7 +321,7 @@ class TorchEngine:
             row.versions.append(self.version)
             if tok in self.eos_ids:
                 row.finish_reason = "stop"
-            elif len(row.tokens) >= self.max_new_tokens:
+            elif len(row.tokens) >= (row.group.request.max_new_tokens or self.max_new_tokens):
                 row.finish_reason = "length"
         self._stats["tokens"] += len(rows)
         return tokens
