@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 
 from olmorl.trainer._config import add_config_flags, field_comments, load_config, overrides_from_args
@@ -34,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from olmorl.trainer._loop import Trainer
 
+    # SIGTERM unwinds like Ctrl-C, so the embedded reward server and the engine thread are stopped
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     Trainer(config).run()
     return 0
 
