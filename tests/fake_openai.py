@@ -119,14 +119,16 @@ class FakeOpenAI:
             content = ""
         else:
             content = _verdict(kind, args[0] if args else "7")
-        return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
-                "model": body.get("model", ""), "choices": [{"index": 0, "finish_reason": "stop",
-                "message": {"role": "assistant", "content": content}}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}}
+        return JSONResponse({"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+                             "model": body.get("model", ""), "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}],
+                             "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}})
 
     # -- running -------------------------------------------------------------------------------------
     def start(self) -> FakeOpenAI:
-        sock = socket.socket()
+        # proto=IPPROTO_TCP so asyncio sets TCP_NODELAY on accepted connections (it skips proto 0);
+        # without it, Nagle + delayed ACK add ~40 ms to every keep-alive request.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.bind(("127.0.0.1", self.port))
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(self.app, log_level="critical", access_log=False, lifespan="off",

@@ -170,6 +170,8 @@ class JudgeClient:
 
         if not self.endpoints:
             raise JudgeCallError("the judge client is not started", 0)
+        body = {"model": self.settings.model, "messages": messages, "temperature": self.settings.temperature,
+                "max_tokens": self.settings.max_tokens}
         attempts, avoid = 0, None
         total = 1 + max(0, self.settings.max_retries)
         while True:
@@ -180,9 +182,10 @@ class JudgeClient:
                 endpoint.in_flight += 1
                 endpoint.calls += 1
                 try:
-                    completion = await endpoint.client.chat.completions.create(
-                        model=self.settings.model, messages=messages,  # type: ignore[arg-type]
-                        temperature=self.settings.temperature, max_tokens=self.settings.max_tokens)
+                    # The client's generic `post` (its documented escape hatch): same auth, timeouts and
+                    # error types as `chat.completions.create`, without its per-call TypedDict transform
+                    # and response-model construction, which cost ~1 ms of event-loop CPU per call.
+                    completion = await endpoint.client.post("/chat/completions", body=body, cast_to=object)
                 except openai.APIStatusError as exc:
                     reason = f"HTTP {exc.status_code} from {public_url(endpoint.url)}: {_short(exc.message)}"
                     if exc.status_code not in _RETRYABLE_STATUS and exc.status_code < 500:
@@ -194,9 +197,7 @@ class JudgeClient:
                     endpoint.reachable = False if not isinstance(exc, openai.APITimeoutError) else endpoint.reachable
                 else:
                     endpoint.reachable, endpoint.last_error = True, None
-                    choices = completion.choices or []
-                    text = choices[0].message.content if choices else None
-                    return JudgeReply(text, attempts, endpoint.index)
+                    return JudgeReply(_reply_text(completion), attempts, endpoint.index)
                 finally:
                     endpoint.in_flight -= 1
             endpoint.failures += 1
@@ -207,6 +208,15 @@ class JudgeClient:
             delay = self._backoff_s(attempts, asked)
             log.debug("judge attempt %d failed (%s); retrying in %.2f s", attempts, reason, delay)
             await asyncio.sleep(delay)
+
+
+def _reply_text(completion: Any) -> str | None:
+    """The first choice's message content of a chat completion (None when absent or malformed)."""
+    try:
+        content = completion["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return content if isinstance(content, str) else None
 
 
 def _short(text: str, limit: int = 300) -> str:
