@@ -135,10 +135,15 @@ class JudgeClient:
             await asyncio.sleep(self.settings.health_interval_s)
 
     async def _probe(self, endpoint: Endpoint) -> None:
+        import openai
+
         try:
             page = await endpoint.client.models.list(timeout=min(_PROBE_TIMEOUT_S, self.settings.timeout_s))
             ids = [m.id for m in page.data]
-        except Exception as exc:  # any failure means "not reachable"; the reason is reported
+        except openai.APIStatusError as exc:  # it answered; some servers just have no /models
+            endpoint.reachable, endpoint.model_listed = True, None
+            endpoint.last_error = f"GET /models: {_describe(exc, self.settings.timeout_s)}"
+        except Exception as exc:  # no answer: not reachable; the reason is reported
             endpoint.reachable, endpoint.last_error = False, _describe(exc, self.settings.timeout_s)
         else:
             endpoint.reachable, endpoint.model_listed, endpoint.last_error = True, self.settings.model in ids, None
