@@ -47,6 +47,21 @@ class Launch:
     cleanup: list[Callable[[], None]] = field(default_factory=list)
 
 
+def _dev_args() -> list[str]:
+    """A minimal /dev (null, zero, urandom, ...) bound from the host when others may traverse the
+    host's /dev; otherwise (a hardened host with /dev at 0700) an empty tmpfs /dev."""
+    if os.stat("/dev").st_mode & 0o001:
+        return ["--dev", "/dev"]
+    return ["--tmpfs", "/dev"]
+
+
+def _memfd(name: str, data: bytes) -> int:
+    fd = os.memfd_create(name, 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
 def sandbox_python(configured: str | None) -> str:
     """The interpreter run inside the sandbox: configured, else Debian's /usr/bin/python3, else ours."""
     if configured:
@@ -121,22 +136,22 @@ class BwrapBackend(Backend):
             "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
             "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
             *self._python_binds(),
-            "--proc", "/proc", "--dev", "/dev",
+            "--proc", "/proc", *_dev_args(),
             "--size", str(limits.scratch_mb << 20), "--tmpfs", "/tmp",
-            "--ro-bind", str(HARNESS), INSIDE_HARNESS,
-            "--remount-ro", "/",
-            "--chdir", "/tmp",
         ]
         launch = Launch(argv=argv, preexec=_preexec(self._slot_uid(slot), cgroup, limits))
+        # The harness goes in as data, so the slot uid never needs to read the server's files.
+        harness_fd = _memfd("harness", HARNESS.read_bytes())
+        argv += ["--ro-bind-data", str(harness_fd), INSIDE_HARNESS, "--remount-ro", "/", "--chdir", "/tmp"]
+        fds = [harness_fd]
         bpf = seccomp_filter()
         if bpf is not None:
-            fd = os.memfd_create("seccomp", 0)
-            os.write(fd, bpf)
-            os.lseek(fd, 0, os.SEEK_SET)
-            argv += ["--seccomp", str(fd)]
-            launch.pass_fds = (fd,)
-            launch.cleanup.append(lambda: os.close(fd))
-        argv += ["--", self.python, "-X", "utf8", "-I", "-B", INSIDE_HARNESS, "--pidns"]
+            seccomp_fd = _memfd("seccomp", bpf)
+            argv += ["--seccomp", str(seccomp_fd)]
+            fds.append(seccomp_fd)
+        launch.pass_fds = tuple(fds)
+        launch.cleanup += [lambda fd=fd: os.close(fd) for fd in fds]
+        argv += ["--", self.python, "-X", "utf8", "-I", "-B", INSIDE_HARNESS, "--pidns", "--scratch", "/tmp"]
         if cgroup is not None:
             launch.cleanup.append(cgroup.destroy)
         return launch
@@ -155,7 +170,7 @@ class ProcessBackend(Backend):
         if uid is not None:
             os.chown(scratch, uid, uid)
         launch = Launch(
-            argv=[self.python, "-X", "utf8", "-I", "-B", str(HARNESS)],
+            argv=[self.python, "-X", "utf8", "-I", "-B", str(HARNESS), "--scratch", scratch],
             cwd=scratch,
             preexec=_preexec(uid, cgroup, self.limits),
         )

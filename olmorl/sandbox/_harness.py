@@ -13,12 +13,14 @@ expected values never enter it: the server compares outside.
 
 import builtins
 import ctypes
+import gc
 import json
 import os
 import resource
 import select
 import signal
 import sys
+import tempfile
 import time
 import traceback
 import types
@@ -32,6 +34,8 @@ from fractions import Fraction
 
 PR_SET_DUMPABLE = 4
 PIDNS = "--pidns" in sys.argv  # alone in a pid namespace: every other pid but 1 is ours to kill
+# The scratch dir is wiped after every test, so it must be named explicitly (never "the cwd").
+SCRATCH = sys.argv[sys.argv.index("--scratch") + 1] if "--scratch" in sys.argv else None
 SAFE_BUILTINS = dict(builtins.__dict__)  # snapshot before any program can patch builtins
 _ITERATOR_TYPES = tuple({type(iter(x)) for x in ([], (), {}, set(), "", range(0), b"")}
                         | {types.GeneratorType, map, filter, zip, enumerate, reversed, range})
@@ -347,15 +351,25 @@ def main():
         pass
     control = os.fdopen(os.dup(0), "rb")
     reply_fd = os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        devnull = os.open(os.devnull, os.O_RDWR)
+    except OSError:  # no /dev/null in this sandbox: an empty memory file does the job
+        devnull = os.memfd_create("null")
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
-    scratch = os.getcwd()
+    if SCRATCH is None or os.path.realpath(SCRATCH) in ("/", os.path.realpath(tempfile.gettempdir())) \
+            and not PIDNS:
+        sys.exit("harness: --scratch DIR is required (a private directory; it is wiped after every test)")
+    scratch = SCRATCH
     reply = os.fdopen(reply_fd, "w")
     reply.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
     reply.flush()
     for line in control:
         job = json.loads(line)
+        # Children would otherwise copy-on-write every page the collector touches: freeze the
+        # zygote's objects out of the collector's reach (fork then costs what the program touches).
+        gc.collect()
+        gc.freeze()
         for index, test in enumerate(job["tests"]):
             record = run_test(job, index, test, scratch)
             clean_scratch(scratch)
