@@ -58,7 +58,19 @@ class _ClientConfig:
 
 
 class RewardClient:
-    """Synchronous client. `with RewardClient("http://127.0.0.1:8000") as c: c.verify(items)`."""
+    """Synchronous client. `with RewardClient("http://127.0.0.1:8000") as c: c.verify(items)`.
+
+    - `base_url`: one URL, a list, or a comma-separated string of replicas (default: `OLMORL_URL`, else
+      http://127.0.0.1:8000). Requests go round-robin; a replica that fails (connection error, 5xx, 429)
+      is skipped for `replica_cooldown_s`, then tried again, so it gets traffic back once it recovers.
+    - `api_key`: bearer token (default: `OLMORL_API_KEY`).
+    - `timeout`: seconds per HTTP request. `max_batch_size`: items per request. `max_concurrency`:
+      requests in flight at once. `max_retries`: retries per request after the first attempt, with
+      jittered exponential backoff; a server's Retry-After is honoured.
+    - `on_error`: what a result that is not `ok` becomes: `zero` (reward 0, status kept), `none`
+      (reward None) or `raise` (ItemFailed; RewardServerUnavailable when retries run out). A 4xx other
+      than 429 (a wrong token, a malformed request) raises RewardServerError whatever the policy.
+    """
 
     def __init__(self, base_url: str | Sequence[str] | None = None, *, api_key: str | None = None,
                  timeout: float = 120.0, max_batch_size: int = 256, max_concurrency: int = 4,
@@ -128,7 +140,8 @@ class RewardClient:
 
 
 class AsyncRewardClient:
-    """Asynchronous twin of RewardClient. `async with AsyncRewardClient(url) as c: await c.verify(items)`."""
+    """Asynchronous twin of RewardClient, same arguments and behaviour.
+    `async with AsyncRewardClient(url) as c: await c.verify(items)`."""
 
     def __init__(self, base_url: str | Sequence[str] | None = None, *, api_key: str | None = None,
                  timeout: float = 120.0, max_batch_size: int = 256, max_concurrency: int = 8,

@@ -13,6 +13,9 @@ is `invalid`. The response is `query` minus its `prompts` prefix, with trailing 
 (`END_TOKENS`) removed. Every sample gets a reward (0 unless scored `ok`); `extra_logs` carries
 per-sample 0/1 status flags. An empty batch (OpenRLHF sends one to every server but the first when it
 shards one sample over several URLs) gets empty lists.
+
+OpenRLHF sends no Authorization header, so a server started with an API key refuses this route with
+401; keep such a server on loopback or a private network without a key instead.
 """
 
 from __future__ import annotations
