@@ -54,9 +54,10 @@ def main() -> None:
     base = time_subprocess([python, "-c", "pass"], args.n // 4)
     launch = BwrapBackend(None, SandboxLimits()).launch(0)
     bwrap_argv = list(launch.argv)
-    if "--seccomp" in bwrap_argv:  # its fd is single-use; the cold runs go without the filter
-        at = bwrap_argv.index("--seccomp")
-        del bwrap_argv[at:at + 2]
+    for flag, width in (("--seccomp", 2), ("--ro-bind-data", 3)):  # fds are single-use: left out here
+        if flag in bwrap_argv:
+            at = bwrap_argv.index(flag)
+            del bwrap_argv[at:at + width]
     cut = bwrap_argv.index("--")
     cold = time_subprocess(bwrap_argv[:cut + 1] + [python, "-c", "pass"], args.n // 4)
     for step in launch.cleanup:
