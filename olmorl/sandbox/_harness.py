@@ -231,6 +231,12 @@ def clean_scratch(path):
                 pass
         for name in dirs:
             full = os.path.join(root, name)
+            if os.path.islink(full):  # never chmod through a link the program planted (e.g. -> /)
+                try:
+                    os.unlink(full)
+                except OSError:
+                    pass
+                continue
             try:
                 os.chmod(full, 0o700)
                 os.rmdir(full)
