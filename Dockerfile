@@ -33,12 +33,11 @@ print("\n".join(r for r in p["dependencies"] + p["optional-dependencies"]["serve
     && pip install "$@" "setuptools>=69" wheel \
     && pip install "$@" -r /tmp/requirements.txt
 
-# The package itself: no dependency resolution, no network.
+# The package itself, as a wheel: no dependency resolution, no network. Installing it in the run
+# stage keeps a code change from re-copying the whole environment into a new layer.
 COPY pyproject.toml README.md* /src/
 COPY olmorl /src/olmorl
-RUN pip install --no-deps --no-build-isolation /src \
-    && pip uninstall -y setuptools wheel \
-    && olmorl-rewards --help >/dev/null
+RUN pip wheel --no-deps --no-build-isolation --wheel-dir /dist /src
 
 # ---- run stage ---------------------------------------------------------------------------------
 FROM ${BASE_IMAGE}
@@ -54,6 +53,7 @@ RUN if ! command -v bwrap >/dev/null || ! command -v tini >/dev/null || ! [ -x /
     && useradd --uid 10001 --user-group --create-home --home-dir /home/olmorl olmorl
 
 COPY --from=build /opt/olmorl /opt/olmorl
+COPY --from=build /dist /dist
 
 ENV VIRTUAL_ENV=/opt/olmorl \
     PATH=/opt/olmorl/bin:$PATH \
@@ -61,6 +61,10 @@ ENV VIRTUAL_ENV=/opt/olmorl \
     PYTHONUNBUFFERED=1 \
     OLMORL_HOST=0.0.0.0 \
     OLMORL_PORT=8000
+
+RUN pip install --no-deps --no-index --no-cache-dir --disable-pip-version-check /dist/*.whl \
+    && rm -rf /dist \
+    && olmorl-rewards --help >/dev/null
 
 USER olmorl
 WORKDIR /home/olmorl

@@ -59,13 +59,20 @@ if ! command -v debootstrap >/dev/null 2>&1; then
 fi
 
 rootfs="$(mktemp -d /tmp/olmorl-rootfs.XXXXXX)"
-trap 'rm -rf --one-file-system "$rootfs"' EXIT
+cleanup() {
+    # An interrupted debootstrap leaves /proc (and maybe /sys) mounted inside the target.
+    awk -v root="$rootfs/" 'index($2, root) == 1 { print $2 }' /proc/mounts | sort -r | xargs -r umount -l
+    rm -rf --one-file-system "$rootfs" "$rootfs.log"
+}
+trap cleanup EXIT
 
 say "debootstrap $suite from $mirror (+ $packages)"
 started=$SECONDS
-debootstrap --variant=minbase --include="$packages" "$suite" "$rootfs" "$mirror" \
+# --cache-dir keeps the downloaded .debs, so a rebuild (OLMORL_BASE_REBUILD=1) skips the downloads.
+mkdir -p /var/cache/olmorl-debootstrap
+debootstrap --variant=minbase --include="$packages" --cache-dir=/var/cache/olmorl-debootstrap \
+    "$suite" "$rootfs" "$mirror" \
     >"$rootfs.log" 2>&1 || { tail -n 30 "$rootfs.log" >&2; die "debootstrap failed (log: $rootfs.log)"; }
-rm -f "$rootfs.log"
 say "debootstrap took $((SECONDS - started))s"
 
 # Slim the rootfs: package caches and lists are not needed at run time (apt-get update restores them).
@@ -83,6 +90,6 @@ tar --numeric-owner -C "$rootfs" -c . | docker import \
     - "$tag" >/dev/null
 say "docker import took $((SECONDS - started))s"
 
-docker run --rm "$tag" python3 -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' \
+docker run --rm --network none "$tag" python3 -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' \
     || die "$tag has no working Python 3.11"
 say "built $tag ($(docker image inspect --format '{{.Size}}' "$tag" | awk '{printf "%.0f MB", $1/1e6}'))"

@@ -26,6 +26,10 @@ say() { echo "build-image: $*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
 
 "$here/docker-engine.sh"
+# One build at a time on this machine (several test runs may start together): they share the
+# base image, the wheelhouse and the tag.
+exec 9>"${TMPDIR:-/tmp}/olmorl-build-image.lock"
+flock 9
 if [ "$base" = olmorl-base:bookworm ]; then
     OLMORL_BASE_IMAGE="$base" "$here/build-base-image.sh"
 fi

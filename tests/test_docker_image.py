@@ -135,18 +135,21 @@ def test_runs_as_non_root_with_a_working_healthcheck(container: tuple[str, str])
     docker("exec", name, "sh", "-c", "kill -0 1")  # PID 1 (tini) is alive
 
 
-def test_bubblewrap_sandbox_works_inside(container: tuple[str, str]) -> None:
-    name, _ = container
-    sandboxed = docker(
-        "exec", name, "bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr",
-        "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-        "/usr/bin/python3", "-c", "import os, socket; print(os.getpid(), len(socket.if_nameindex()))",
-        check=False,
-    )
-    assert sandboxed.returncode == 0, sandboxed.stderr
-    # A new PID namespace (the sandboxed process is PID 2 under bwrap's reaper), loopback only.
-    assert sandboxed.stdout.split() == ["2", "1"], sandboxed.stdout
+def test_code_runs_in_the_bubblewrap_sandbox_inside(container: tuple[str, str]) -> None:
+    """Model-written code runs under bubblewrap inside the container (the run flags allow it)."""
+    _, base_url = container
+    program = "```python\ndef add(a, b):\n    return a {op} b\n```"
+    items = [
+        {"id": "right", "verifier": "code", "response": program.format(op="+"),
+         "ground_truth": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]},
+        {"id": "wrong", "verifier": "code", "response": program.format(op="-"),
+         "ground_truth": ["assert add(1, 2) == 3"]},
+    ]
+    reply = httpx.post(f"{base_url}/v1/verify", json={"items": items}, timeout=60)
+    assert reply.status_code == 200, reply.text
+    right, wrong = reply.json()["results"]
+    assert (right["status"], right["reward"], right["details"]["backend"]) == ("ok", 1.0, "bwrap"), right
+    assert (wrong["status"], wrong["reward"]) == ("ok", 0.0), wrong
 
 
 def _tail(text: str | bytes | None, lines: int = 40) -> str:
