@@ -30,6 +30,8 @@ ROWS = [
     ("+ continuous batching", dict(continuous_batching=True, async_steps=0, inflight_updates=True)),
     ("+ async (1 step, drain to update)", dict(continuous_batching=True, async_steps=1, inflight_updates=False)),
     ("+ inflight updates", dict(continuous_batching=True, async_steps=1, inflight_updates=True)),
+    ("+ engine in its own process", dict(continuous_batching=True, async_steps=1, inflight_updates=True,
+                                         engine_process=True)),
 ]
 
 
@@ -40,13 +42,13 @@ def long_tail_length(rng: random.Random, max_len: int) -> int:
 def run(name: str, overrides: dict, base: dict, max_len: int) -> dict:
     cfg = TrainConfig(**{**base, **overrides})
     trainer = Trainer(cfg)
-    trainer.engine.eos_ids = set()  # lengths come from the harness
     rng = random.Random(1234)
     submit = trainer.engine.submit
 
     def submit_with_lengths(requests):
         for r in requests:
             r.max_new_tokens = long_tail_length(rng, max_len)
+            r.ignore_eos = True  # lengths come from the harness
         submit(requests)
 
     trainer.engine.submit = submit_with_lengths

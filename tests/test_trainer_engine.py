@@ -124,3 +124,28 @@ def test_update_with_unknown_weights_fails_loudly(model):
                 engine.get_groups(timeout=0.05)
     finally:
         engine.stop()
+
+
+def test_process_engine_generates_and_takes_inflight_updates(model, tmp_path):
+    from olmorl.trainer._engine_process import ProcessEngine
+
+    model.save_pretrained(str(tmp_path / "m"))
+    engine = ProcessEngine(str(tmp_path / "m"), eos_token_id=NEVER, pad_token_id=0, max_new_tokens=6, seed=3)
+    engine.start()
+    try:
+        state = engine.get_rng_state()
+        engine.submit([GenerationRequest(i, [i + 1, 2], n=2) for i in range(3)])
+        engine.update_weights(model.state_dict(), version=5, wait=True)
+        groups = []
+        deadline = 60
+        while len(groups) < 3 and deadline > 0:
+            groups += engine.get_groups(timeout=1.0)
+            deadline -= 1
+        assert sorted(g.request_id for g in groups) == [0, 1, 2] and engine.in_flight_groups == 0
+        assert all(set(c.versions) <= {0, 5} and len(c.token_ids) == 6 for g in groups for c in g.completions)
+        assert engine.stats()["tokens"] >= 36
+        # the sampling RNG round-trips through the checkpoint hooks
+        engine.set_rng_state(state)
+        assert torch.equal(engine.get_rng_state(), state)
+    finally:
+        engine.stop()

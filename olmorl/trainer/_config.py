@@ -34,6 +34,7 @@ class TrainConfig:
     engine_batch_size: int = 64  # sequences decoded together by the engine
     continuous_batching: bool = True  # refill a finished row at once (False = static batches)
     engine_dtype: str = "float32"  # dtype of the engine's copy of the weights (float32 | bfloat16)
+    engine_process: bool = False  # run the engine in a child process (no shared interpreter lock with the learner)
     # -- asynchrony
     async_steps: int = 1  # how many optimizer steps a sample may lag behind (0 = synchronous)
     inflight_updates: bool = True  # push weights while generating (False = wait for the engine to drain)

@@ -28,6 +28,7 @@ class GenerationRequest:
     n: int  # completions sampled for this prompt (the GRPO group size)
     meta: Any = None  # carried through untouched (ground truth, verifier, ...)
     max_new_tokens: int | None = None  # per-request cap (default: the engine's)
+    ignore_eos: bool = False  # run to max_new_tokens (benchmarks with controlled lengths)
 
 
 @dataclass
@@ -319,7 +320,7 @@ class TorchEngine:
             row.tokens.append(tok)
             row.logprobs.append(lp)
             row.versions.append(self.version)
-            if tok in self.eos_ids:
+            if tok in self.eos_ids and not row.group.request.ignore_eos:
                 row.finish_reason = "stop"
             elif len(row.tokens) >= (row.group.request.max_new_tokens or self.max_new_tokens):
                 row.finish_reason = "length"

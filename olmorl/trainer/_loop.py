@@ -25,6 +25,7 @@ from olmorl.trainer._checkpoint import (MetricsLog, latest_checkpoint, load_chec
 from olmorl.trainer._config import TrainConfig, dump_config
 from olmorl.trainer._data import Prompt, PromptMixer, load_sources
 from olmorl.trainer._engine import GenerationRequest, Group, TorchEngine
+from olmorl.trainer._engine_process import ProcessEngine
 from olmorl.trainer._eval import evaluate
 from olmorl.trainer._learner import Learner, TrainSample
 from olmorl.trainer._objective import LossSettings, group_advantages, is_zero_std
@@ -52,7 +53,6 @@ class Trainer:
             torch.use_deterministic_algorithms(True)
         self.tokenizer = AutoTokenizer.from_pretrained(cfg.model)
         model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=torch.float32)
-        engine_model = copy.deepcopy(model).to(getattr(torch, cfg.engine_dtype))
         self.learner = Learner(
             model, loss=LossSettings(cfg.objective, cfg.eps_low, cfg.eps_high, cfg.tis_cap, cfg.kl_beta),
             learning_rate=cfg.learning_rate, adam_betas=cfg.adam_betas, weight_decay=cfg.weight_decay,
@@ -60,10 +60,15 @@ class Trainer:
             loss_norm=cfg.loss_norm, loss_constant=cfg.loss_constant or cfg.max_new_tokens,
             temperature=cfg.temperature, logprob_impl=cfg.logprob_impl, logprob_chunk=cfg.logprob_chunk)
         eos = model.generation_config.eos_token_id or self.tokenizer.eos_token_id
-        self.engine = TorchEngine(engine_model, eos_token_id=eos, pad_token_id=self.tokenizer.pad_token_id,
-                                  max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
-                                  max_batch_size=cfg.engine_batch_size, continuous=cfg.continuous_batching,
-                                  update_mode=cfg.update_mode, seed=cfg.seed)
+        engine_kwargs = dict(eos_token_id=eos, pad_token_id=self.tokenizer.pad_token_id,
+                             max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
+                             max_batch_size=cfg.engine_batch_size, continuous=cfg.continuous_batching,
+                             update_mode=cfg.update_mode, seed=cfg.seed)
+        if cfg.engine_process:
+            self.engine = ProcessEngine(cfg.model, dtype=cfg.engine_dtype, threads=cfg.torch_threads, **engine_kwargs)
+        else:
+            engine_model = copy.deepcopy(model).to(getattr(torch, cfg.engine_dtype))
+            self.engine = TorchEngine(engine_model, **engine_kwargs)
         kw = dict(max_prompt_tokens=cfg.max_prompt_tokens, verifier_override=cfg.verifier_override)
         self.mixer = PromptMixer(load_sources(cfg.train_files, self.tokenizer, **kw), cfg.train_weights or None, cfg.seed)
         self.eval_prompts = [p for src in load_sources(cfg.eval_files, self.tokenizer, **kw).values() for p in src]
