@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import httpx
 import pytest
 from fake_openai import FakeOpenAI
 
-from olmorl.rewards._local import free_port
+from olmorl.rewards._local import LocalRewardServer, free_port
 from olmorl.rewards._settings import JudgeSettings
 
 MODEL = "judge-model"
@@ -21,6 +22,25 @@ FAST_RETRIES = dict(timeout_s=0.5, max_retries=2, retry_backoff_s=0.05, health_i
 def fake_judge() -> Iterator[FakeOpenAI]:
     with FakeOpenAI(models=(MODEL,)) as fake:
         yield fake
+
+
+@dataclass
+class JudgeStack:
+    fake: FakeOpenAI
+    url: str
+    settings: JudgeSettings
+
+
+@pytest.fixture(scope="module")
+def judge_stack(tmp_path_factory) -> Iterator[JudgeStack]:
+    """One fake judge and one reward server (with a persistent cache) shared by the tests that need no
+    other settings; server start-up is most of these tests' time. Items differ between tests."""
+    cache = tmp_path_factory.mktemp("judge") / "judge.sqlite"
+    with FakeOpenAI(models=(MODEL,)) as fake:
+        settings = JudgeSettings(base_url=fake.url, model=MODEL, cache_path=str(cache), **FAST_RETRIES)
+        log = tmp_path_factory.mktemp("logs") / "reward-server.log"
+        with LocalRewardServer(workers=1, judge=settings, log_path=str(log)) as server:
+            yield JudgeStack(fake, server.url, settings)
 
 
 def verify(url: str, items: list[dict]) -> list[dict]:
@@ -53,8 +73,8 @@ BEHAVIOURS = {
 }
 
 
-def test_scripted_behaviours_through_verify(reward_server, fake_judge: FakeOpenAI) -> None:
-    url = reward_server(workers=1, judge=JudgeSettings(base_url=fake_judge.url, model=MODEL, **FAST_RETRIES))
+def test_scripted_behaviours_through_verify(judge_stack: JudgeStack) -> None:
+    url, fake_judge = judge_stack.url, judge_stack.fake
     items = [judged(script) for script in BEHAVIOURS]
     items.append({"id": "f1", "verifier": "string_f1", "response": "the cat sat", "ground_truth": "the cat sat"})
     results = verify(url, items)
@@ -87,8 +107,8 @@ def test_scripted_behaviours_through_verify(reward_server, fake_judge: FakeOpenA
     assert len(fake_judge.requests) - calls <= retried  # only the failures were asked again
 
 
-def test_modes_templates_presets_and_invalid_items(reward_server, fake_judge: FakeOpenAI) -> None:
-    url = reward_server(workers=1, judge=JudgeSettings(base_url=fake_judge.url, model=MODEL, **FAST_RETRIES))
+def test_modes_templates_presets_and_invalid_items(judge_stack: JudgeStack) -> None:
+    url, fake_judge = judge_stack.url, judge_stack.fake
     chat = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Capital of France?"}]
     items = []
     for template in ("quality", "factuality", "creative_writing", "refusal", "safety"):
@@ -176,13 +196,12 @@ def test_concurrency_limit_and_identical_items_share_a_call(reward_server) -> No
         assert len(fake.requests) == 9
 
 
-def test_persistent_cache_across_restarts(reward_server, fake_judge: FakeOpenAI, tmp_path) -> None:
-    settings = JudgeSettings(base_url=fake_judge.url, model=MODEL, cache_path=str(tmp_path / "judge.sqlite"))
-    items = [{"verifier": "judge", "prompt": f"Q{i}", "response": "A [[fake: json 9]]"} for i in range(5)]
-    first = verify(reward_server(workers=1, judge=settings), items)
+def test_persistent_cache_across_restarts(reward_server, judge_stack: JudgeStack) -> None:
+    items = [{"verifier": "judge", "prompt": f"Persistent Q{i}", "response": "A [[fake: json 9]]"} for i in range(5)]
+    first = verify(judge_stack.url, items)
     assert [r["details"]["cache_hit"] for r in first] == [False] * 5
-    calls = len(fake_judge.requests)
-    second = verify(reward_server(workers=1, judge=settings), items)  # a fresh server process
+    calls = len(judge_stack.fake.requests)
+    second = verify(reward_server(workers=1, judge=judge_stack.settings), items)  # a fresh server process
     assert [r["details"]["cache_hit"] for r in second] == [True] * 5
     assert [r["reward"] for r in second] == [pytest.approx(8 / 9)] * 5
-    assert len(fake_judge.requests) == calls
+    assert len(judge_stack.fake.requests) == calls
