@@ -44,6 +44,9 @@ def test_trl_functions_are_async_picklable_and_named(func):
         restored = pickle.loads(pickle.dumps(form))
         assert get_callable_name(restored) == func.__name__
     assert restored.keywords == {"base_url": "http://127.0.0.1:1", "on_error": "none"}
+    # `trl grpo --reward_funcs olmorl.clients.trl.<name>` resolves a dotted path this way (trl/scripts/grpo.py)
+    module_path, name = f"olmorl.clients.trl.{func.__name__}".rsplit(".", 1)
+    assert getattr(importlib.import_module(module_path), name) is func
 
 
 async def test_trl_standard_and_conversational_formats(server_url):
