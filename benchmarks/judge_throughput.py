@@ -97,8 +97,8 @@ def main() -> None:
                 hits = sum(bool(r["details"].get("cache_hit")) for r in again)
             ideal = args.items * args.latency_ms / 1000 / concurrency
             bare = asyncio.run(bare_client_s(judge_url, args.items, concurrency))
-            rows.append((concurrency, ideal, bare, cold, cold / ideal, cold / bare, len(bad), warm, hits, cold / warm, cpu_server,
-                         cpu_fake))
+            rows.append((concurrency, ideal, bare, cold, cold / ideal, cold / bare, len(bad), warm, hits,
+                         cold / warm, cpu_server, cpu_fake))
     finally:
         fake.terminate()
         fake.wait(10)
