@@ -15,6 +15,7 @@ from olmorl.rewards.judge import (
     MODES,
     PRESETS,
     TEMPLATE_NAMES,
+    TEMPLATES,
     CachedJudgement,
     JudgeCache,
     JudgementError,
@@ -28,8 +29,13 @@ from olmorl.rewards.judge import (
 )
 
 
-@pytest.mark.parametrize("template", TEMPLATE_NAMES)
-@pytest.mark.parametrize("mode", MODES)
+def test_every_template_has_both_modes_or_needs_a_reference() -> None:
+    for template in TEMPLATE_NAMES:
+        modes = {mode for name, mode in TEMPLATES if name == template}
+        assert modes == set(MODES) or modes == {"reference"}, template
+
+
+@pytest.mark.parametrize(("template", "mode"), sorted(TEMPLATES))
 def test_every_template_receives_question_response_and_reference(template: str, mode: str) -> None:
     question, response, reference = "QUESTION-7f3a", "RESPONSE-91bc", "REFERENCE-c0de"
     prompt = render_prompt(template, mode, question=question, response=response,
@@ -191,3 +197,5 @@ def test_items_cannot_pick_the_endpoint_or_model() -> None:
         judge.make_task("resp", None, {}, None)
     with pytest.raises(InvalidInput, match="template"):
         judge.make_task("resp", None, {"template": "vibes"}, "q")
+    with pytest.raises(InvalidInput, match="needs mode 'reference'"):
+        judge.make_task("resp", None, {"template": "rubric"}, "q")

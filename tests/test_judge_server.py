@@ -121,6 +121,11 @@ def test_modes_templates_presets_and_invalid_items(judge_stack: JudgeStack) -> N
         {"id": "preset-ref", "verifier": "general-quality_ref", "prompt": "Q", "response": "A [[fake: json 10]]",
          "ground_truth": "A"},
         {"id": "preset-open", "verifier": "GENERAL-QUALITY", "prompt": "Q", "response": "A [[fake: json 10]]"},
+        {"id": "preset-rubric", "verifier": "general-quality_rubric", "prompt": "Q",
+         "response": "A [[fake: json 4]]", "ground_truth": "- names the capital\n- is one word"},
+        {"id": "preset-match", "verifier": "general-web_instruct_general_verifier", "prompt": "Q",
+         "response": "A [[fake: json 10]]", "ground_truth": "A"},
+        {"id": "rubric-open", "verifier": "judge", "prompt": "Q", "response": "A", "options": {"template": "rubric"}},
         {"id": "no-ref", "verifier": "general-quality_ref", "prompt": "Q", "response": "A"},
         {"id": "ssrf", "verifier": "judge", "prompt": "Q", "response": "A", "options": {"base_url": "http://x"}},
         {"id": "no-prompt", "verifier": "judge", "response": "A"},
@@ -134,7 +139,12 @@ def test_modes_templates_presets_and_invalid_items(judge_stack: JudgeStack) -> N
         assert by_id[f"open-{template}"]["details"]["template"] == template
     assert by_id["preset-ref"]["verifier"] == "general-quality_ref" and by_id["preset-ref"]["reward"] == 1.0
     assert by_id["preset-open"]["details"]["mode"] == "open" and by_id["preset-open"]["reward"] == 1.0
-    for bad in ("no-ref", "ssrf", "no-prompt"):
+    assert by_id["preset-rubric"]["reward"] == pytest.approx(3 / 9)
+    assert by_id["preset-rubric"]["details"]["template"] == "rubric"
+    assert by_id["preset-match"]["reward"] == 1.0 and by_id["preset-match"]["details"]["template"] == "answer_match"
+    assert any("<criteria>\n- names the capital\n- is one word\n</criteria>" in b["messages"][0]["content"]
+               for b in fake_judge.requests)
+    for bad in ("no-ref", "ssrf", "no-prompt", "rubric-open"):
         assert by_id[bad]["status"] == "invalid" and by_id[bad]["error"], by_id[bad]
     assert by_id["only-thinking"]["status"] == "ok" and by_id["only-thinking"]["details"]["reason"] == "empty_response"
 

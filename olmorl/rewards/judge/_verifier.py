@@ -19,6 +19,7 @@ from olmorl.rewards.judge._cache import CachedJudgement, JudgeCache, cache_key
 from olmorl.rewards.judge._client import JudgeCallError, JudgeClient
 from olmorl.rewards.judge._parse import JudgementError, parse_judgement
 from olmorl.rewards.judge._templates import (
+    TEMPLATES,
     Mode,
     TemplateName,
     render_prompt,
@@ -134,6 +135,9 @@ class JudgeVerifier(Verifier):
         mode = task.options.mode or ("reference" if has_reference else "open")
         if mode == "reference" and not has_reference:
             raise InvalidInput("ground_truth: mode 'reference' needs the reference answer as a non-empty string")
+        if (task.options.template, mode) not in TEMPLATES:
+            raise InvalidInput(f"options: template {task.options.template!r} needs mode 'reference' (its "
+                               "ground_truth is what the response is checked against)")
         if prompt is None or (isinstance(prompt, (str, list)) and not prompt):
             raise InvalidInput("prompt: the judge needs the question (a string or chat messages)")
         return Task(response=task.response, ground_truth=reference if mode == "reference" else None,
@@ -206,7 +210,9 @@ def _preset(name: str, mode: Mode | None, template: TemplateName) -> type[JudgeV
 
 
 # open-instruct's LMJudgeVerifier names. Its factuality / creative-writing / refusal judges compare with
-# the label (reference); its `quality` ignores the label; its `safety` was an empty stub.
+# the label (reference); its `quality` ignores the label; its `safety` was an empty stub; its
+# `quality_rubric` label is the grading criteria; `web_instruct_general_verifier` checks the final answer.
+# (open-instruct scores the last two 0/1; here they use the judge scale like the rest.)
 PRESETS: dict[str, tuple[Mode | None, TemplateName]] = {
     "general-quality": ("open", "quality"),
     "general-quality_ref": ("reference", "quality"),
@@ -214,5 +220,7 @@ PRESETS: dict[str, tuple[Mode | None, TemplateName]] = {
     "general-creative_writing": ("reference", "creative_writing"),
     "general-refusal": ("reference", "refusal"),
     "general-safety": (None, "safety"),
+    "general-quality_rubric": ("reference", "rubric"),
+    "general-web_instruct_general_verifier": ("reference", "answer_match"),
 }
 PRESET_VERIFIERS = {name: _preset(name, mode, template) for name, (mode, template) in PRESETS.items()}
