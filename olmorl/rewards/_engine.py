@@ -149,7 +149,7 @@ class RewardEngine:
         deadline = verifier.deadline_s(task)
         try:
             if verifier.runs_in == "pool":
-                score = await self._run_in_pool(name, task, deadline)
+                score = await self._run_in_pool(name, task, deadline or self.settings.item_timeout_s)
             else:
                 score = await asyncio.wait_for(verifier.score_async(task), timeout=deadline)
         except InvalidInput as exc:
@@ -157,7 +157,7 @@ class RewardEngine:
         except (FutureTimeout, asyncio.TimeoutError):
             if verifier.runs_in == "pool":
                 self.metrics.worker_restarts.labels("timeout").inc()
-            return _result(item.id, name, "timeout", f"no result within {deadline:g} s", started,
+            return _result(item.id, name, "timeout", f"no result within {deadline:g} s" if deadline else "timed out", started,
                            details={"reason": "timeout"})
         except ProcessExpired as exc:
             self.metrics.worker_restarts.labels("died").inc()

@@ -82,8 +82,11 @@ class Verifier:
     async def score_async(self, task: Task) -> Score:
         raise NotImplementedError(f"{type(self).__name__} runs on the loop but defines no score_async()")
 
-    def deadline_s(self, task: Task) -> float:
-        """Hard wall-clock limit for one item; past it the item is `timeout` (pool workers are killed)."""
+    def deadline_s(self, task: Task) -> float | None:
+        """Hard wall-clock limit for one item; past it the item is `timeout` (pool workers are killed).
+
+        A loop verifier that queues for resources of its own (sandbox slots) returns None and bounds
+        the work itself once the resource is held, so time spent queueing never reads as a timeout."""
         return self.settings.item_timeout_s
 
     # -- lifecycle (loop verifiers own resources: HTTP clients, sandboxes) ----------------------------

@@ -82,7 +82,8 @@ def make_pool(settings: SandboxSettings) -> SandboxPool:
         scratch_mb=settings.scratch_mb,
     )
     return SandboxPool(settings.backend, allow_insecure=settings.allow_insecure,
-                       slots=settings.parallelism, limits=limits, python=settings.python)
+                       slots=settings.parallelism, limits=limits, python=settings.python,
+                       docker_image=settings.docker_image, docker_runtime=settings.docker_runtime)
 
 
 _shared: dict[int, _Pools] = {}
@@ -135,12 +136,10 @@ class _CodeVerifierBase(Verifier):
         suite = parse_ground_truth(task.ground_truth, stdio_only=self.stdio_only)
         return Task(response=task.response, ground_truth=suite, options=task.options, prompt=task.prompt)
 
-    def deadline_s(self, task: Task) -> float:
-        suite: TestSuite = task.ground_truth
-        timeout = self._timeout(task)
-        if self.pool is not None:
-            return self.pool.budget_s(len(suite.tests), timeout)
-        return 2 * (len(suite.tests) * (timeout + 0.5) + 5.0) + 10.0
+    def deadline_s(self, task: Task) -> None:
+        # The sandbox pool bounds each run from the moment a slot is free (per-test limits plus a
+        # run budget), so an item queued behind others is never cut short for waiting.
+        return None
 
     async def score_async(self, task: Task) -> Score:
         if self.pool is None:
