@@ -21,7 +21,7 @@ def _status_kib(field: str) -> int:
     raise KeyError(field)
 
 
-def child(impl: str, tokens: int, vocab: int, hidden: int) -> None:
+def child(impl: str, tokens: int, vocab: int, hidden: int, chunk: int) -> None:
     import torch
 
     from olmorl.trainer._learner import token_logprobs
@@ -34,7 +34,7 @@ def child(impl: str, tokens: int, vocab: int, hidden: int) -> None:
     weights = torch.randn(tokens)
     base = _status_kib("VmRSS")
     start = time.perf_counter()
-    logp, _ = token_logprobs(h, head, targets, impl=impl, chunk=1024)
+    logp, _ = token_logprobs(h, head, targets, impl=impl, chunk=chunk)
     (logp * weights).sum().backward()
     elapsed = time.perf_counter() - start
     peak = _status_kib("VmHWM")
@@ -47,19 +47,21 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=8192)
     parser.add_argument("--vocab", type=int, default=32768)
     parser.add_argument("--hidden", type=int, default=512)
+    parser.add_argument("--chunk", type=int, default=512)
     parser.add_argument("--child", default=None)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.tokens, args.vocab, args.hidden)
+        child(args.child, args.tokens, args.vocab, args.hidden, args.chunk)
         return
     rows = []
     for impl in ("naive", "chunked", "torch_lce"):
         out = subprocess.run([sys.executable, __file__, "--child", impl, "--tokens", str(args.tokens),
-                              "--vocab", str(args.vocab), "--hidden", str(args.hidden)],
+                              "--vocab", str(args.vocab), "--hidden", str(args.hidden), "--chunk", str(args.chunk)],
                              capture_output=True, text=True, check=True)
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
     naive = rows[0]
-    print(f"token logprobs + backward, {args.tokens} tokens x {args.vocab} vocab x {args.hidden} hidden, 1 thread")
+    print(f"token logprobs + backward, {args.tokens} tokens x {args.vocab} vocab x {args.hidden} hidden, "
+          f"chunk {args.chunk}, 1 thread")
     print(f"{'method':10s} {'peak MiB':>10s} {'vs naive':>9s} {'seconds':>8s} {'logp sum':>14s} {'|dW|':>10s}")
     for r in rows:
         print(f"{r['impl']:10s} {r['peak_mib']:10.0f} {r['peak_mib'] / naive['peak_mib']:9.3f} {r['seconds']:8.2f} "

@@ -55,14 +55,15 @@ class TrainConfig:
     truncation: str = "keep"  # keep | mask (drop from the loss) | penalize (reward := truncation_reward)
     truncation_reward: float = 0.0  # reward of a truncated completion when truncation=penalize
     # -- optimisation
-    learning_rate: float = 1e-6  # AdamW learning rate (constant)
+    learning_rate: float = 1e-6  # AdamW learning rate (constant after warm-up)
+    warmup_steps: int = 0  # optimizer steps of linear learning-rate warm-up
     adam_betas: tuple[float, float] = (0.9, 0.999)  # AdamW betas
     weight_decay: float = 0.0  # AdamW weight decay
     max_grad_norm: float = 1.0  # gradient clipping (0 = off)
     minibatches: int = 1  # optimizer steps per batch (>1 makes the clip ratio active)
     micro_batch_tokens: int = 16384  # token budget of one forward/backward (gradient accumulation)
     logprob_impl: str = "chunked"  # chunked | naive | torch_lce (how the learner gets token logprobs)
-    logprob_chunk: int = 1024  # tokens per chunk of the chunked logprob head
+    logprob_chunk: int = 512  # tokens per chunk of the chunked logprob head (memory ~ 2 x chunk x vocab)
     total_steps: int = 100  # optimizer steps (one per batch)
     # -- rewards
     reward_urls: tuple[str, ...] = ()  # remote reward servers; empty = start a local olmorl-rewards

@@ -40,9 +40,9 @@ class _ChunkedTokenLogprob(torch.autograd.Function):
         for s in range(0, n, chunk):
             logits = (hidden[s:s + chunk] @ weight.T).to(acc) * inv_temp
             lse = torch.logsumexp(logits, dim=-1)
-            logp[s:s + chunk] = logits.gather(1, targets[s:s + chunk, None]).squeeze(1) - lse
-            probs = torch.exp(logits - lse[:, None])
-            entropy[s:s + chunk] = lse - (probs * logits).sum(dim=-1)
+            logits.sub_(lse[:, None])  # in place: now log-probabilities (at most two [chunk, V] blocks live)
+            logp[s:s + chunk] = logits.gather(1, targets[s:s + chunk, None]).squeeze(1)
+            entropy[s:s + chunk] = -(logits.exp().mul_(logits)).sum(dim=-1)
             lse_all[s:s + chunk] = lse
         ctx.save_for_backward(hidden, weight, targets, lse_all)
         ctx.chunk, ctx.inv_temp = chunk, inv_temp
@@ -58,12 +58,12 @@ class _ChunkedTokenLogprob(torch.autograd.Function):
         grad_weight = torch.zeros(weight.shape, dtype=acc, device=weight.device)
         for s in range(0, hidden.shape[0], chunk):
             h = hidden[s:s + chunk]
-            logits = (h @ weight.T).to(acc) * inv_temp
+            g = (h @ weight.T).to(acc).mul_(inv_temp)
             g_out = grad_logp[s:s + chunk].to(acc)
-            # d logp / d logits = onehot(target) - softmax
-            g = -torch.exp(logits - lse_all[s:s + chunk, None]) * g_out[:, None]
+            # d logp / d logits = onehot(target) - softmax, built in place in the one [chunk, V] block
+            g.sub_(lse_all[s:s + chunk, None]).exp_().mul_(-g_out[:, None])
             g.scatter_add_(1, targets[s:s + chunk, None], g_out[:, None])
-            g = g * inv_temp
+            g.mul_(inv_temp)
             grad_hidden[s:s + chunk] = (g @ weight.to(acc)).to(hidden.dtype)
             grad_weight += g.T @ h.to(acc)
         return grad_hidden, grad_weight.to(weight.dtype), None, None, None
@@ -81,7 +81,8 @@ def token_logprobs(hidden: torch.Tensor, head: torch.nn.Linear, targets: torch.T
         entropy = -(logprobs.exp() * logprobs).sum(-1).detach()
         return logprobs.gather(1, targets[:, None]).squeeze(1), entropy
     if impl == "torch_lce":
-        ce = F.linear_cross_entropy(hidden / temperature, head.weight, targets, reduction="none")
+        ce = F.linear_cross_entropy(hidden / temperature, head.weight, targets, reduction="none",
+                                    options=torch.nn.LinearCrossEntropyOptions())  # opt in to the chunked path
         return -ce.float(), None
     raise ValueError(f"unknown logprob impl {impl!r}")
 
@@ -91,11 +92,14 @@ class Learner:
                  adam_betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.0,
                  max_grad_norm: float = 1.0, minibatches: int = 1, micro_batch_tokens: int = 16384,
                  loss_norm: str = "token", loss_constant: float | None = None, temperature: float = 1.0,
-                 logprob_impl: str = "chunked", logprob_chunk: int = 1024) -> None:
+                 logprob_impl: str = "chunked", logprob_chunk: int = 512, warmup_steps: int = 0) -> None:
         self.model = model.train()
         self.loss = loss
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, betas=adam_betas,
                                            weight_decay=weight_decay)
+        # linear warm-up, then constant (Adam's first steps are full-size whatever the gradient scale)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda step: min(1.0, (step + 1) / (warmup_steps + 1)))
         self.max_grad_norm = max_grad_norm
         self.minibatches = minibatches
         self.micro_batch_tokens = micro_batch_tokens
@@ -176,7 +180,7 @@ class Learner:
                                                        w > 0, self.loss, logp_ref=ref)
                 loss = (loss_tok * w.to(logp.device)).sum()
                 loss.backward()
-                total += float(loss)
+                total += float(loss.detach())
                 used = w > 0
                 for key, value in tok_stats.items():
                     stats[key].append(value[used].cpu())
@@ -187,6 +191,7 @@ class Learner:
             if self.max_grad_norm:
                 grad_norms.append(float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)))
             self.optimizer.step()
+            self.scheduler.step()
             losses.append(total)
         out = {"loss": sum(losses) / len(losses), "learner_s": time.perf_counter() - start,
                "trained_tokens": float(sum(len(s.completion_ids) for s in samples if s.in_loss))}

@@ -49,8 +49,6 @@ class Trainer:
         self.config = cfg = config
         torch.set_num_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)
-        if cfg.deterministic:
-            torch.use_deterministic_algorithms(True)
         self.tokenizer = AutoTokenizer.from_pretrained(cfg.model)
         model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=torch.float32)
         self.learner = Learner(
@@ -58,7 +56,8 @@ class Trainer:
             learning_rate=cfg.learning_rate, adam_betas=cfg.adam_betas, weight_decay=cfg.weight_decay,
             max_grad_norm=cfg.max_grad_norm, minibatches=cfg.minibatches, micro_batch_tokens=cfg.micro_batch_tokens,
             loss_norm=cfg.loss_norm, loss_constant=cfg.loss_constant or cfg.max_new_tokens,
-            temperature=cfg.temperature, logprob_impl=cfg.logprob_impl, logprob_chunk=cfg.logprob_chunk)
+            temperature=cfg.temperature, logprob_impl=cfg.logprob_impl, logprob_chunk=cfg.logprob_chunk,
+            warmup_steps=cfg.warmup_steps)
         eos = model.generation_config.eos_token_id or self.tokenizer.eos_token_id
         engine_kwargs = dict(eos_token_id=eos, pad_token_id=self.tokenizer.pad_token_id,
                              max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
@@ -89,6 +88,7 @@ class Trainer:
         state = load_checkpoint(path)
         self.learner.model.load_state_dict(state["model"])
         self.learner.optimizer.load_state_dict(state["optimizer"])
+        self.learner.scheduler.load_state_dict(state["scheduler"])
         self.mixer.load_state_dict(state["data"])
         set_rng_states(state["rng"])
         self.engine.set_rng_state(state["engine_rng"])
@@ -101,6 +101,7 @@ class Trainer:
     def _checkpoint(self) -> None:
         cfg = self.config
         state = {"model": self.learner.model.state_dict(), "optimizer": self.learner.optimizer.state_dict(),
+                 "scheduler": self.learner.scheduler.state_dict(),
                  "data": self.mixer.state_dict(), "rng": rng_states(), "engine_rng": self.engine.get_rng_state(),
                  "step": self.step, "version": self.step, "trained_groups": self.trained_groups,
                  "pending": [self.pending[k] for k in sorted(self.pending)]}
@@ -304,10 +305,13 @@ class Trainer:
             server.start()
             urls = [server.url]
         self.metrics = MetricsLog(cfg.output_dir, cfg.tensorboard)
+        was_deterministic = torch.are_deterministic_algorithms_enabled()
+        torch.use_deterministic_algorithms(cfg.deterministic or was_deterministic)
         self.engine.start()
         try:
             asyncio.run(self._main(urls))
         finally:
+            torch.use_deterministic_algorithms(was_deterministic)
             self.engine.stop()
             self.metrics.close()
             if server is not None:
