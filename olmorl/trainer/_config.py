@@ -23,6 +23,7 @@ class TrainConfig:
     eval_files: tuple[str, ...] = ()  # held-out RLVR rows scored every `eval_every` steps
     eval_every: int = 0  # steps between held-out evaluations (0 = never)
     eval_max_prompts: int = 200  # held-out prompts per evaluation
+    eval_samples: int = 1  # sampled completions per held-out prompt (eval/accuracy; greedy is one)
     verifier_override: str | None = None  # score every row with this verifier instead of its `dataset`
     max_prompt_tokens: int = 2048  # longer prompts are dropped at load time
     output_dir: str = "runs/olmorl"  # metrics.jsonl, tensorboard/, checkpoints/ go here

@@ -8,7 +8,8 @@ import torch
 
 
 def _generate(model, tokenizer, prompts, max_new_tokens: int, do_sample: bool, temperature: float,
-              batch_size: int = 256) -> list[str]:
+              batch_size: int = 256) -> list[tuple[str, bool]]:
+    """(completion text, truncated) per prompt; truncated = no EOS within max_new_tokens."""
     texts = []
     eos = tokenizer.eos_token_id
     for start in range(0, len(prompts), batch_size):
@@ -23,19 +24,21 @@ def _generate(model, tokenizer, prompts, max_new_tokens: int, do_sample: bool, t
         out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=max_new_tokens, eos_token_id=eos,
                              pad_token_id=tokenizer.pad_token_id, **kwargs)
         for row in out[:, width:].tolist():
-            texts.append(tokenizer.decode(row[:row.index(eos)] if eos in row else row, skip_special_tokens=True))
+            text = tokenizer.decode(row[:row.index(eos)] if eos in row else row, skip_special_tokens=True)
+            texts.append((text, eos not in row))
     return texts
 
 
 async def evaluate(model, tokenizer, prompts, scorer, config) -> dict[str, float]:
-    """Mean reward of one sampled and one greedy completion per held-out prompt (global RNG left untouched)."""
-    def run() -> tuple[list[str], list[str]]:
+    """Mean reward of `eval_samples` sampled and one greedy completion per held-out prompt (global RNG untouched)."""
+    def run():
         with torch.random.fork_rng(), torch.no_grad():
             torch.manual_seed(config.seed + 7919)
             was_training = model.training
             model.eval()
             try:
-                sampled = _generate(model, tokenizer, prompts, config.max_new_tokens, True, config.temperature)
+                sampled = _generate(model, tokenizer, list(prompts) * config.eval_samples, config.max_new_tokens, True,
+                                    config.temperature)
                 greedy = _generate(model, tokenizer, prompts, config.max_new_tokens, False, 1.0)
             finally:
                 model.train(was_training)
@@ -44,7 +47,10 @@ async def evaluate(model, tokenizer, prompts, scorer, config) -> dict[str, float
     sampled, greedy = await asyncio.to_thread(run)
     out = {}
     for name, texts in (("eval/accuracy", sampled), ("eval/greedy_accuracy", greedy)):
-        items = [{"verifier": p.verifier, "response": t, "ground_truth": p.ground_truth} for p, t in zip(prompts, texts)]
-        results = await scorer.score(items)
-        out[name] = sum(r.reward for r in results) / max(len(results), 1)
+        repeated = list(prompts) * (len(texts) // max(len(prompts), 1))
+        items = [{"verifier": p.verifier, "response": t, "ground_truth": p.ground_truth} for p, (t, _) in zip(repeated, texts)]
+        rewards = [r.reward for r in await scorer.score(items)]
+        if config.truncation == "penalize":  # scored as in training
+            rewards = [config.truncation_reward if cut else r for r, (_, cut) in zip(rewards, texts)]
+        out[name] = sum(rewards) / max(len(rewards), 1)
     return out
