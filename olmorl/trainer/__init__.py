@@ -3,6 +3,7 @@ that scores completions through an olmorl reward server over HTTP. Needs the `[t
 
 from olmorl.trainer._config import TrainConfig, load_config
 from olmorl.trainer._engine import Completion, Engine, GenerationRequest, Group, TorchEngine
+from olmorl.trainer._engine_process import ProcessEngine
 from olmorl.trainer._learner import Learner, TrainSample, token_logprobs
 from olmorl.trainer._loop import Trainer
 from olmorl.trainer._objective import LossSettings, group_advantages, k3_kl, per_sequence_token_weight, token_loss_terms
@@ -14,6 +15,7 @@ __all__ = [
     "Group",
     "Learner",
     "LossSettings",
+    "ProcessEngine",
     "TorchEngine",
     "TrainConfig",
     "TrainSample",
