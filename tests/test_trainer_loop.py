@@ -129,3 +129,23 @@ def test_cli_runs_from_a_yaml_config_with_flag_overrides(toy, tmp_path, reward_s
     bad = subprocess.run([sys.executable, "-m", "olmorl.trainer._cli", "--config", str(config), "--objective", "reinforce"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "objective must be one of" in bad.stderr
+
+
+def test_staleness_bound_drops_too_old_groups_before_training(toy, tmp_path):
+    from collections import Counter
+
+    from olmorl.trainer._engine import Completion, Group
+    from olmorl.trainer._learner import TrainSample
+    from olmorl.trainer._loop import ScoredGroup
+
+    trainer = Trainer(_config(toy, tmp_path / "run", prompts_per_step=2, max_staleness=1))
+    trainer.step, trainer.counters = 5, Counter()
+    for rid, versions in enumerate([[3, 4], [4, 5], [5, 5], [2, 5]]):  # oldest token lags 2, 1, 0, 3 versions
+        trainer.pending[rid] = trainer.mixer.next()
+        completion = Completion([7, 8], [-1.0, -1.0], versions, "stop")
+        sample = TrainSample([1], [7, 8], [-1.0, -1.0], versions, 0.5)
+        trainer.accepted.append(ScoredGroup(trainer.pending[rid], Group(rid, [1], [completion], None, 0), [1.0], [sample]))
+    batch = trainer._take_batch()
+    assert [sg.group.request_id for sg in batch] == [1, 2]  # AReaL eta = 1: groups 0 and 3 are dropped ...
+    assert trainer.counters["stale_dropped"] == 2
+    assert sorted(trainer.pending) == [1, 2]  # ... and leave the pipeline, so _feed replaces them

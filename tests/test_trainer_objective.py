@@ -156,3 +156,16 @@ def test_gradient_accumulation_equals_the_full_batch_gradient(norm):
         learner.train_step(_samples())
         grads.append(torch.cat([p.grad.flatten() for p in model.parameters()]))
     torch.testing.assert_close(grads[0], grads[1], rtol=1e-4, atol=1e-7)
+
+
+@pytest.mark.parametrize("objective", ["olmorl", "decoupled", "ppo"])
+def test_learner_options_run_and_report(objective):
+    model = _tiny_model()
+    learner = Learner(model, loss=LossSettings(objective=objective, kl_beta=0.05), learning_rate=1e-3,
+                      minibatches=2, logprob_impl="naive")
+    first = learner.train_step(_samples())
+    second = learner.train_step(_samples())
+    assert first["kl"] >= 0 and second["kl"] > 0  # the reference is the initial policy
+    # two minibatches: the second is scored against pi_old from before the first update, so ratios move
+    assert second["ratio_max"] != 1.0 and 0 <= second["clip_low_frac"] <= 1
+    assert {"is_weight_mean", "is_capped_frac", "clip_high_frac", "grad_norm", "trained_tokens"} <= set(second)

@@ -86,7 +86,8 @@ class TorchEngine:
 
     def __init__(self, model: torch.nn.Module, *, eos_token_id: int | list[int], pad_token_id: int,
                  max_new_tokens: int, temperature: float = 1.0, max_batch_size: int = 64,
-                 continuous: bool = True, update_mode: str = "inflight", seed: int = 0, version: int = 0) -> None:
+                 continuous: bool = True, update_mode: str = "inflight", seed: int = 0, version: int = 0,
+                 admit_chunk: int | None = None) -> None:
         if update_mode not in ("inflight", "abort"):
             raise ValueError(f"update_mode must be inflight or abort, not {update_mode!r}")
         self.model = model.eval()
@@ -95,6 +96,7 @@ class TorchEngine:
         self.max_new_tokens = max_new_tokens
         self.temperature = temperature
         self.max_batch_size = max_batch_size
+        self.admit_chunk = max(1, max_batch_size // 8) if admit_chunk is None else admit_chunk
         self.continuous = continuous
         self.update_mode = update_mode
         self.version = version
@@ -274,6 +276,10 @@ class TorchEngine:
     def _admit(self) -> None:
         free = self.max_batch_size - len(self._rows)
         if not self._waiting or free <= 0 or (not self.continuous and self._rows):
+            return
+        # Each admission costs one extra (prefill) forward; gather a few free slots first unless the batch is
+        # nearly empty or nothing more is waiting. On small models per-call overhead dominates the step.
+        if self._rows and free < self.admit_chunk and len(self._waiting) > free and len(self._rows) >= self.admit_chunk:
             return
         new = [self._waiting.popleft() for _ in range(min(free, len(self._waiting)))]
         logits, cache, mask = self._prefill([s.prompt_ids for s in new])

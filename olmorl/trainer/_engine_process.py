@@ -64,6 +64,7 @@ def _child(model_dir: str, dtype: str, threads: int, engine_kwargs: dict, comman
     finally:
         stop.set()
         engine.stop()
+        pump.join(timeout=5)  # a daemon thread still inside torch at interpreter exit aborts the process
         results.cancel_join_thread()  # exit even if the parent never reads the last messages
 
 
