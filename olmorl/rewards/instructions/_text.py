@@ -230,10 +230,8 @@ class LanguageUndetectable(Exception):
 
 def detect_language(text: str) -> str:
     """langdetect's top language, seeded so every process and run agrees."""
-    from langdetect import DetectorFactory, detect
-    from langdetect.lang_detect_exception import LangDetectException
+    from olmorl.rewards.instructions._langdetect import LangDetectException, detect
 
-    DetectorFactory.seed = 0
     try:
         return detect(text)
     except LangDetectException as exc:
@@ -242,10 +240,8 @@ def detect_language(text: str) -> str:
 
 def detect_languages(text: str) -> list[str]:
     """Candidate languages langdetect considers (probability > 0.1), seeded."""
-    from langdetect import DetectorFactory, detect_langs
-    from langdetect.lang_detect_exception import LangDetectException
+    from olmorl.rewards.instructions._langdetect import LangDetectException, detect_langs
 
-    DetectorFactory.seed = 0
     try:
         return [c.lang for c in detect_langs(text) if c.prob > 0.1]
     except LangDetectException as exc:
