@@ -1,0 +1,248 @@
+"""A DeepSpeed learner (ZeRO 0-3, optional optimizer offload) behind the plain learner's interface.
+
+Launch every rank with `torchrun` or `deepspeed` (they set MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE,
+LOCAL_RANK). Rank 0 runs the training loop and calls `train_step` / `weights` as usual; the call is
+broadcast to the other ranks, which sit in `serve()`. Each rank trains on its share of every minibatch,
+and the loss weights use token / sequence counts summed over all ranks, so the gradient equals the
+single-process one (DeepSpeed's averaging over ranks is undone by scaling with the world size).
+For an engine update the full weights are gathered (ZeRO-3: `deepspeed.zero.GatheredParameters`).
+On CPU DeepSpeed picks the gloo backend; install with `DS_BUILD_OPS=0 pip install --no-build-isolation deepspeed`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from olmorl.trainer._learner import Learner, TrainSample, token_logprobs
+from olmorl.trainer._objective import LossSettings, token_loss_terms
+
+LAUNCHER_ENV = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK")
+
+
+def ensure_launcher_env() -> None:
+    """A lone process without a launcher becomes a world of one; a partial launcher environment is an error."""
+    present = [k for k in LAUNCHER_ENV if k in os.environ]
+    if not present:
+        from olmorl.rewards._local import free_port
+
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), RANK="0", WORLD_SIZE="1",
+                          LOCAL_RANK="0")
+    elif len(present) < len(LAUNCHER_ENV):
+        missing = [k for k in LAUNCHER_ENV if k not in os.environ]
+        raise RuntimeError(f"the DeepSpeed learner needs {', '.join(LAUNCHER_ENV)} (set by torchrun / deepspeed); "
+                           f"missing: {', '.join(missing)}")
+
+
+def deepspeed_config(*, zero_stage: int, learning_rate: float, adam_betas: tuple[float, float], weight_decay: float,
+                     max_grad_norm: float, offload_optimizer: bool, bf16: bool) -> dict[str, Any]:
+    zero: dict[str, Any] = {"stage": zero_stage}
+    if offload_optimizer:
+        if zero_stage == 0:
+            raise ValueError("optimizer offload needs ZeRO stage 1-3")
+        zero["offload_optimizer"] = {"device": "cpu"}
+    return {
+        "train_micro_batch_size_per_gpu": 1,  # micro-batches are token-budgeted by the learner, not counted here
+        "gradient_accumulation_steps": 1,  # accumulation boundaries are set explicitly per optimizer batch
+        "gradient_clipping": max_grad_norm or 0.0,
+        "zero_optimization": zero,
+        "bf16": {"enabled": bf16},
+        # torch's AdamW: the same update as the plain learner, and no JIT-compiled op on CPU
+        "optimizer": {"type": "AdamW", "params": {"lr": learning_rate, "betas": list(adam_betas), "eps": 1e-8,
+                                                  "weight_decay": weight_decay, "torch_adam": True}},
+        "zero_allow_untested_optimizer": True,
+        "steps_per_print": 10**9,
+        "wall_clock_breakdown": False,
+    }
+
+
+def global_token_weights(lengths: list[int], in_loss: list[bool], normalization: str, constant: float | None,
+                         group=None) -> list[float]:
+    """`per_sequence_token_weight` for a rank's share, with token and sequence counts summed over all ranks."""
+    used = [n for n, keep in zip(lengths, in_loss) if keep and n > 0]
+    counts = torch.tensor([float(sum(used)), float(len(used))], dtype=torch.float64)
+    if dist.is_initialized():
+        dist.all_reduce(counts, group=group)
+    n_tokens, n_seqs = counts.tolist()
+    if normalization == "constant" and not constant:
+        raise ValueError("loss normalization 'constant' needs a positive constant")
+    out = []
+    for n, keep in zip(lengths, in_loss):
+        if not keep or n == 0:
+            out.append(0.0)
+        elif normalization == "token":
+            out.append(1.0 / n_tokens)
+        elif normalization == "sequence":
+            out.append(1.0 / (n * n_seqs))
+        elif normalization == "constant":
+            out.append(1.0 / (constant * n_seqs))
+        else:
+            raise ValueError(f"unknown loss normalization {normalization!r} (token | sequence | constant)")
+    return out
+
+
+class DeepSpeedLearner(Learner):
+    def __init__(self, model: torch.nn.Module, *, loss: LossSettings, learning_rate: float, zero_stage: int = 2,
+                 offload_optimizer: bool = False, bf16: bool = False, adam_betas: tuple[float, float] = (0.9, 0.999),
+                 weight_decay: float = 0.0, max_grad_norm: float = 1.0, warmup_steps: int = 0, **kwargs: Any) -> None:
+        import deepspeed
+
+        if zero_stage not in (0, 1, 2, 3):
+            raise ValueError(f"zero_stage must be 0-3, not {zero_stage}")
+        if loss.kl_beta and zero_stage == 3:
+            raise ValueError("a KL reference model is not supported with ZeRO-3 (set kl_beta=0 or zero_stage<=2)")
+        ensure_launcher_env()
+        deepspeed.init_distributed(verbose=False)
+        super().__init__(model, loss=loss, learning_rate=learning_rate, adam_betas=adam_betas,
+                         weight_decay=weight_decay, max_grad_norm=max_grad_norm, warmup_steps=warmup_steps, **kwargs)
+        self.rank, self.world = dist.get_rank(), dist.get_world_size()
+        self.zero_stage = zero_stage
+        config = deepspeed_config(zero_stage=zero_stage, learning_rate=learning_rate, adam_betas=adam_betas,
+                                  weight_decay=weight_decay, max_grad_norm=max_grad_norm,
+                                  offload_optimizer=offload_optimizer, bf16=bf16)
+
+        def schedule(optimizer):
+            return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / (warmup_steps + 1)))
+
+        self.engine, self.optimizer, _, self.scheduler = deepspeed.initialize(
+            model=model, model_parameters=[p for p in model.parameters() if p.requires_grad], config=config,
+            lr_scheduler=schedule)
+
+    # -- the call protocol between rank 0 (the loop) and the other ranks ----------------------------------------
+    def _command(self, command: tuple | None) -> tuple:
+        box = [command]
+        dist.broadcast_object_list(box, src=0)
+        return box[0]
+
+    def train_step(self, samples: list[TrainSample]) -> dict[str, float]:
+        if self.rank == 0 and self.world > 1:
+            self._command(("train", samples))
+        return self._train_local(samples)
+
+    def weights(self) -> dict[str, torch.Tensor]:
+        if self.rank == 0 and self.world > 1:
+            self._command(("weights",))
+        return self._gather_weights()
+
+    def serve(self) -> None:
+        """Ranks > 0: follow rank 0's calls until it closes the learner."""
+        while True:
+            command = self._command(None)
+            if command[0] == "train":
+                self._train_local(command[1])
+            elif command[0] == "weights":
+                self._gather_weights()
+            elif command[0] == "stop":
+                return
+
+    def close(self) -> None:
+        if self.rank == 0 and self.world > 1:
+            self._command(("stop",))
+
+    # -- work every rank does ------------------------------------------------------------------------------------
+    def _gather_weights(self) -> dict[str, torch.Tensor]:
+        import deepspeed
+
+        params = list(self.model.parameters())
+        with deepspeed.zero.GatheredParameters(params, modifier_rank=None, enabled=self.zero_stage == 3):
+            if self.rank != 0:
+                return {}
+            return {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
+
+    def _logprobs(self, model_base, head, samples: list[TrainSample]):
+        """As the plain learner's, but under ZeRO-3 the chunked head runs as the lm_head module's forward:
+        ZeRO-3 gathers a module's partitioned weight around its forward (and again for its backward)."""
+        width = max(len(s.prompt_ids) + len(s.completion_ids) for s in samples)
+        input_ids = torch.zeros((len(samples), width), dtype=torch.long)
+        rows, cols, targets = [], [], []
+        for r, s in enumerate(samples):
+            seq = s.prompt_ids + s.completion_ids
+            input_ids[r, :len(seq)] = torch.tensor(seq)
+            rows += [r] * len(s.completion_ids)
+            cols += range(len(s.prompt_ids) - 1, len(seq) - 1)
+            targets += s.completion_ids
+        hidden = model_base(input_ids=input_ids).last_hidden_state  # right padding: no mask needed
+        flat = hidden[torch.tensor(rows), torch.tensor(cols)]
+        target = torch.tensor(targets)
+        kw = dict(temperature=self.temperature, impl=self.logprob_impl, chunk=self.logprob_chunk)
+        if self.zero_stage < 3:
+            return token_logprobs(flat, head, target, **kw)
+        head.forward = lambda h: token_logprobs(h, _Plain(head.weight), target, **kw)
+        try:
+            return head(flat)
+        finally:
+            del head.forward
+
+    def _train_local(self, samples: list[TrainSample]) -> dict[str, float]:
+        start = time.perf_counter()
+        engine = self.engine
+        per_minibatch = -(-len(samples) // self.minibatches)
+        minibatches = [samples[i:i + per_minibatch] for i in range(0, len(samples), per_minibatch)]
+        old: list[list[torch.Tensor]] | None = None
+        shares = [mb[self.rank::self.world] for mb in minibatches]
+        plans = [self._equal_micro_batches(share) for share in shares]
+        if self.minibatches > 1:  # pi_old: the policy before this step's first update
+            with torch.no_grad():
+                old = [[self._logprobs(self.base, self.head, [share[i] for i in idx])[0] if idx else None
+                        for idx in plan] for share, plan in zip(shares, plans)]
+        losses, grad_norms, ratio_max, entropies = [], [], [], []
+        for m, (share, plan) in enumerate(zip(shares, plans)):
+            weights = global_token_weights([len(s.completion_ids) for s in share], [s.in_loss for s in share],
+                                           self.loss_norm, self.loss_constant)
+            total = torch.zeros((), dtype=torch.float64)
+            for k, idx in enumerate(plan):
+                engine.set_gradient_accumulation_boundary(k == len(plan) - 1)
+                # a rank with fewer micro-batches still runs forward/backward (collectives must match): weight 0
+                micro = [share[i] for i in idx] if idx else share[:1]
+                w = torch.tensor([weights[i] if idx else 0.0 for i in (idx or [0]) for _ in share[i].completion_ids])
+                logp, entropy = self._logprobs(self.base, self.head, micro)
+                logp_old = old[m][k] if old is not None and idx else logp.detach()
+                behav = torch.tensor([lp for s in micro for lp in s.behav_logprobs], dtype=logp.dtype)
+                adv = torch.tensor([s.advantage for s in micro for _ in s.completion_ids], dtype=logp.dtype)
+                ref = self._reference_logprobs(micro) if self.reference is not None else None
+                loss_tok, tok_stats = token_loss_terms(logp, logp_old, behav, adv, w > 0, self.loss, logp_ref=ref)
+                loss = (loss_tok * w.to(logp.dtype)).sum()
+                engine.backward(loss * self.world)  # DeepSpeed averages gradients over ranks; ours are partial sums
+                engine.step()
+                total += float(loss.detach())
+                used = w > 0
+                if used.any():
+                    ratio_max.append(float(tok_stats["ratio"][used].max()))
+                    if entropy is not None:
+                        entropies.append(entropy[used].detach())
+            dist.all_reduce(total)
+            losses.append(float(total))
+            norm = engine.get_global_grad_norm()
+            if norm is not None:
+                grad_norms.append(float(norm))
+        out = {"loss": sum(losses) / len(losses), "learner_s": time.perf_counter() - start,
+               "trained_tokens": float(sum(len(s.completion_ids) for s in samples if s.in_loss))}
+        if grad_norms:
+            out["grad_norm"] = max(grad_norms)
+        if ratio_max:
+            out["ratio_max"] = max(ratio_max)
+        if entropies:
+            out["entropy"] = float(torch.cat(entropies).mean())
+        return out
+
+    def _equal_micro_batches(self, share: list[TrainSample]) -> list[list[int]]:
+        """This rank's token-budget micro-batches, padded with empty ones to the largest count over ranks."""
+        plan = self._micro_batches(share) if share else []
+        count = torch.tensor([len(plan)])
+        dist.all_reduce(count, op=dist.ReduceOp.MAX)
+        if not share and int(count):
+            raise ValueError(f"rank {self.rank} got no samples: the batch must hold at least world_size samples")
+        return plan + [[] for _ in range(int(count) - len(plan))]
+
+
+class _Plain:
+    """The lm_head seen as a bias-free linear layer holding `weight` (what `token_logprobs` reads)."""
+
+    bias = None
+
+    def __init__(self, weight: torch.Tensor) -> None:
+        self.weight = weight
