@@ -11,6 +11,11 @@ from olmorl.trainer._config import add_config_flags, field_comments, load_config
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "filter":  # `olmorl-train filter ...`: offline difficulty filtering
+        from olmorl.trainer._filter import main as filter_main
+
+        return filter_main(argv[1:])
     parser = argparse.ArgumentParser(
         prog="olmorl-train",
         description="Async GRPO (OlmoRL defaults) with rewards from an olmorl reward server. Every config field "
