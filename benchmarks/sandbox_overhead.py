@@ -3,9 +3,13 @@
 - baseline: a fresh `python3 -c pass` subprocess (the cheapest possible "run a program");
 - cold sandbox: a fresh bwrap sandbox + interpreter per program (what a naive isolating runner pays);
 - warm path: one test in an already-running sandbox (zygote forks a child per test), measured as the
-  per-test time of a job of N trivial tests. Target: <= 1 ms per test on the warm path.
+  per-test time of a job of N trivial tests, for bwrap and (when an engine and the image are there)
+  the docker backend's warm container, rounds interleaved so both see the same machine load.
+  Target: <= 1 ms per test on the warm path.
+- docker, for reference: starting a slot (container create + start + zygote ready), and a
+  `docker exec python3 -c pass` into a warm container (the per-test cost without a zygote).
 
-Run: python benchmarks/sandbox_overhead.py [--n 200]
+Run: python benchmarks/sandbox_overhead.py [--n 200] [--no-docker]
 """
 
 from __future__ import annotations
@@ -30,26 +34,86 @@ def time_subprocess(argv: list[str], n: int) -> list[float]:
     return times
 
 
-async def warm_per_test(n: int, code: str | None) -> list[float]:
-    pool = SandboxPool("bwrap", slots=1, limits=SandboxLimits())
-    await pool.start()
+POOLS = {  # backend label -> SandboxPool arguments
+    "bwrap": {"backend": "bwrap"},
+    "docker": {"backend": "docker"},
+    "docker+runsc": {"backend": "docker", "docker_runtime": "runsc"},
+}
+
+
+async def warm_per_test(backends: list[str], n: int, code: str | None, rounds: int = 5) -> dict[str, list[float]]:
+    """Per-test wall time of an n-test job in a warm slot, per backend, rounds interleaved."""
+    pools = {name: SandboxPool(**POOLS[name], slots=1, limits=SandboxLimits()) for name in backends}
+    per_test: dict[str, list[float]] = {name: [] for name in backends}
     try:
-        per_test = []
-        await pool.run("pass", [TestInput(code=code)] * 10)
-        for _ in range(5):
-            started = time.perf_counter()
-            runs, failure = await pool.run("x = 1", [TestInput(code=code)] * n)
-            assert failure is None and len(runs) == n
-            per_test.append((time.perf_counter() - started) / n)
+        for pool in pools.values():
+            await pool.start()
+            await pool.run("pass", [TestInput(code=code)] * 10)
+        for _ in range(rounds):
+            for name, pool in pools.items():
+                started = time.perf_counter()
+                runs, failure = await pool.run("x = 1", [TestInput(code=code)] * n)
+                assert failure is None and len(runs) == n
+                per_test[name].append((time.perf_counter() - started) / n)
         return per_test
     finally:
+        for pool in pools.values():
+            await pool.stop()
+
+
+async def docker_slot_start(n: int) -> list[float]:
+    """A fresh slot: container create + start + the zygote's ready line (and its removal after)."""
+    times = []
+    for _ in range(n):
+        pool = SandboxPool("docker", slots=1, limits=SandboxLimits())
+        started = time.perf_counter()
+        await pool.start()
+        times.append(time.perf_counter() - started)
         await pool.stop()
+    return times
+
+
+def docker_exec_per_run(n: int) -> list[float]:
+    """`docker exec python3 -c pass` into a warm container: one exec per test instead of a fork."""
+    import docker
+
+    from olmorl.sandbox._docker import DEFAULT_IMAGE
+
+    api = docker.APIClient(version="auto")
+    container = api.create_container(DEFAULT_IMAGE, command=["sleep", "infinity"], network_disabled=True,
+                                     labels={"org.olmorl.benchmark": "1"},
+                                     host_config=api.create_host_config(network_mode="none", auto_remove=True))["Id"]
+    try:
+        api.start(container)
+        times = []
+        for _ in range(n):
+            started = time.perf_counter()
+            exec_id = api.exec_create(container, ["/usr/bin/python3", "-c", "pass"], user="65534:65534")["Id"]
+            api.exec_start(exec_id)
+            times.append(time.perf_counter() - started)
+        return times
+    finally:
+        api.remove_container(container, force=True)
+        api.close()
+
+
+def docker_reason(runtime: str | None = None) -> str | None:
+    """Why the docker rows (with `runtime`) cannot run here, or None."""
+    try:
+        from olmorl.sandbox._docker import DockerBackend
+    except ImportError as exc:
+        return str(exc)
+    return DockerBackend(None, SandboxLimits(), runtime=runtime).unavailable()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=200)
+    parser.add_argument("--no-docker", action="store_true", help="leave out the docker backend's rows")
     args = parser.parse_args()
+    reason = "left out (--no-docker)" if args.no_docker else docker_reason()
+    gvisor = reason or docker_reason("runsc")  # paranoid mode: only where the engine has runsc
+    backends = ["bwrap"] + ([] if reason else ["docker"]) + ([] if gvisor else ["docker+runsc"])
     python = sandbox_python(None)
     base = time_subprocess([python, "-c", "pass"], args.n // 4)
     launch = BwrapBackend(None, SandboxLimits()).launch(0)
@@ -62,21 +126,39 @@ def main() -> None:
     cold = time_subprocess(bwrap_argv[:cut + 1] + [python, "-c", "pass"], args.n // 4)
     for step in launch.cleanup:
         step()
-    warm_assert = asyncio.run(warm_per_test(args.n, "__probe__(0, x)"))
-    warm_stdio = asyncio.run(warm_per_test(args.n, None))
+    warm_assert = asyncio.run(warm_per_test(backends, args.n, "__probe__(0, x)"))
+    warm_stdio = asyncio.run(warm_per_test(backends, args.n, None))
     rows = [
-        (f"python3 -c pass (fresh process)", base),
+        ("python3 -c pass (fresh process)", base),
         ("fresh bwrap sandbox + python3 -c pass", cold),
-        ("warm sandbox: one assert test (fork per test)", warm_assert),
-        ("warm sandbox: one stdio test (fork per test)", warm_stdio),
+        ("warm bwrap sandbox: one assert test", warm_assert["bwrap"]),
+        ("warm bwrap sandbox: one stdio test", warm_stdio["bwrap"]),
     ]
-    print(f"sandbox per-execution overhead, load average {os.getloadavg()[0]:.1f} (shared machine)")
+    if "docker" in backends:
+        rows += [
+            ("warm docker container: one assert test", warm_assert["docker"]),
+            ("warm docker container: one stdio test", warm_stdio["docker"]),
+            ("docker slot start (create+start+ready)", asyncio.run(docker_slot_start(5))),
+            ("docker exec python3 -c pass (warm container)", docker_exec_per_run(max(args.n // 10, 5))),
+        ]
+    if "docker+runsc" in backends:
+        rows += [
+            ("warm docker+runsc (gVisor): one assert test", warm_assert["docker+runsc"]),
+            ("warm docker+runsc (gVisor): one stdio test", warm_stdio["docker+runsc"]),
+        ]
+    print(f"sandbox per-execution overhead, load average {os.getloadavg()[0]:.1f} (shared machine), "
+          f"{os.cpu_count()} cores")
     print(f"{'path':<50}{'median ms':>11}{'min ms':>9}")
     for name, values in rows:
         print(f"{name:<50}{statistics.median(values) * 1000:>11.2f}{min(values) * 1000:>9.2f}")
-    overhead = statistics.median(warm_assert)
-    print(f"warm per-test cost: {overhead * 1000:.2f} ms (target <= 1 ms); "
-          f"{statistics.median(base) / overhead:.1f}x cheaper than a fresh python3")
+    for name in backends:
+        overhead = statistics.median(warm_assert[name])
+        print(f"{name} warm per-test cost: {overhead * 1000:.2f} ms (target <= 1 ms); "
+              f"{statistics.median(base) / overhead:.1f}x cheaper than a fresh python3")
+    if reason:
+        print(f"docker rows: not measured: {reason}")
+    elif gvisor:
+        print(f"docker+runsc rows: not measured: {gvisor}")
 
 
 if __name__ == "__main__":

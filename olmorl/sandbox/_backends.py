@@ -1,12 +1,17 @@
-"""How a sandbox slot's zygote is launched: bubblewrap (default) or plain rlimits (`process`, insecure).
+"""How a sandbox slot's zygote is launched: bubblewrap (default), plain rlimits (`process`, insecure)
+or a warm container (`docker`, in `_docker.py`).
 
 Each slot gets its own unprivileged uid (when the server runs as root) and, where the kernel lets us,
 its own memory+pids cgroup; the uid switch happens last in the pre-exec hook, after joining the cgroups.
+A launched zygote is reached through a `Channel`: its reply lines, its control input, and `close()`,
+which kills everything it ran and releases what it held.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
 import resource
 import shutil
 import sys
@@ -22,6 +27,11 @@ from olmorl.sandbox._seccomp import seccomp_filter
 HARNESS = Path(__file__).with_name("_harness.py")
 SLOT_UID_BASE = 61000  # slot N runs as uid 61000+N: RLIMIT_NPROC and kill sweeps stay per slot
 INSIDE_HARNESS = "/sandbox/harness.py"
+LINE_LIMIT = 32 << 20  # one test record from the zygote: output cap + frames, JSON-escaped
+
+
+class SandboxUnavailable(RuntimeError):
+    """No usable isolation backend (or an insecure one that was not allowed)."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,89 @@ def _preexec(uid: int | None, cgroup: SlotCgroup | None, limits: SandboxLimits) 
     return run
 
 
+class Channel:
+    """A running zygote: `reader` yields its reply lines, `write` + `drain` feed it jobs."""
+
+    reader: asyncio.StreamReader
+    stderr_tail: bytes = b""
+
+    @property
+    def alive(self) -> bool:
+        raise NotImplementedError
+
+    def worn(self) -> bool:
+        """True when the zygote should be replaced before its next job (checked after each job)."""
+        return False
+
+    def write(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    async def drain(self) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        """Kill the zygote and everything it started; release the slot's resources. Idempotent."""
+        raise NotImplementedError
+
+
+class SubprocessChannel(Channel):
+    """A zygote launched as a local process (bwrap or plain), talking over its stdin/stdout pipes."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, launch: Launch) -> None:
+        self.proc = proc
+        self.launch: Launch | None = launch
+        assert proc.stdout is not None
+        self.reader = proc.stdout
+        self.stderr_tail = b""
+        self._stderr_task: asyncio.Task[None] | None = asyncio.ensure_future(self._drain_stderr())
+
+    @classmethod
+    async def spawn(cls, launch: Launch) -> SubprocessChannel:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *launch.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, cwd=launch.cwd, env={}, pass_fds=launch.pass_fds,
+                preexec_fn=launch.preexec, start_new_session=True, limit=LINE_LIMIT,
+            )
+        except BaseException:
+            for step in launch.cleanup:
+                step()
+            raise
+        return cls(proc, launch)
+
+    async def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        while chunk := await self.proc.stderr.read(1 << 16):
+            self.stderr_tail = (self.stderr_tail + chunk)[-4096:]
+
+    @property
+    def alive(self) -> bool:
+        return self.launch is not None and self.proc.returncode is None
+
+    def write(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+
+    async def drain(self) -> None:
+        assert self.proc.stdin is not None
+        await self.proc.stdin.drain()
+
+    async def close(self) -> None:
+        launch, self.launch = self.launch, None
+        if launch is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # bwrap is pid 1 of the namespace: all inside die too
+        except ProcessLookupError:
+            pass
+        await self.proc.wait()
+        if self._stderr_task is not None:
+            self._stderr_task.cancel()
+            self._stderr_task = None
+        for step in launch.cleanup:
+            await asyncio.to_thread(step)
+
+
 class Backend:
     name: str = ""
     secure: bool = False
@@ -101,6 +194,20 @@ class Backend:
 
     def launch(self, slot: int) -> Launch:
         raise NotImplementedError
+
+    async def open(self, slot: int) -> Channel:
+        """Start slot `slot`'s zygote; it answers `{"ready": ...}` on its reader first."""
+        return await SubprocessChannel.spawn(self.launch(slot))
+
+    async def prepare(self) -> None:
+        """Once, before the pool's first slot starts."""
+
+    async def close(self) -> None:
+        """Once, after the pool's last slot stopped."""
+
+    def describe(self) -> dict[str, object]:
+        """Backend facts for /readyz (beyond name and `secure`)."""
+        return {}
 
     def _slot_uid(self, slot: int) -> int | None:
         return SLOT_UID_BASE + slot if self.root else None

@@ -33,9 +33,17 @@ from decimal import Decimal
 from fractions import Fraction
 
 PR_SET_DUMPABLE = 4
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
 PIDNS = "--pidns" in sys.argv  # alone in a pid namespace: every other pid but 1 is ours to kill
+POLL_S = 0.001  # exit polling interval where pidfd_open is missing
+SWEEP_LIMIT_S = 5.0  # processes still there this long after SIGKILL: give up the whole sandbox
 # The scratch dir is wiped after every test, so it must be named explicitly (never "the cwd").
 SCRATCH = sys.argv[sys.argv.index("--scratch") + 1] if "--scratch" in sys.argv else None
+# A seccomp filter to load in the zygote itself (hex of a raw BPF program), where no launcher loads
+# one (docker: bwrap's --seccomp is not there); every test child inherits it.
+SECCOMP_HEX = sys.argv[sys.argv.index("--seccomp-hex") + 1] if "--seccomp-hex" in sys.argv else None
 SAFE_BUILTINS = dict(builtins.__dict__)  # snapshot before any program can patch builtins
 _ITERATOR_TYPES = tuple({type(iter(x)) for x in ([], (), {}, set(), "", range(0), b"")}
                         | {types.GeneratorType, map, filter, zip, enumerate, reversed, range})
@@ -198,8 +206,13 @@ def sweep(child_pid):
         except OSError:
             pass
     if PIDNS:
+        # Until the namespace holds only us (and its init): killed processes and zombies both still
+        # show in /proc, and a fork racing the kill leaves an orphan that the next round catches.
+        # When we are PID 1 (docker), orphans are ours to reap; nothing may carry over to the next
+        # test, not even a zombie holding a pid.
         me = os.getpid()
-        for _ in range(3):
+        deadline = time.monotonic() + SWEEP_LIMIT_S
+        while True:
             others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
             if not others:
                 break
@@ -209,6 +222,9 @@ def sweep(child_pid):
                 except OSError:
                     pass
             _reap()
+            if time.monotonic() > deadline:  # fail safe: the pool replaces a sandbox whose zygote is gone
+                sys.exit(f"harness: {len(others)} processes outlived SIGKILL for {SWEEP_LIMIT_S} s")
+            time.sleep(0.0005)
     _reap()
 
 
@@ -279,6 +295,7 @@ def run_test(job, index, test, scratch):
             os.closerange(keep + 1, 1 << 16)
             set_child_limits(job)
             signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
             run_child(job, test, keep, nonce)
         finally:
             os._exit(0)
@@ -290,7 +307,10 @@ def run_test(job, index, test, scratch):
     closed, capped = set(), set()
     deadline = started + job["timeout"]
     timed_out, status = False, None
-    pidfd = os.pidfd_open(pid)  # readable once the child exits: no polling
+    try:
+        pidfd = os.pidfd_open(pid)  # readable once the child exits: no polling
+    except OSError:  # no pidfd_open (gVisor): poll for the exit every POLL_S instead
+        pidfd = None
     while True:
         open_fds = [fd for fd in caps if fd not in closed]
         remaining = deadline - time.monotonic()
@@ -300,15 +320,17 @@ def run_test(job, index, test, scratch):
         if status is not None and not open_fds:
             break
         # Once the child is gone, only drain what is already there (a daemon may hold the pipes).
-        wait = 0 if status is not None else remaining
-        ready, _, _ = select.select(open_fds + ([pidfd] if status is None else []), [], [], wait)
+        wait = 0 if status is not None else remaining if pidfd is not None else min(remaining, POLL_S)
+        watch = [pidfd] if status is None and pidfd is not None else []
+        ready, _, _ = select.select(open_fds + watch, [], [], wait)
         if not ready and status is not None:
             break
-        if pidfd in ready:
+        if status is None and (pidfd is None or pidfd in ready):
             got, raw = os.waitpid(pid, os.WNOHANG)
             if got:
                 status = raw
-            ready.remove(pidfd)
+            if pidfd is not None:
+                ready.remove(pidfd)
         for fd in ready:
             chunk = os.read(fd, 1 << 16)
             if not chunk:
@@ -326,7 +348,7 @@ def run_test(job, index, test, scratch):
             _, status = os.waitpid(pid, 0)
         except ChildProcessError:
             status = 0
-    for fd in (*streams, pidfd):
+    for fd in (*streams, *([pidfd] if pidfd is not None else [])):
         os.close(fd)
     frames = []
     for line in bytes(streams[res_r]).split(b"\n"):
@@ -350,11 +372,36 @@ def run_test(job, index, test, scratch):
     }
 
 
+def install_seccomp(bpf):
+    """Load a seccomp filter on this process (inherited by every fork); no-new-privs comes first."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    prctl = libc.prctl
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    program = ctypes.create_string_buffer(bpf, len(bpf))
+    fprog = SockFprog(len(bpf) // 8, ctypes.addressof(program))
+    if prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    if prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
+
+
 def main():
     try:
         ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+    # As PID 1 (docker) only the signals we handle reach us from inside: don't handle SIGINT, so a
+    # program cannot end the zygote with it (children get Python's usual handler back).
+    signal.signal(signal.SIGINT, signal.SIG_IGN if os.getpid() == 1 else signal.default_int_handler)
+    if SECCOMP_HEX is not None:
+        try:
+            install_seccomp(bytes.fromhex(SECCOMP_HEX))
+        except (OSError, ValueError) as exc:  # fail closed: no sandbox rather than a weaker one
+            sys.exit(f"harness: could not load the seccomp filter: {exc}")
     control = os.fdopen(os.dup(0), "rb")
     reply_fd = os.dup(1)
     try:

@@ -3,7 +3,8 @@
 The zygote forks a child per test, so a test costs a fork (~1 ms) instead of a fresh sandbox and
 interpreter (~8-30 ms). Programs run in parallel up to the number of slots. A slot whose zygote dies,
 hangs or overruns the program's deadline is killed whole (process group, pid namespace, cgroup) and
-restarted before its next use.
+restarted before its next use. How a zygote is launched and reached (bwrap, docker, process) is the
+backend's business (`Backend.open` returns a `Channel`).
 """
 
 from __future__ import annotations
@@ -11,20 +12,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import signal
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from olmorl.sandbox._backends import BACKENDS, Backend, BwrapBackend, Launch, SandboxLimits
+from olmorl.sandbox._backends import BACKENDS, Backend, BwrapBackend, Channel, SandboxLimits, SandboxUnavailable
 
 log = logging.getLogger("olmorl.sandbox")
-_LINE_LIMIT = 32 << 20  # one test record: output cap + frames, JSON-escaped
-
-
-class SandboxUnavailable(RuntimeError):
-    """No usable isolation backend (or an insecure one that was not allowed)."""
 
 
 @dataclass
@@ -71,80 +65,55 @@ class _Slot:
     def __init__(self, backend: Backend, index: int) -> None:
         self.backend = backend
         self.index = index
-        self.proc: asyncio.subprocess.Process | None = None
-        self.launch: Launch | None = None
-        self.stderr_tail = b""
-        self._stderr_task: asyncio.Task[None] | None = None
+        self.channel: Channel | None = None
         self.jobs = 0
 
     @property
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.returncode is None
+        return self.channel is not None and self.channel.alive
 
     async def start(self) -> None:
         if self.alive:
             return
         await self.kill()
-        launch = self.backend.launch(self.index)
+        channel = await self.backend.open(self.index)
+        self.channel = channel
         try:
-            self.proc = await asyncio.create_subprocess_exec(
-                *launch.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, cwd=launch.cwd, env={}, pass_fds=launch.pass_fds,
-                preexec_fn=launch.preexec, start_new_session=True, limit=_LINE_LIMIT,
-            )
-        except BaseException:
-            for step in launch.cleanup:
-                step()
-            raise
-        self.launch = launch
-        self.stderr_tail = b""
-        self._stderr_task = asyncio.ensure_future(self._drain_stderr(self.proc))
-        try:
-            line = await asyncio.wait_for(self.proc.stdout.readline(), timeout=30)  # type: ignore[union-attr]
-        except asyncio.TimeoutError:
+            line = await asyncio.wait_for(channel.reader.readline(), timeout=30)
+        except (asyncio.TimeoutError, ValueError, ConnectionError):
             line = b""
         if not line.startswith(b'{"ready"'):
             await asyncio.sleep(0.05)
-            tail = self.stderr_tail.decode(errors="replace").strip()
+            tail = channel.stderr_tail.decode(errors="replace").strip()
             await self.kill()
             raise SandboxUnavailable(f"{self.backend.name} sandbox did not start: {tail or 'no output'}")
 
-    async def _drain_stderr(self, proc: asyncio.subprocess.Process) -> None:
-        assert proc.stderr is not None
-        while chunk := await proc.stderr.read(1 << 16):
-            self.stderr_tail = (self.stderr_tail + chunk)[-4096:]
-
     async def kill(self) -> None:
-        proc, launch = self.proc, self.launch
-        self.proc, self.launch = None, None
-        if proc is not None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # bwrap is pid 1 of the namespace: all inside die too
-            except ProcessLookupError:
-                pass
-            await proc.wait()
-        if self._stderr_task is not None:
-            self._stderr_task.cancel()
-            self._stderr_task = None
-        if launch is not None:
-            for step in launch.cleanup:
-                await asyncio.to_thread(step)
+        channel, self.channel = self.channel, None
+        if channel is not None:
+            await channel.close()
 
     async def run(self, job: dict[str, Any], budget_s: float) -> tuple[list[TestRun], str | None]:
         await self.start()
-        assert self.proc is not None and self.proc.stdin is not None and self.proc.stdout is not None
+        channel = self.channel
+        assert channel is not None
         self.jobs += 1
         runs: list[TestRun] = []
         deadline = time.monotonic() + budget_s
         try:
-            self.proc.stdin.write(json.dumps(job).encode() + b"\n")
-            await self.proc.stdin.drain()
+            # ASCII-only JSON: no raw control bytes reach the zygote's stdin (docker's attach would
+            # read ctrl-p ctrl-q as "detach").
+            channel.write(json.dumps(job, ensure_ascii=True).encode() + b"\n")
+            await channel.drain()
             while True:
-                line = await asyncio.wait_for(self.proc.stdout.readline(), max(deadline - time.monotonic(), 0.001))
+                line = await asyncio.wait_for(channel.reader.readline(), max(deadline - time.monotonic(), 0.001))
                 if not line:
                     raise EOFError
                 record = json.loads(line)
                 if record.get("end"):
+                    if channel.worn():
+                        log.info("%s sandbox slot %d recycled (worn)", self.backend.name, self.index)
+                        await self.kill()
                     return runs, None
                 runs.append(TestRun.from_record(record))
         except asyncio.TimeoutError:
@@ -152,6 +121,9 @@ class _Slot:
         except (EOFError, ConnectionError, ValueError, KeyError):
             await asyncio.sleep(0.01)
             reason = "the sandbox process died during the run (killed by the program?)"
+        tail = channel.stderr_tail.decode(errors="replace").strip()[-500:]  # the zygote's own stderr
+        log.warning("%s sandbox slot %d replaced: %s%s", self.backend.name, self.index, reason,
+                    f"; zygote stderr: {tail}" if tail else "")
         await self.kill()
         return runs, reason
 
@@ -160,9 +132,11 @@ class SandboxPool:
     """Runs programs against tests in warm sandboxes. `start()` before use, `stop()` after."""
 
     def __init__(self, backend: str = "auto", *, allow_insecure: bool = False, slots: int = 1,
-                 limits: SandboxLimits | None = None, python: str | None = None) -> None:
+                 limits: SandboxLimits | None = None, python: str | None = None,
+                 docker_image: str | None = None, docker_runtime: str | None = None) -> None:
         self.limits = limits or SandboxLimits()
-        self.backend = _pick_backend(backend, allow_insecure, python, self.limits)
+        self.backend = _pick_backend(backend, allow_insecure, python, self.limits,
+                                     docker_image=docker_image, docker_runtime=docker_runtime)
         self.slot_count = max(1, slots)
         self._slots: list[_Slot] = [_Slot(self.backend, i) for i in range(self.slot_count)]
         self._free: asyncio.Queue[_Slot] | None = None
@@ -174,7 +148,12 @@ class SandboxPool:
 
     async def start(self) -> None:
         self._free = asyncio.Queue()
-        await asyncio.gather(*(slot.start() for slot in self._slots))
+        await self.backend.prepare()
+        try:
+            await asyncio.gather(*(slot.start() for slot in self._slots))
+        except BaseException:
+            await self.stop()
+            raise
         for slot in self._slots:
             self._free.put_nowait(slot)
         if self.insecure:
@@ -184,6 +163,7 @@ class SandboxPool:
 
     async def stop(self) -> None:
         await asyncio.gather(*(slot.kill() for slot in self._slots))
+        await self.backend.close()
 
     async def run(self, program: str, tests: list[TestInput], timeout_s: float | None = None,
                   memory_mb: int | None = None) -> tuple[list[TestRun], str | None]:
@@ -213,11 +193,6 @@ class SandboxPool:
         finally:
             self._free.put_nowait(slot)
 
-    def budget_s(self, n_tests: int, timeout_s: float | None = None) -> float:
-        """Wall-clock an item may need in the worst case, queueing for a slot included."""
-        timeout = timeout_s or self.limits.test_timeout_s
-        return 2 * (n_tests * (timeout + 0.5) + 5.0) + 10.0
-
     def readiness(self) -> dict[str, Any]:
         return {
             "backend": self.backend.name,
@@ -225,10 +200,12 @@ class SandboxPool:
             "slots": self.slot_count,
             "alive": sum(slot.alive for slot in self._slots),
             "restarts": self.restarts,
+            **self.backend.describe(),
         }
 
 
-def _pick_backend(name: str, allow_insecure: bool, python: str | None, limits: SandboxLimits) -> Backend:
+def _pick_backend(name: str, allow_insecure: bool, python: str | None, limits: SandboxLimits, *,
+                  docker_image: str | None = None, docker_runtime: str | None = None) -> Backend:
     if name == "auto":
         bwrap = BwrapBackend(python, limits)
         reason = bwrap.unavailable()
@@ -241,11 +218,11 @@ def _pick_backend(name: str, allow_insecure: bool, python: str | None, limits: S
     if name == "docker":
         from olmorl.sandbox._docker import DockerBackend
 
-        return DockerBackend(python, limits)
-    cls = BACKENDS.get(name)
-    if cls is None:
+        backend: Backend = DockerBackend(python, limits, image=docker_image, runtime=docker_runtime)
+    elif name in BACKENDS:
+        backend = BACKENDS[name](python, limits)
+    else:
         raise SandboxUnavailable(f"unknown sandbox backend {name!r}; use auto, bwrap, docker or process")
-    backend = cls(python, limits)
     if not backend.secure and not allow_insecure:
         raise SandboxUnavailable(f"sandbox backend {name!r} is insecure; it runs only with "
                                  "sandbox.allow_insecure=true (OLMORL_SANDBOX_ALLOW_INSECURE=1)")

@@ -1,0 +1,392 @@
+"""The `docker` backend: one warm container per slot, running the same zygote harness as bwrap.
+
+Each slot is a container whose PID 1 is the harness (a short `python3 -c` bootstrap that reads the
+harness source from stdin), reached over the container's attached stdin/stdout (docker's multiplexed
+attach stream, demultiplexed here) rather than a `docker exec` per test (~50-110 ms each, measured).
+A test is still a fork inside the container, so the warm path costs about what bwrap's does; only
+starting or replacing a slot pays for a container (~130-250 ms).
+
+Containment: no network (`network_mode=none`), read-only root, a sized tmpfs as the only writable
+directory (/tmp, wiped after every test), no IPC mount (/dev/shm), memory (no swap) / pids / CPU
+limits, uid 65534, no capabilities, `no-new-privileges`, docker's default seccomp profile plus the
+sandbox's own filter (loaded by the harness), no log driver (floods never reach the disk), and an
+optional OCI runtime (`runsc`, gVisor) for a paranoid mode. The harness is PID 1, so a program can
+neither `kill -1` nor signal it.
+
+Lifecycle: a slot whose run overruns, or whose container dies, is force-removed and replaced on its
+next use; `close()` removes every container of the pool. Containers carry labels naming their owner
+(host, pid, process start time): `prepare()` removes those of owners that are gone (a crashed
+server), and `stdin_once` + `auto_remove` end a container by themselves once its owner's attach
+connection drops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from olmorl.sandbox._backends import HARNESS, LINE_LIMIT, Backend, Channel, SandboxLimits, SandboxUnavailable
+from olmorl.sandbox._seccomp import seccomp_filter
+
+log = logging.getLogger("olmorl.sandbox")
+
+DEFAULT_IMAGE = "olmorl-base:bookworm"
+INSIDE_PYTHON = "/usr/bin/python3"
+LABEL = "org.olmorl.sandbox"  # every sandbox container carries it
+OWNER_LABEL = "org.olmorl.sandbox.owner"  # "HOST/PID/STARTTIME" of the server that made it
+SLOT_LABEL = "org.olmorl.sandbox.slot"
+USER = "65534:65534"  # nobody:nogroup in Debian images
+CPUS_PER_SLOT = 1.0  # a slot runs one test at a time
+ZYGOTE_MEMORY_MB = 96  # the harness on top of the program's own ceiling
+GVISOR_MEMORY_MB = 160  # gVisor's kernel (the Sentry) runs inside the container's memory cgroup too
+# gVisor (ptrace platform) backs every sandboxed process with host stub processes and its Sentry with
+# host threads, all in the container's pids cgroup, and (runsc 2022-12, measured) does not give
+# them all back: a fork bomb leaves ~300-650 host pids behind each time. So the host limit is wide
+# (the Sentry dies when it cannot make a thread), gVisor's own RLIMIT_NPROC, counted in its kernel
+# for this container alone, bounds the program, and a slot is recycled once its host pid count
+# passes GVISOR_RECYCLE_PIDS (read from the container's cgroup where this host can see it).
+GVISOR_HOST_PIDS = 4096
+GVISOR_RECYCLE_PIDS = 1024
+API_TIMEOUT_S = 60
+CHECK_TIMEOUT_S = 10
+
+
+def _process_start(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def owner_id(pid: int | None = None) -> str:
+    """This process as a container owner: host name, pid and start time (pids get reused)."""
+    pid = os.getpid() if pid is None else pid
+    return f"{socket.gethostname()}/{pid}/{_process_start(pid) or '?'}"
+
+
+def owner_gone(owner: str) -> bool:
+    """True if `owner` is a process of this host that no longer runs (other hosts: unknown, False)."""
+    host, _, rest = owner.partition("/")
+    pid, _, started = rest.partition("/")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    return _process_start(int(pid)) != started
+
+
+def _api(timeout: float = API_TIMEOUT_S) -> Any:
+    import docker
+    from docker.utils import kwargs_from_env
+
+    return docker.APIClient(version="auto", timeout=timeout, **kwargs_from_env())
+
+
+def _engine_url() -> str:
+    return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+
+
+def _raw_socket(attached: Any) -> socket.socket:
+    """The plain socket under docker-py's attach response (unix:// or tcp:// engines)."""
+    import ssl
+
+    sock = getattr(attached, "_sock", attached)
+    if not isinstance(sock, socket.socket) or isinstance(sock, ssl.SSLSocket):
+        raise SandboxUnavailable("the docker sandbox backend needs an engine on a unix:// or plain tcp:// "
+                                 "socket (TLS and ssh connections are not supported)")
+    return sock
+
+
+def remove_container(api: Any, container: str, wait_s: float = 20.0) -> None:
+    """Force-remove `container` and wait until it is gone (an auto-removal may be under way)."""
+    from docker.errors import APIError, NotFound
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            api.remove_container(container, force=True, v=True)
+            return
+        except NotFound:
+            return
+        except APIError as exc:  # 409: removal already in progress
+            if time.monotonic() > deadline:
+                raise SandboxUnavailable(f"could not remove sandbox container {container[:12]}: {exc}") from exc
+        time.sleep(0.05)
+
+
+def _pids_file(api: Any, container: str) -> Path | None:
+    """The container's `pids.current` in this host's cgroup tree (v1 or v2), if this host can see it."""
+    pid = (api.inspect_container(container).get("State") or {}).get("Pid") or 0
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines() if pid > 0 else []
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "pids" in controllers.split(","):
+            candidate = Path("/sys/fs/cgroup/pids") / path.lstrip("/") / "pids.current"
+        elif controllers == "":
+            candidate = Path("/sys/fs/cgroup") / path.lstrip("/") / "pids.current"
+        else:
+            continue
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def leftover_containers(api: Any, owner: str | None = None) -> list[dict[str, Any]]:
+    """Sandbox containers (all, or those of `owner`), running or not."""
+    label = f"{OWNER_LABEL}={owner}" if owner else LABEL
+    return api.containers(all=True, filters={"label": label})
+
+
+# The container's command stays short: it reads the harness source (exactly `size` bytes, unbuffered,
+# so nothing after it is consumed) from stdin, then runs it as __main__.
+_BOOT = ("import os\nsrc = b''\nwhile len(src) < {size}:\n    chunk = os.read(0, {size} - len(src))\n"
+         "    if not chunk:\n        raise SystemExit('harness: stdin closed before the harness source')\n"
+         "    src += chunk\nexec(compile(src, 'harness', 'exec'))\n")
+
+
+class DockerChannel(Channel):
+    """One slot's container: its attach socket, demultiplexed into the zygote's stdout and stderr."""
+
+    def __init__(self, backend: DockerBackend, container: str, attached: Any) -> None:
+        self.backend = backend
+        self.container = container
+        self.reader = asyncio.StreamReader(limit=LINE_LIMIT)
+        self.stderr_tail = b""
+        self._attached = attached  # docker-py's socket object; holds the HTTP response alive
+        self._writer: asyncio.StreamWriter | None = None
+        self._pump: asyncio.Task[None] | None = None
+        self._eof = False
+        self._closed = False
+        self._pids_file: Path | None = None
+
+    async def connect(self) -> None:
+        if self.backend.gvisor:
+            self._pids_file = await asyncio.to_thread(_pids_file, self.backend.api, self.container)
+        raw = _raw_socket(self._attached)
+        sock = socket.socket(fileno=os.dup(raw.fileno()))  # our own fd: independent of docker-py's objects
+        sock.setblocking(False)
+        stream, self._writer = await asyncio.open_connection(sock=sock, limit=LINE_LIMIT)
+        self._pump = asyncio.ensure_future(self._demux(stream))
+        self._writer.write(self.backend._harness)  # the bootstrap's first read (see _BOOT)
+
+    async def _demux(self, stream: asyncio.StreamReader) -> None:
+        # Non-tty attach stream: frames of [kind, 0, 0, 0, size (u32 big-endian)] + payload;
+        # kind 1 is stdout (the zygote's replies), 2 is stderr.
+        try:
+            while True:
+                header = await stream.readexactly(8)
+                size = int.from_bytes(header[4:8], "big")
+                payload = await stream.readexactly(size) if size else b""
+                if header[0] == 1:
+                    self.reader.feed_data(payload)
+                elif header[0] == 2:
+                    self.stderr_tail = (self.stderr_tail + payload)[-4096:]
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            pass
+        finally:
+            self._eof = True
+            self.reader.feed_eof()
+
+    @property
+    def alive(self) -> bool:
+        return not (self._eof or self._closed)
+
+    def worn(self) -> bool:
+        if self._pids_file is None:
+            return False
+        try:
+            return int(self._pids_file.read_text()) > GVISOR_RECYCLE_PIDS
+        except (OSError, ValueError):
+            return False
+
+    def write(self, data: bytes) -> None:
+        if self._writer is None or self._closed:
+            raise ConnectionError("the sandbox container is closed")
+        self._writer.write(data)
+
+    async def drain(self) -> None:
+        assert self._writer is not None
+        await self._writer.drain()
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._pump is not None:
+            self._pump.cancel()
+        if self._writer is not None:
+            self._writer.close()
+        try:
+            self._attached.close()
+        except OSError:
+            pass
+        try:
+            await asyncio.to_thread(remove_container, self.backend.api, self.container)
+        except Exception as exc:  # engine gone or stuck: the next pool start removes it (owner label)
+            log.warning("could not remove sandbox container %s: %s", self.container[:12], exc)
+
+
+class DockerBackend(Backend):
+    name = "docker"
+    secure = True
+
+    def __init__(self, python: str | None, limits: SandboxLimits, *, image: str | None = None,
+                 runtime: str | None = None) -> None:
+        self.python = python or INSIDE_PYTHON  # a path inside the image
+        self.limits = limits
+        self.root = False
+        self.image = image or DEFAULT_IMAGE
+        self.runtime = runtime or None
+        self.owner = owner_id()
+        self.gvisor = False  # set by prepare() from the engine's runtime table
+        self._api: Any = None
+        self._harness = HARNESS.read_bytes()
+        bpf = seccomp_filter()
+        self._seccomp = ["--seccomp-hex", bpf.hex()] if bpf is not None else []
+
+    @property
+    def api(self) -> Any:
+        if self._api is None:
+            self._api = _api()
+        return self._api
+
+    def unavailable(self) -> str | None:
+        try:
+            import docker
+        except ImportError:
+            return "the docker sandbox backend needs the `docker` package (pip install 'olmorl[server]')"
+        try:
+            api = _api(CHECK_TIMEOUT_S)
+        except docker.errors.DockerException as exc:
+            return (f"no Docker engine answers at {_engine_url()} ({exc}); start one "
+                    "(scripts/docker-engine.sh) or pick another sandbox.backend")
+        try:
+            try:
+                api.inspect_image(self.image)
+            except docker.errors.ImageNotFound:
+                hint = ("build it with scripts/build-base-image.sh" if self.image == DEFAULT_IMAGE
+                        else "build or load it, or change sandbox.docker_image (OLMORL_SANDBOX_DOCKER_IMAGE)")
+                return f"the docker sandbox image {self.image!r} is not on the engine: {hint}"
+            if self.runtime:
+                runtimes = sorted(api.info().get("Runtimes") or {})
+                if self.runtime not in runtimes:
+                    return (f"the Docker engine has no runtime {self.runtime!r} (it has {', '.join(runtimes)}); "
+                            "register it in the engine's daemon.json (gVisor: `runsc install`) or unset "
+                            "sandbox.docker_runtime")
+        except docker.errors.DockerException as exc:
+            return f"the Docker engine at {_engine_url()} failed a check: {exc}"
+        finally:
+            api.close()
+        return None
+
+    def describe(self) -> dict[str, object]:
+        return {"image": self.image, "runtime": self.runtime or "default", **({"gvisor": True} if self.gvisor else {})}
+
+    async def prepare(self) -> None:
+        if self._api is None:  # made once here: the slots then share it from their threads
+            self._api = await asyncio.to_thread(_api)
+        if self.runtime:
+            runtimes = (await asyncio.to_thread(self.api.info)).get("Runtimes") or {}
+            path = str((runtimes.get(self.runtime) or {}).get("path", ""))
+            self.gvisor = "runsc" in os.path.basename(path) or "runsc" in self.runtime
+        removed = await asyncio.to_thread(self._remove_orphans)
+        if removed:
+            log.warning("removed %d sandbox container(s) left by servers that are gone", removed)
+
+    def _remove_orphans(self) -> int:
+        removed = 0
+        for info in leftover_containers(self.api):
+            owner = (info.get("Labels") or {}).get(OWNER_LABEL, "")
+            if owner != self.owner and owner_gone(owner):
+                remove_container(self.api, info["Id"])
+                removed += 1
+        return removed
+
+    async def close(self) -> None:
+        if self._api is None:
+            return
+        def sweep() -> None:
+            for info in leftover_containers(self.api, self.owner):
+                remove_container(self.api, info["Id"])
+        try:
+            await asyncio.to_thread(sweep)
+        except Exception as exc:
+            log.warning("could not remove this pool's sandbox containers: %s", exc)
+        finally:
+            self._api.close()
+            self._api = None
+
+    def _create(self, slot: int) -> tuple[str, Any]:
+        from docker.types import LogConfig, Ulimit
+
+        limits = self.limits
+        memory_mb = limits.memory_mb + limits.scratch_mb + ZYGOTE_MEMORY_MB  # tmpfs pages count too
+        memory_mb += GVISOR_MEMORY_MB if self.gvisor else 0
+        memory = f"{memory_mb}m"
+        processes = limits.max_processes + 4
+        ulimits = [Ulimit(name="core", soft=0, hard=0)]
+        if self.gvisor:
+            pids = GVISOR_HOST_PIDS
+            ulimits.append(Ulimit(name="nproc", soft=processes, hard=processes))
+        else:  # runc: RLIMIT_NPROC would count every process of uid 65534 on the host; the cgroup does it
+            pids = processes
+        api = self.api
+        host_config = api.create_host_config(
+            network_mode="none",
+            read_only=True,
+            tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.scratch_mb}m,mode=1777"},
+            ipc_mode="none",
+            mem_limit=memory,
+            memswap_limit=memory,
+            pids_limit=pids,
+            nano_cpus=int(CPUS_PER_SLOT * 1e9),
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            ulimits=ulimits,
+            log_config=LogConfig(type=LogConfig.types.NONE),
+            auto_remove=True,
+            init=False,  # the harness is PID 1 (whatever the engine's default-init says)
+            runtime=self.runtime,
+        )
+        command = [self.python, "-X", "utf8", "-I", "-B", "-c", _BOOT.format(size=len(self._harness)),
+                   "--pidns", "--scratch", "/tmp", *self._seccomp]
+        created = api.create_container(
+            self.image, command=command, user=USER, hostname="sandbox", working_dir="/tmp",
+            # not detached + stdin_open: docker-py sets StdinOnce (stdin closes when we disconnect)
+            stdin_open=True, tty=False, network_disabled=True,
+            labels={LABEL: "1", OWNER_LABEL: self.owner, SLOT_LABEL: str(slot)},
+            name=f"olmorl-sandbox-{os.getpid()}-{slot}-{secrets.token_hex(4)}",  # unique across pools
+            host_config=host_config,
+        )
+        container = created["Id"]
+        try:
+            attached = api.attach_socket(container, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+            api.start(container)
+        except BaseException:
+            remove_container(api, container)
+            raise
+        return container, attached
+
+    async def open(self, slot: int) -> Channel:
+        from docker.errors import DockerException
+
+        from requests import RequestException
+
+        try:
+            container, attached = await asyncio.to_thread(self._create, slot)
+        except (DockerException, RequestException, OSError) as exc:
+            raise SandboxUnavailable(f"docker sandbox container did not start: {exc}") from exc
+        channel = DockerChannel(self, container, attached)
+        try:
+            await channel.connect()
+        except BaseException:
+            await channel.close()
+            raise
+        return channel
