@@ -12,7 +12,8 @@ from olmorl.trainer import TrainConfig, Trainer
 from olmorl.trainer._checkpoint import latest_checkpoint, load_checkpoint
 from olmorl.trainer._tiny import addition_rows, build_tiny_llama, warm_start, write_jsonl
 
-pytestmark = pytest.mark.slow
+# the module fixture warm-starts a model (~1-3 min on a loaded 2-core box), charged to the first test
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 @pytest.fixture(scope="module")
