@@ -1,0 +1,371 @@
+"""vLLM engines behind the loop's `Engine` interface (`pip install olmorl[vllm]`; CUDA only).
+
+UNVERIFIED: vLLM ships CUDA-only wheels and cannot run on the machines this was written on; the code
+follows vLLM's documented RL surface (0.16+) and is exercised by the shared engine contract tests
+(`tests/test_trainer_engine_contract.py`) wherever vLLM and a GPU are present.
+
+* `VLLMEngine`: `vllm.v1.engine.async_llm.AsyncLLM` in this process (its engine core runs in its own
+  process). Continuous batching = one `AsyncLLM.generate` task per prompt.
+* `VLLMServerEngine`: a remote `vllm serve` started with `VLLM_SERVER_DEV_MODE=1`,
+  `--weight-transfer-config '{"backend": "nccl"}'` and `--logprobs-mode processed_logprobs`.
+
+Weight sync (both): `pause_generation(mode="keep", clear_cache=False)` (running requests freeze and keep
+their KV cache: OlmoRL/PipelineRL inflight updates) -> `start_weight_update` -> `update_weights` while the
+trainer broadcasts over NCCL (`NCCLWeightTransferEngine.trainer_send_weights`) -> `finish_weight_update`
+-> `reset_prefix_cache` -> `resume_generation`. Each step has a deadline; a missed one raises
+`WeightSyncError`. Logprobs are vLLM's processed logprobs (after temperature), the behaviour policy for
+truncated importance sampling. Versions per token are stamped as tokens stream back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import queue
+import threading
+import time
+from typing import Any, Mapping
+
+import torch
+
+from olmorl.trainer._engine import Completion, GenerationRequest, Group
+from olmorl.trainer._engine_http import EngineError, WeightSyncError
+
+VLLM_MISSING = ("vLLM is not installed: `pip install olmorl[vllm]` on a CUDA machine (vLLM ships CUDA-only "
+                "wheels; it cannot run on CPU-only hosts)")
+
+
+def require_vllm():
+    try:
+        import vllm  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(VLLM_MISSING) from exc
+    return vllm
+
+
+class _NcclSender:
+    """The trainer's end of vLLM's NCCL weight-transfer group (rank 0; the engines' workers follow)."""
+
+    def __init__(self) -> None:
+        self.group = None
+
+    def init(self, master_address: str, master_port: int, world_size: int) -> None:
+        from vllm.distributed.weight_transfer.nccl_engine import NCCLWeightTransferEngine
+
+        self.group = NCCLWeightTransferEngine.trainer_init(
+            {"master_address": master_address, "master_port": master_port, "world_size": world_size})
+
+    def send(self, weights: Mapping[str, torch.Tensor]) -> None:
+        from vllm.distributed.weight_transfer.nccl_engine import NCCLTrainerSendWeightsArgs, NCCLWeightTransferEngine
+
+        device = torch.device("cuda", torch.cuda.current_device())
+        NCCLWeightTransferEngine.trainer_send_weights(
+            ((name, t.to(device, non_blocking=True)) for name, t in weights.items()),
+            NCCLTrainerSendWeightsArgs(group=self.group, packed=True))
+
+
+def _update_info(weights: Mapping[str, torch.Tensor]) -> dict[str, Any]:
+    return {"names": list(weights), "dtype_names": [str(t.dtype).removeprefix("torch.") for t in weights.values()],
+            "shapes": [list(t.shape) for t in weights.values()], "packed": True}
+
+
+class _Streams:
+    """Bookkeeping shared by both vLLM engines: per-token versions as tokens arrive, finished groups out."""
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.out: queue.Queue[Group] = queue.Queue()
+        self.in_flight = 0
+        self.error: BaseException | None = None
+        self.tokens = 0
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise EngineError(f"vLLM engine failed: {self.error}") from self.error
+
+    def get_groups(self, timeout: float | None) -> list[Group]:
+        self.check()
+        out = []
+        try:
+            out.append(self.out.get(timeout=timeout) if timeout else self.out.get_nowait())
+        except queue.Empty:
+            return out
+        while not self.out.empty():
+            out.append(self.out.get_nowait())
+        return out
+
+
+class VLLMEngine:
+    """AsyncLLM in-process; its event loop runs on a background thread."""
+
+    def __init__(self, model: str, *, max_new_tokens: int, temperature: float = 1.0, seed: int = 0,
+                 sync_timeout_s: float = 300.0, nccl_port: int = 29555, **engine_args: Any) -> None:
+        require_vllm()
+        self.model, self.max_new_tokens, self.temperature, self.seed = model, max_new_tokens, temperature, seed
+        self.sync_timeout_s, self.nccl_port = sync_timeout_s, nccl_port
+        self.engine_args = {"weight_transfer_config": {"backend": "nccl"}, "logprobs_mode": "processed_logprobs",
+                            "enable_prefix_caching": False, **engine_args}
+        self.streams = _Streams()
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True, name="olmorl-vllm")
+        self.llm = None
+        self.sender = _NcclSender()
+        self.ids = itertools.count()
+
+    @property
+    def version(self) -> int:
+        return self.streams.version
+
+    @version.setter
+    def version(self, value: int) -> None:
+        self.streams.version = value
+
+    def _run(self, coro, timeout: float | None = None):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def start(self) -> None:
+        from vllm.engine.arg_utils import AsyncEngineArgs
+        from vllm.v1.engine.async_llm import AsyncLLM
+
+        self.thread.start()
+
+        async def build():
+            return AsyncLLM.from_engine_args(AsyncEngineArgs(model=self.model, **self.engine_args))
+
+        self.llm = self._run(build(), timeout=self.sync_timeout_s)
+
+    def stop(self) -> None:
+        if self.llm is not None:
+            self.llm.shutdown()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+    def submit(self, requests: list[GenerationRequest]) -> None:
+        self.streams.check()
+        self.streams.in_flight += len(requests)
+        for req in requests:
+            asyncio.run_coroutine_threadsafe(self._generate(req), self.loop)
+
+    async def _generate(self, req: GenerationRequest) -> None:
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        try:
+            params = SamplingParams(n=req.n, temperature=self.temperature, top_p=1.0, top_k=0, logprobs=0,
+                                    max_tokens=req.max_new_tokens or self.max_new_tokens, ignore_eos=req.ignore_eos,
+                                    seed=self.seed + next(self.ids))
+            submitted = self.version
+            versions: dict[int, list[int]] = {}
+            final = None
+            async for output in self.llm.generate(TokensPrompt(prompt_token_ids=list(req.prompt_ids)), params,
+                                                  request_id=f"olmorl-{next(self.ids)}"):
+                for c in output.outputs:  # cumulative outputs: stamp the tokens that are new since last time
+                    seen = versions.setdefault(c.index, [])
+                    seen.extend([self.version] * (len(c.token_ids) - len(seen)))
+                final = output
+            completions = []
+            for c in sorted(final.outputs, key=lambda c: c.index):
+                logprobs = [step[tok].logprob for step, tok in zip(c.logprobs, c.token_ids)]
+                completions.append(Completion(list(c.token_ids), logprobs, versions[c.index],
+                                              "length" if c.finish_reason == "length" else "stop"))
+                self.streams.tokens += len(c.token_ids)
+            self.streams.out.put(Group(req.request_id, list(req.prompt_ids), completions, req.meta, submitted))
+        except BaseException as exc:
+            self.streams.error = exc
+        finally:
+            self.streams.in_flight -= 1
+
+    def get_groups(self, timeout: float | None = None) -> list[Group]:
+        return self.streams.get_groups(timeout)
+
+    @property
+    def in_flight_groups(self) -> int:
+        return self.streams.in_flight
+
+    async def _sync(self, weights: Mapping[str, torch.Tensor], version: int) -> None:
+        from vllm.distributed.weight_transfer.base import WeightTransferInitRequest, WeightTransferUpdateRequest
+
+        llm = self.llm
+        if self.sender.group is None:  # once: the trainer is rank 0, the engine's workers follow
+            world = 1 + llm.vllm_config.parallel_config.world_size
+            init = llm.init_weight_transfer_engine(WeightTransferInitRequest(init_info={
+                "master_address": "127.0.0.1", "master_port": self.nccl_port, "rank_offset": 1, "world_size": world}))
+            await asyncio.gather(init, asyncio.to_thread(self.sender.init, "127.0.0.1", self.nccl_port, world))
+        await llm.pause_generation(mode="keep", clear_cache=False)
+        try:
+            await llm.start_weight_update()
+            await asyncio.gather(llm.update_weights(WeightTransferUpdateRequest(update_info=_update_info(weights))),
+                                 asyncio.to_thread(self.sender.send, weights))
+            await llm.finish_weight_update()
+            await llm.reset_prefix_cache()
+            self.version = version
+        finally:
+            await llm.resume_generation()
+
+    def update_weights(self, weights: Mapping[str, torch.Tensor], version: int, wait: bool = True) -> None:
+        try:
+            self._run(asyncio.wait_for(self._sync(weights, version), self.sync_timeout_s), self.sync_timeout_s + 5)
+        except (asyncio.TimeoutError, TimeoutError) as exc:
+            raise WeightSyncError(f"vLLM weight sync to version {version} missed its {self.sync_timeout_s:g} s "
+                                  "deadline (NCCL has no timeout of its own: restart the engine)") from exc
+
+    def pause(self, mode: str = "keep") -> None:
+        self._run(self.llm.pause_generation(mode=mode, clear_cache=False), self.sync_timeout_s)
+
+    def resume(self) -> None:
+        self._run(self.llm.resume_generation(), self.sync_timeout_s)
+
+    def stats(self) -> dict[str, float]:
+        return {"tokens": float(self.streams.tokens), "idle_s": 0.0, "kv_stale_tokens": 0.0}
+
+    def get_rng_state(self) -> None:
+        return None  # vLLM samples with per-request seeds (seed + request counter); nothing else to save
+
+    def set_rng_state(self, state: Any) -> None:
+        pass
+
+
+class VLLMServerEngine:
+    """A remote `vllm serve` (dev mode, NCCL weight transfer, processed logprobs) behind the `Engine` interface."""
+
+    def __init__(self, url: str, *, model: str, max_new_tokens: int, temperature: float = 1.0, seed: int = 0,
+                 sync_timeout_s: float = 300.0, nccl_address: str = "127.0.0.1", nccl_port: int = 29556) -> None:
+        import httpx
+
+        self.url, self.model, self.max_new_tokens, self.temperature = url.rstrip("/"), model, max_new_tokens, temperature
+        self.seed, self.sync_timeout_s = seed, sync_timeout_s
+        self.nccl_address, self.nccl_port = nccl_address, nccl_port
+        self.http = httpx.Client(base_url=self.url, timeout=sync_timeout_s)
+        self.streams = _Streams()
+        self.sender = _NcclSender()
+        self.ids = itertools.count()
+
+    @property
+    def version(self) -> int:
+        return self.streams.version
+
+    @version.setter
+    def version(self, value: int) -> None:
+        self.streams.version = value
+
+    def start(self) -> None:
+        from olmorl.trainer._engine_http import wait_ready
+
+        wait_ready([self.url], self.sync_timeout_s)
+
+    def stop(self) -> None:
+        self.http.close()
+
+    def submit(self, requests: list[GenerationRequest]) -> None:
+        self.streams.check()
+        self.streams.in_flight += len(requests)
+        for req in requests:
+            threading.Thread(target=self._generate, args=(req,), daemon=True).start()
+
+    def _generate(self, req: GenerationRequest) -> None:
+        try:
+            body = {"model": self.model, "prompt": list(req.prompt_ids), "n": req.n, "stream": True,
+                    "max_tokens": req.max_new_tokens or self.max_new_tokens, "temperature": self.temperature,
+                    "top_p": 1.0, "logprobs": 0, "return_tokens_as_token_ids": True, "ignore_eos": req.ignore_eos,
+                    "seed": self.seed + next(self.ids)}
+            submitted = self.version
+            parts = {i: ([], [], []) for i in range(req.n)}
+            finish = {i: "stop" for i in range(req.n)}
+            with self.http.stream("POST", "/v1/completions", json=body, timeout=None) as r:
+                if r.status_code != 200:
+                    raise EngineError(f"vllm serve refused ({r.status_code}): {r.read().decode()[:500]}")
+                for line in r.iter_lines():
+                    if not line.startswith("data: ") or line == "data: [DONE]":
+                        continue
+                    for choice in json.loads(line[6:])["choices"]:
+                        ids, lps, vers = parts[choice["index"]]
+                        lp = choice.get("logprobs") or {}
+                        for tok, value in zip(lp.get("tokens", []), lp.get("token_logprobs", [])):
+                            ids.append(int(tok.removeprefix("token_id:")))
+                            lps.append(float(value))
+                            vers.append(self.version)
+                        if choice.get("finish_reason"):
+                            finish[choice["index"]] = "length" if choice["finish_reason"] == "length" else "stop"
+            completions = [Completion(*parts[i], finish[i]) for i in range(req.n)]
+            self.streams.tokens += sum(len(c.token_ids) for c in completions)
+            self.streams.out.put(Group(req.request_id, list(req.prompt_ids), completions, req.meta, submitted))
+        except BaseException as exc:
+            self.streams.error = exc
+        finally:
+            self.streams.in_flight -= 1
+
+    def get_groups(self, timeout: float | None = None) -> list[Group]:
+        return self.streams.get_groups(timeout)
+
+    @property
+    def in_flight_groups(self) -> int:
+        return self.streams.in_flight
+
+    def _post(self, path: str, **kwargs: Any) -> Any:
+        import httpx
+
+        try:
+            r = self.http.post(path, timeout=self.sync_timeout_s, **kwargs)
+        except httpx.HTTPError as exc:
+            raise WeightSyncError(f"vllm serve {self.url}{path}: {type(exc).__name__}: {exc}") from exc
+        if r.status_code != 200:
+            raise WeightSyncError(f"vllm serve {self.url}{path} refused ({r.status_code}): {r.text[:500]}")
+        return r.json() if r.content else None
+
+    def _in_thread(self, target, *args) -> threading.Thread:
+        box: dict[str, BaseException] = {}
+
+        def run():
+            try:
+                target(*args)
+            except BaseException as exc:
+                box["error"] = exc
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.box = box  # type: ignore[attr-defined]
+        thread.start()
+        return thread
+
+    def _join(self, thread: threading.Thread, what: str, deadline: float) -> None:
+        thread.join(max(deadline - time.monotonic(), 0.0))
+        if thread.is_alive():
+            raise WeightSyncError(f"{what} to {self.url} missed its {self.sync_timeout_s:g} s deadline "
+                                  "(NCCL has no timeout of its own: restart the engine)")
+        if thread.box:  # type: ignore[attr-defined]
+            raise WeightSyncError(f"{what} to {self.url} failed: {thread.box['error']}")  # type: ignore[attr-defined]
+
+    def update_weights(self, weights: Mapping[str, torch.Tensor], version: int, wait: bool = True) -> None:
+        deadline = time.monotonic() + self.sync_timeout_s
+        if self.sender.group is None:
+            world = 1 + int(self.http.get("/get_world_size").json()["world_size"])
+            sender = self._in_thread(self.sender.init, self.nccl_address, self.nccl_port, world)
+            self._post("/init_weight_transfer_engine", json={"init_info": {
+                "master_address": self.nccl_address, "master_port": self.nccl_port, "rank_offset": 1,
+                "world_size": world}})
+            self._join(sender, "NCCL group set-up", deadline)
+        self._post("/pause", params={"mode": "keep", "clear_cache": "false"})
+        try:
+            self._post("/start_weight_update", json={})
+            sender = self._in_thread(self.sender.send, weights)
+            self._post("/update_weights", json={"update_info": _update_info(weights)})
+            self._join(sender, f"weight broadcast of version {version}", deadline)
+            self._post("/finish_weight_update", json={})
+            self._post("/reset_prefix_cache")
+            self.version = version
+        finally:
+            self._post("/resume")
+
+    def pause(self, mode: str = "keep") -> None:
+        self._post("/pause", params={"mode": mode, "clear_cache": "false"})
+
+    def resume(self) -> None:
+        self._post("/resume")
+
+    def stats(self) -> dict[str, float]:
+        return {"tokens": float(self.streams.tokens), "idle_s": 0.0, "kv_stale_tokens": 0.0}
+
+    def get_rng_state(self) -> None:
+        return None
+
+    def set_rng_state(self, state: Any) -> None:
+        pass
