@@ -20,18 +20,43 @@ wait_s="${OLMORL_DOCKERD_WAIT_S:-60}"
 say() { echo "docker-engine: $*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
 
-engine_answers() { command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; }
-
-if engine_answers; then
-    say "engine already answers ($(docker version --format '{{.Server.Version}}' 2>/dev/null))"
-    exit 0
-fi
-
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@";
     elif command -v sudo >/dev/null 2>&1; then sudo -n "$@";
     else die "need root (or passwordless sudo) to run: $*"; fi
 }
+
+engine_answers() { command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; }
+
+# gVisor's runsc (Debian package) registered as a runtime, for the sandbox's paranoid mode
+# (OLMORL_SANDBOX_DOCKER_RUNTIME=runsc). Merged into daemon.json; a running dockerd reloads it on SIGHUP.
+register_runsc() {
+    if ! command -v runsc >/dev/null 2>&1; then
+        say "installing Debian's runsc (gVisor)"
+        DEBIAN_FRONTEND=noninteractive as_root apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends runsc \
+            >/dev/null 2>&1 || { say "runsc not installable; the gVisor runtime stays unavailable"; return 0; }
+    fi
+    as_root mkdir -p /etc/docker
+    as_root python3 - "$(command -v runsc)" <<'PY'
+import json, os, sys
+path = "/etc/docker/daemon.json"
+config = json.load(open(path)) if os.path.exists(path) else {}
+config.setdefault("runtimes", {})["runsc"] = {"path": sys.argv[1], "runtimeArgs": ["--platform=ptrace", "--network=none"]}
+json.dump(config, open(path, "w"))
+PY
+}
+
+runsc_registered() { docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'; }
+
+if engine_answers; then
+    if ! runsc_registered; then
+        register_runsc
+        command -v runsc >/dev/null 2>&1 && as_root pkill -HUP -x dockerd && sleep 1
+    fi
+    say "engine already answers ($(docker version --format '{{.Server.Version}}' 2>/dev/null))"
+    exit 0
+fi
+
 
 if ! command -v dockerd >/dev/null 2>&1 || ! command -v docker >/dev/null 2>&1; then
     command -v apt-get >/dev/null 2>&1 \
@@ -48,6 +73,8 @@ if ! command -v dockerd >/dev/null 2>&1 || ! command -v docker >/dev/null 2>&1; 
     fi
     command -v dockerd >/dev/null 2>&1 || die "docker.io installed but dockerd is not on PATH"
 fi
+
+register_runsc
 
 # An engine may be installed but not running (no systemd here): start one ourselves.
 if ! pgrep -x dockerd >/dev/null 2>&1; then
