@@ -92,8 +92,14 @@ class Learner:
                  adam_betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.0,
                  max_grad_norm: float = 1.0, minibatches: int = 1, micro_batch_tokens: int = 16384,
                  loss_norm: str = "token", loss_constant: float | None = None, temperature: float = 1.0,
-                 logprob_impl: str = "chunked", logprob_chunk: int = 512, warmup_steps: int = 0) -> None:
+                 logprob_impl: str = "chunked", logprob_chunk: int = 512, warmup_steps: int = 0,
+                 packing: bool = False, activation_checkpointing: bool = False) -> None:
         self.model = model.train()
+        self.packing = packing  # micro-batch = one packed row of up to micro_batch_tokens tokens (_packing.py)
+        if activation_checkpointing:
+            from olmorl.trainer._packing import enable_activation_checkpointing
+
+            enable_activation_checkpointing(model)
         self.loss = loss
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, betas=adam_betas,
                                            weight_decay=weight_decay)
@@ -114,6 +120,10 @@ class Learner:
 
     # -- logprobs ----------------------------------------------------------------------------------------
     def _micro_batches(self, samples: list[TrainSample]) -> list[list[int]]:
+        if self.packing:
+            from olmorl.trainer._packing import pack_rows
+
+            return pack_rows([len(s.prompt_ids) + len(s.completion_ids) for s in samples], self.micro_batch_tokens)
         batches, current, width = [], [], 0
         for i, s in enumerate(samples):
             length = len(s.prompt_ids) + len(s.completion_ids)
@@ -128,6 +138,11 @@ class Learner:
 
     def _logprobs(self, model_base, head, samples: list[TrainSample]):
         """Flat logprobs (and entropies) of all completion tokens of `samples`, in order."""
+        if self.packing:
+            from olmorl.trainer._packing import packed_logprobs
+
+            return packed_logprobs(model_base, head, samples, temperature=self.temperature, impl=self.logprob_impl,
+                                   chunk=self.logprob_chunk)
         width = max(len(s.prompt_ids) + len(s.completion_ids) for s in samples)
         input_ids = torch.zeros((len(samples), width), dtype=torch.long)
         rows, cols, targets = [], [], []
