@@ -11,6 +11,7 @@ import pytest
 
 from fake_reward_server import Failure, FakeRewardServer
 from olmorl.clients import (
+    SERVER_UNAVAILABLE,
     AsyncRewardClient,
     ItemFailed,
     RewardClient,
@@ -145,6 +146,8 @@ async def test_exhausted_retries_keep_every_item(fake):
     assert [r.id for r in results] == [str(i) for i in range(5)]
     assert [r.status for r in results] == ["error", "error", "ok", "ok", "ok"]
     assert "unavailable after 3 attempts: HTTP 503" in results[0].error and results[0].reward == 0.0
+    # never-scored items are marked so callers (the trainer) can retry them instead of counting a 0
+    assert [r.details.get("reason") == SERVER_UNAVAILABLE for r in results] == [True, True, False, False, False]
     fake.fail_next(*[Failure(503)] * 3)
     async with AsyncRewardClient(fake.url, max_retries=2, on_error="raise") as client:
         with pytest.raises(RewardServerUnavailable, match="3 attempts"):

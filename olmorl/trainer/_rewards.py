@@ -7,13 +7,9 @@ import logging
 import time
 from typing import Any
 
-from olmorl.clients import AsyncRewardClient, OlmorlError, RewardServerError, VerifyResult
+from olmorl.clients import SERVER_UNAVAILABLE, AsyncRewardClient, OlmorlError, RewardServerError, VerifyResult
 
 log = logging.getLogger("olmorl.trainer")
-
-# The client reports an unreachable server as per-item `error` results with this prefix (on_error="zero");
-# those items were never scored, so the batch is retried rather than dropped.
-_UNSCORED_PREFIX = "reward server unavailable"
 
 
 class RewardServerGone(RuntimeError):
@@ -44,7 +40,8 @@ class GroupScorer:
             start = time.perf_counter()
             try:
                 results = await self.client.verify(items)
-                unscored = [r for r in results if r.status == "error" and (r.error or "").startswith(_UNSCORED_PREFIX)]
+                # items no server answered were never scored: retry the batch rather than drop them
+                unscored = [r for r in results if r.details.get("reason") == SERVER_UNAVAILABLE]
                 if not unscored:
                     self.latencies.append(time.perf_counter() - start)
                     return results
