@@ -32,13 +32,18 @@ _worker_verifiers: dict[str, Verifier] = {}
 
 
 def _init_worker(settings: Settings) -> None:
-    """Runs once in each worker: memory ceiling, then build every pool verifier (imports SymPy etc.)."""
-    os.nice(5)  # the event loop (health checks, I/O verifiers) wins the CPU over a spinning worker
-    limit = settings.worker_memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    """Runs once in each worker: build every pool verifier (imports SymPy etc.) and warm it up, then
+    set the memory ceiling that bounds what scoring may add."""
+    os.nice(settings.worker_nice)  # the event loop (health checks, I/O verifiers) wins the CPU over a busy worker
     for name, cls in load_verifiers(settings.plugins).items():
         if cls.runs_in == "pool":
-            _worker_verifiers[name] = cls(settings)
+            verifier = _worker_verifiers[name] = cls(settings)
+            try:
+                verifier.warm_up()
+            except Exception:  # a failed warm-up only costs the first item its speed-up
+                log.exception("warm-up of verifier %s failed", name)
+    limit = settings.worker_memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def _score_in_worker(name: str, task: Task) -> Score:

@@ -82,6 +82,11 @@ class Verifier:
     async def score_async(self, task: Task) -> Score:
         raise NotImplementedError(f"{type(self).__name__} runs on the loop but defines no score_async()")
 
+    def warm_up(self) -> None:
+        """Pay one-time costs (parser tables, language profiles) when a pool worker starts, not on
+        the first item it scores. Runs only in workers."""
+        return None
+
     def deadline_s(self, task: Task) -> float | None:
         """Hard wall-clock limit for one item; past it the item is `timeout` (pool workers are killed).
 

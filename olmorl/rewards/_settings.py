@@ -68,6 +68,7 @@ class Settings(BaseSettings):
     item_timeout_s: float = 5.0  # hard wall-clock limit per pool item; the worker is killed past it
     worker_memory_mb: int = 2048  # address-space ceiling of each worker process
     worker_max_tasks: int = 2000  # recycle a worker after this many items (bounds leaks)
+    worker_nice: int = 5  # workers' niceness, so the event loop (health checks, I/O verifiers) wins the CPU
     max_items_per_request: int = 4096  # larger batches get 413
     max_body_bytes: int = 64 * 1024 * 1024  # larger bodies get 413
     max_response_chars: int = 1_000_000  # longer responses are `invalid` (protects the workers)

@@ -111,9 +111,8 @@ class IFEvalVerifier(Verifier):
     options_model = IFEvalOptions
     runs_in = "pool"
 
-    def __init__(self, settings: Any) -> None:
-        super().__init__(settings)
-        warm_up_language_detection()  # load langdetect's profiles (~2 s) when the worker starts
+    def warm_up(self) -> None:
+        warm_up_language_detection()  # langdetect's profiles take ~2 s to load
 
     def notes(self) -> list[str]:
         doc = (__doc__ or "").split("Semantics `fixed` also corrects the references' known defects:")

@@ -108,6 +108,10 @@ class _MathFamily(Verifier):
         references(task.ground_truth)  # empty references are invalid input, not a 0
         return task
 
+    def warm_up(self) -> None:
+        # The first LaTeX parse builds the ANTLR parser (about a second); do it before any item waits.
+        self.score(self.make_task("The answer is $\\boxed{\\frac{\\sqrt{2}}{x^{2}+1}}$.", "\\sqrt{2}/(1+x^2)", {}, None))
+
     def score(self, task: Task) -> Score:
         refs = [normalize_reference(r) for r in references(task.ground_truth)]
         extraction = extract_answer(task.response, minerva_only=self.minerva_only)
