@@ -119,6 +119,7 @@ def test_gsm8k_numeric_verifier():
         ("5", "5\\text{ cm}"), ("30", "30^\\circ"), ("5", "\\$5"), ("Monday", "\\text{Monday}"),
         ("B", "\\textbf{(B)}\\ 12"), ("(C)", "C"), ("yes", "\\text{Yes}"), ("-5", "−5"), ("-5", "－5"), ("-3", "–3"),
         ("(x+1)^2", "x^2+2x+1"), ("\\sin 2x", "2\\sin x\\cos x"), ("x^2", "f(x) = x^2"), ("3.5", "3.5."),
+        ("1", "\\sin^2 x + \\cos^2 x"), ("\\sin^2(x)+\\cos^2(x)", "1"),  # an identity equal to a constant
     ],
 )
 def test_equivalent_forms(reference, answer):
@@ -135,6 +136,7 @@ def test_equivalent_forms(reference, answer):
         ("3", "2.9999999"), ("1", "1.0000001"),
         ("(1,2)", "(2,1)"), ("[0,1)", "(0,1]"), ("x^2+y^2=4", "(x-1)^2+y^2=4"), ("1, 2", "1, 2, 3"),
         ("3+4i", "3-4i"), ("B", "C"), ("yes", "no"), ("5", "−5"), ("\\sqrt{2}", "1.41"),
+        ("1", "x"), ("2", "\\sin^2 x + \\cos^2 x"), ("2x", "2y"),  # a constant is not a non-constant
     ],
 )
 def test_not_equivalent(reference, answer):

@@ -227,8 +227,9 @@ def _expr_equal(ref: object, ans: object, ref_number: ExactNumber | None, rel_to
         except Exception:
             return False
     if ref.free_symbols or ans.free_symbols:
-        if ref.free_symbols != ans.free_symbols:
-            return False
+        if ref.free_symbols != ans.free_symbols and ref.free_symbols and ans.free_symbols:
+            return False  # different variables
+        # One side constant: equal only if the other is that constant everywhere (sin^2 x + cos^2 x = 1).
         return same_function(ref, ans, rel_tol)
     return _constant_equal(ref, ans, ref_number, rel_tol)
 
