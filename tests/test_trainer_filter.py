@@ -2,44 +2,17 @@
 server, kept rows, per-source statistics, and a resumed run that only scores what is new."""
 
 import json
-import math
 import subprocess
 import sys
 
 import pytest
-import torch
+from _biased_model import answer_rows, build_biased_model
 
 
 @pytest.fixture(scope="module")
 def biased_model(tmp_path_factory):
-    """Answers "1" with p=0.95 and "2" with p=0.05 whatever the prompt (zeroed layers, a crafted head)."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from olmorl.trainer._tiny import build_char_tokenizer
-
-    out = tmp_path_factory.mktemp("filter_model")
-    tok = build_char_tokenizer(out)
-    hidden = 16
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=hidden, intermediate_size=32, num_hidden_layers=1,
-                      num_attention_heads=2, max_position_embeddings=64, tie_word_embeddings=False,
-                      pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
-    model = LlamaForCausalLM(cfg)
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, torch.nn.Linear):
-                module.weight.zero_()
-        model.model.embed_tokens.weight.fill_(1.0)  # the residual stream is all ones; RMSNorm keeps it so
-        logits = torch.full((len(tok),), -40.0)
-        logits[tok.convert_tokens_to_ids("1")] = math.log(0.95)
-        logits[tok.convert_tokens_to_ids("2")] = math.log(0.05)
-        model.lm_head.weight.copy_((logits / hidden)[:, None].expand(-1, hidden))
-    model.save_pretrained(str(out))
-    return out
-
-
-def _rows(answers):
-    return [{"messages": [{"role": "user", "content": f"q{i}?"}], "ground_truth": a, "dataset": "string_f1"}
-            for i, a in enumerate(answers)]
+    """Answers "1" with p=0.95 and "2" with p=0.05 whatever the prompt."""
+    return build_biased_model(tmp_path_factory.mktemp("filter_model"))
 
 
 def _write(path, rows):
@@ -56,8 +29,8 @@ def _filter(model, data, out, *extra):
 
 def test_filter_keeps_unsolved_prompts_reports_per_source_and_resumes(biased_model, tmp_path, reward_server):
     a, b, out = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "kept.jsonl"
-    _write(a, _rows(["1", "2", "1", "3"]))
-    _write(b, _rows(["2", "1"]) + [{"ground_truth": "1", "dataset": "string_f1"}])  # last row: no messages
+    _write(a, answer_rows(["1", "2", "1", "3"]))
+    _write(b, answer_rows(["2", "1"]) + [{"ground_truth": "1", "dataset": "string_f1"}])  # last row: no messages
     # first run: embedded reward server, progress bar on
     proc, result = _filter(biased_model, [a, b], out)
     assert "filter" in proc.stderr and "difficulty filter" in proc.stderr  # progress bar and the summary table
@@ -74,7 +47,7 @@ def test_filter_keeps_unsolved_prompts_reports_per_source_and_resumes(biased_mod
     assert json.loads((tmp_path / "kept.jsonl.stats.json").read_text()) == result["sources"]
 
     # resumed run on a grown source, against a remote reward server: only the new prompt is scored
-    _write(a, _rows(["1", "2", "1", "3", "3"]))
+    _write(a, answer_rows(["1", "2", "1", "3", "3"]))
     _, again = _filter(biased_model, [a, b], out, "--reward-url", reward_server(), "--no-progress")
     sa = again["sources"][str(a)]
     assert (sa["scored"], sa["kept"], sa["skipped_done"]) == (1, 1, 4)

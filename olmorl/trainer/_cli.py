@@ -42,7 +42,18 @@ def main(argv: list[str] | None = None) -> int:
 
     # SIGTERM unwinds like Ctrl-C, so the embedded reward server and the engine thread are stopped
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    Trainer(config).run()
+    if config.learner_backend == "deepspeed":
+        from olmorl.trainer._scaleout import is_follower_rank, run_follower
+
+        if is_follower_rank():  # ranks > 0 train their shares when rank 0 (the loop) says so
+            run_follower(config)
+            return 0
+    trainer = Trainer(config)
+    try:
+        trainer.run()
+    finally:
+        if hasattr(trainer.learner, "close"):  # releases the follower ranks
+            trainer.learner.close()
     return 0
 
 

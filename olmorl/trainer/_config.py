@@ -36,6 +36,16 @@ class TrainConfig:
     continuous_batching: bool = True  # refill a finished row at once (False = static batches)
     engine_dtype: str = "float32"  # dtype of the engine's copy of the weights (float32 | bfloat16)
     engine_process: bool = False  # run the engine in a child process (no shared interpreter lock with the learner)
+    # -- scale-out (README "Scaling out")
+    engine_urls: tuple[str, ...] = ()  # olmorl-engine servers to generate with (replaces the local engine)
+    engine_servers: int = 0  # olmorl-engine processes to start on loopback (added to engine_urls)
+    engine_sync_timeout_s: float = 60.0  # deadline of one weight sync per engine (WeightSyncError when missed)
+    engine_ready_timeout_s: float = 300.0  # start-up waits this long for every engine
+    learner_backend: str = "torch"  # torch | deepspeed (ranks launched by torchrun / deepspeed)
+    zero_stage: int = 2  # DeepSpeed ZeRO stage 0-3
+    offload_optimizer: bool = False  # DeepSpeed: optimizer states in CPU memory
+    sequence_packing: bool = False  # learner: several samples per row (micro_batch_tokens per row)
+    activation_checkpointing: bool = False  # learner: recompute decoder-layer activations in backward
     # -- asynchrony
     async_steps: int = 1  # how many optimizer steps a sample may lag behind (0 = synchronous)
     inflight_updates: bool = True  # push weights while generating (False = wait for the engine to drain)
@@ -87,7 +97,7 @@ class TrainConfig:
         choices = {"advantage_norm": ("centered", "std"), "objective": ("olmorl", "decoupled", "ppo"),
                    "loss_norm": ("token", "sequence", "constant"), "truncation": ("keep", "mask", "penalize"),
                    "update_mode": ("inflight", "abort"), "logprob_impl": ("chunked", "naive", "torch_lce"),
-                   "engine_dtype": ("float32", "bfloat16")}
+                   "engine_dtype": ("float32", "bfloat16"), "learner_backend": ("torch", "deepspeed")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, not {getattr(self, name)!r}")

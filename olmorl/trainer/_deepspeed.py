@@ -11,6 +11,7 @@ On CPU DeepSpeed picks the gloo backend; install with `DS_BUILD_OPS=0 pip instal
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from typing import Any
@@ -20,6 +21,8 @@ import torch.distributed as dist
 
 from olmorl.trainer._learner import Learner, TrainSample, token_logprobs
 from olmorl.trainer._objective import LossSettings, token_loss_terms
+
+log = logging.getLogger("olmorl.trainer")
 
 LAUNCHER_ENV = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK")
 
@@ -101,6 +104,9 @@ class DeepSpeedLearner(Learner):
                          weight_decay=weight_decay, max_grad_norm=max_grad_norm, warmup_steps=warmup_steps, **kwargs)
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
         self.zero_stage = zero_stage
+        if zero_stage == 3 and self.rank == 0:
+            log.warning("ZeRO-3: olmorl-train checkpoints hold partitioned weights and rank 0's optimizer shard; "
+                        "resume and checkpoint export are not supported yet (engine updates use gathered weights)")
         config = deepspeed_config(zero_stage=zero_stage, learning_rate=learning_rate, adam_betas=adam_betas,
                                   weight_decay=weight_decay, max_grad_norm=max_grad_norm,
                                   offload_optimizer=offload_optimizer, bf16=bf16)

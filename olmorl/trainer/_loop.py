@@ -27,9 +27,10 @@ from olmorl.trainer._data import Prompt, PromptMixer, load_sources
 from olmorl.trainer._engine import GenerationRequest, Group, TorchEngine
 from olmorl.trainer._engine_process import ProcessEngine
 from olmorl.trainer._eval import evaluate
-from olmorl.trainer._learner import Learner, TrainSample
-from olmorl.trainer._objective import LossSettings, group_advantages, is_zero_std
+from olmorl.trainer._learner import TrainSample
+from olmorl.trainer._objective import group_advantages, is_zero_std
 from olmorl.trainer._rewards import GroupScorer
+from olmorl.trainer._scaleout import build_learner, build_remote_engines
 
 log = logging.getLogger("olmorl.trainer")
 
@@ -51,22 +52,21 @@ class Trainer:
         torch.manual_seed(cfg.seed)
         self.tokenizer = AutoTokenizer.from_pretrained(cfg.model)
         model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=torch.float32)
-        self.learner = Learner(
-            model, loss=LossSettings(cfg.objective, cfg.eps_low, cfg.eps_high, cfg.tis_cap, cfg.kl_beta),
-            learning_rate=cfg.learning_rate, adam_betas=cfg.adam_betas, weight_decay=cfg.weight_decay,
-            max_grad_norm=cfg.max_grad_norm, minibatches=cfg.minibatches, micro_batch_tokens=cfg.micro_batch_tokens,
-            loss_norm=cfg.loss_norm, loss_constant=cfg.loss_constant or cfg.max_new_tokens,
-            temperature=cfg.temperature, logprob_impl=cfg.logprob_impl, logprob_chunk=cfg.logprob_chunk,
-            warmup_steps=cfg.warmup_steps)
+        self.learner = build_learner(cfg, model)  # plain torch, or DeepSpeed rank 0 (_scaleout.py)
         eos = model.generation_config.eos_token_id or self.tokenizer.eos_token_id
         engine_kwargs = dict(eos_token_id=eos, pad_token_id=self.tokenizer.pad_token_id,
                              max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
                              max_batch_size=cfg.engine_batch_size, continuous=cfg.continuous_batching,
                              update_mode=cfg.update_mode, seed=cfg.seed)
-        if cfg.engine_process:
+        if cfg.engine_urls or cfg.engine_servers:  # engines in other processes / machines, over HTTP
+            self.engine = build_remote_engines(cfg, eos_token_id=eos, pad_token_id=self.tokenizer.pad_token_id)
+        elif cfg.engine_process:
             self.engine = ProcessEngine(cfg.model, dtype=cfg.engine_dtype, threads=cfg.torch_threads, **engine_kwargs)
         else:
-            engine_model = copy.deepcopy(model).to(getattr(torch, cfg.engine_dtype))
+            if cfg.learner_backend == "deepspeed":  # ZeRO hooks and partitions must not follow the engine's copy
+                engine_model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=getattr(torch, cfg.engine_dtype))
+            else:
+                engine_model = copy.deepcopy(model).to(getattr(torch, cfg.engine_dtype))
             self.engine = TorchEngine(engine_model, **engine_kwargs)
         kw = dict(max_prompt_tokens=cfg.max_prompt_tokens, verifier_override=cfg.verifier_override)
         self.mixer = PromptMixer(load_sources(cfg.train_files, self.tokenizer, **kw), cfg.train_weights or None, cfg.seed)
