@@ -71,7 +71,8 @@ def engine(request, tiny):
 
         eng = ProcessEngine(str(root / "m"), **common)
     elif kind == "http":
-        from olmorl.trainer._engine_http import EnginePool, EngineServerProcess, RemoteEngine
+        from olmorl.trainer._engine_http import EnginePool, RemoteEngine
+        from olmorl.trainer._engine_server import EngineServerProcess
 
         server = EngineServerProcess(str(root / "m"), log_path=str(root / "engine.log"),
                                      extra_args=["--max-new-tokens", str(MAX_NEW), "--seed", "1"]).start()

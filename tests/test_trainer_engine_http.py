@@ -15,7 +15,8 @@ import pytest
 import torch
 
 from olmorl.trainer._engine import GenerationRequest
-from olmorl.trainer._engine_http import EnginePool, EngineServerProcess, RemoteEngine, WeightSyncError
+from olmorl.trainer._engine_http import EnginePool, RemoteEngine, WeightSyncError
+from olmorl.trainer._engine_server import EngineServerProcess
 
 NEVER = -1
 

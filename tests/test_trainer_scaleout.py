@@ -11,7 +11,8 @@ import pytest
 from _biased_model import answer_rows, build_biased_model
 
 from olmorl.trainer import TrainConfig, Trainer
-from olmorl.trainer._engine_http import EngineServerProcess, wait_ready
+from olmorl.trainer._engine_http import wait_ready
+from olmorl.trainer._engine_server import EngineServerProcess
 
 pytestmark = pytest.mark.timeout(600)
 

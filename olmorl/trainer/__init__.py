@@ -4,8 +4,9 @@ that scores completions through an olmorl reward server over HTTP. Needs the `[t
 from olmorl.trainer._config import TrainConfig, load_config
 from olmorl.trainer._deepspeed import DeepSpeedLearner
 from olmorl.trainer._engine import Completion, Engine, GenerationRequest, Group, TorchEngine
-from olmorl.trainer._engine_http import EngineError, EnginePool, EngineServerProcess, RemoteEngine, WeightSyncError
+from olmorl.trainer._engine_http import EngineError, EnginePool, RemoteEngine, WeightSyncError
 from olmorl.trainer._engine_process import ProcessEngine
+from olmorl.trainer._engine_server import EngineServerProcess
 from olmorl.trainer._learner import Learner, TrainSample, token_logprobs
 from olmorl.trainer._loop import Trainer
 from olmorl.trainer._objective import LossSettings, group_advantages, k3_kl, per_sequence_token_weight, token_loss_terms

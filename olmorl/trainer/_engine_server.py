@@ -25,6 +25,9 @@ import io
 import itertools
 import json
 import logging
+import os
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import asdict
@@ -232,6 +235,37 @@ def create_app(engine: ServedTorchEngine, *, model_info: dict[str, Any] | None =
         return {"ok": True, "note": "the transformers engine keeps no prefix cache"}
 
     return app
+
+
+class EngineServerProcess:
+    """`olmorl-engine` as a child process on loopback (tests, single-machine multi-engine runs)."""
+
+    def __init__(self, model_dir: str, *, port: int | None = None, log_path: str | None = None,
+                 extra_args: list[str] | None = None, threads: int = 1) -> None:
+        from olmorl.rewards._local import free_port
+
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.args = [sys.executable, "-m", "olmorl.trainer._engine_server", "--model", model_dir,
+                     "--port", str(self.port), "--threads", str(threads), *(extra_args or [])]
+        self.log_path = log_path
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> "EngineServerProcess":
+        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        self.process = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        return self
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 def main(argv: list[str] | None = None) -> int:

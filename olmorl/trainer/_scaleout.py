@@ -51,7 +51,8 @@ def run_follower(cfg: TrainConfig) -> None:
 
 def build_remote_engines(cfg: TrainConfig, *, eos_token_id, pad_token_id):
     """An `EnginePool` over `engine_urls` plus `engine_servers` olmorl-engine processes started on loopback."""
-    from olmorl.trainer._engine_http import EnginePool, EngineServerProcess, RemoteEngine
+    from olmorl.trainer._engine_http import EnginePool, RemoteEngine
+    from olmorl.trainer._engine_server import EngineServerProcess
 
     owned = []
     eos = eos_token_id[0] if isinstance(eos_token_id, (list, tuple)) else eos_token_id
