@@ -20,7 +20,7 @@ import torch
 import torch.distributed as dist
 
 from olmorl.trainer._learner import Learner, TrainSample, token_logprobs
-from olmorl.trainer._objective import LossSettings, token_loss_terms
+from olmorl.trainer._objective import LossSettings, loss_counts, per_sequence_token_weight, token_loss_terms
 
 log = logging.getLogger("olmorl.trainer")
 
@@ -66,26 +66,11 @@ def deepspeed_config(*, zero_stage: int, learning_rate: float, adam_betas: tuple
 def global_token_weights(lengths: list[int], in_loss: list[bool], normalization: str, constant: float | None,
                          group=None) -> list[float]:
     """`per_sequence_token_weight` for a rank's share, with token and sequence counts summed over all ranks."""
-    used = [n for n, keep in zip(lengths, in_loss) if keep and n > 0]
-    counts = torch.tensor([float(sum(used)), float(len(used))], dtype=torch.float64)
+    counts = torch.tensor(loss_counts(lengths, in_loss), dtype=torch.float64)
     if dist.is_initialized():
         dist.all_reduce(counts, group=group)
     n_tokens, n_seqs = counts.tolist()
-    if normalization == "constant" and not constant:
-        raise ValueError("loss normalization 'constant' needs a positive constant")
-    out = []
-    for n, keep in zip(lengths, in_loss):
-        if not keep or n == 0:
-            out.append(0.0)
-        elif normalization == "token":
-            out.append(1.0 / n_tokens)
-        elif normalization == "sequence":
-            out.append(1.0 / (n * n_seqs))
-        elif normalization == "constant":
-            out.append(1.0 / (constant * n_seqs))
-        else:
-            raise ValueError(f"unknown loss normalization {normalization!r} (token | sequence | constant)")
-    return out
+    return per_sequence_token_weight(lengths, in_loss, normalization, constant, totals=(n_tokens, n_seqs))
 
 
 class DeepSpeedLearner(Learner):

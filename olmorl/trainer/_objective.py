@@ -97,15 +97,21 @@ def k3_kl(logp: torch.Tensor, logp_ref: torch.Tensor) -> torch.Tensor:
     return torch.exp(d) - d - 1.0
 
 
+def loss_counts(lengths: list[int], in_loss: list[bool]) -> tuple[float, float]:
+    """(loss tokens, loss sequences) of a batch: what the normalizations divide by."""
+    used = [n for n, keep in zip(lengths, in_loss) if keep and n > 0]
+    return float(sum(used)), float(len(used))
+
+
 def per_sequence_token_weight(lengths: list[int], in_loss: list[bool], normalization: str,
-                              constant: float | None) -> list[float]:
+                              constant: float | None, totals: tuple[float, float] | None = None) -> list[float]:
     """Weight of every loss token of each sequence so that the sum over the whole optimizer batch is the loss.
 
     Computed once per optimizer batch (never per micro-batch): token = 1/total tokens (OlmoRL/DAPO),
-    sequence = 1/(len * n_seqs) (GRPO), constant = 1/(constant * n_seqs) (Dr GRPO).
+    sequence = 1/(len * n_seqs) (GRPO), constant = 1/(constant * n_seqs) (Dr GRPO). `totals` overrides the
+    counts when this is one data-parallel rank's share of a larger batch.
     """
-    used = [n for n, keep in zip(lengths, in_loss) if keep and n > 0]
-    n_tokens, n_seqs = sum(used), len(used)
+    n_tokens, n_seqs = totals if totals is not None else loss_counts(lengths, in_loss)
     out = []
     for n, keep in zip(lengths, in_loss):
         if not keep or n == 0:
