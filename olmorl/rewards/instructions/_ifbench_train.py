@@ -111,15 +111,7 @@ def paragraphs(text: str, kw: NoKwargs, fixed: bool) -> bool:
 
 @constraint("paragraphs:paragraphs2", SRC)
 def paragraphs2(text: str, kw: NoKwargs, fixed: bool) -> bool:
-    parts = re.split(r"\n\n", text)
-    count = len(parts)
-    for index, part in enumerate(parts):
-        if not part.strip():
-            if index in (0, len(parts) - 1):
-                count -= 1
-            else:
-                return False
-    return count == 2
+    return star_paragraph_count(text, separator=r"\n\n") == 2
 
 
 class FirstWord(Kwargs):

@@ -111,9 +111,10 @@ class NumParagraphs(Kwargs):
     num_paragraphs: Count
 
 
-def star_paragraph_count(text: str) -> int | None:
-    """Paragraphs split on `***`; None when an inner paragraph is empty (the reference fails)."""
-    parts = re.split(r"\s?\*\*\*\s?", text)
+def star_paragraph_count(text: str, separator: str = r"\s?\*\*\*\s?") -> int | None:
+    """Paragraphs split on `separator` (default `***`); None when an inner paragraph is empty (the
+    reference fails). Empty first and last parts do not count."""
+    parts = re.split(separator, text)
     count = len(parts)
     for index, part in enumerate(parts):
         if not part.strip():
