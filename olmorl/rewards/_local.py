@@ -21,6 +21,18 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def stop_process_group(process: subprocess.Popen[bytes] | None, grace_s: float = 15.0) -> None:
+    """SIGTERM a child started with `start_new_session=True`; past `grace_s`, SIGKILL its whole group."""
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, 9)  # the whole group: worker processes included
+        process.wait()
+
+
 def settings_env(overrides: dict[str, Any], prefix: str = "OLMORL_") -> dict[str, str]:
     """Settings overrides as OLMORL_* environment variables (nested sections get their own prefix)."""
     env: dict[str, str] = {}
@@ -67,14 +79,7 @@ class LocalRewardServer:
         raise TimeoutError(f"reward server on {self.url} not ready within {self.ready_timeout_s:g} s")
 
     def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, 9)  # the whole group: workers included
-            self.process.wait()
+        stop_process_group(self.process)
 
     def __enter__(self) -> "LocalRewardServer":
         return self.start()

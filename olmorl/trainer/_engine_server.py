@@ -35,6 +35,7 @@ from typing import Any
 
 import torch
 
+from olmorl.rewards._local import stop_process_group
 from olmorl.trainer._engine import GenerationRequest, Group, TorchEngine
 
 log = logging.getLogger("olmorl.trainer.engine_server")
@@ -258,14 +259,7 @@ class EngineServerProcess:
         return self
 
     def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process_group(self.process)
 
 
 def main(argv: list[str] | None = None) -> int:
