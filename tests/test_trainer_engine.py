@@ -149,3 +149,64 @@ def test_process_engine_generates_and_takes_inflight_updates(model, tmp_path):
         assert torch.equal(engine.get_rng_state(), state)
     finally:
         engine.stop()
+
+
+# -- top-k / top-p (hand-made logits in test_trainer_sampling.py) ---------------------------------------------------
+PROMPTS = [[5, 6, 7], [8], [9, 10, 11, 12, 13], [15, 16]]
+
+
+def _greedy(model, prompt, n):
+    ids = list(prompt)
+    with torch.no_grad():
+        for _ in range(n):
+            ids.append(int(model(torch.tensor([ids])).logits[0, -1].argmax()))
+    return ids[len(prompt):]
+
+
+def test_top_k_1_decodes_greedily_under_continuous_batching(model):
+    engine = _engine(model, max_new_tokens=10, top_k=1, temperature=0.8, max_batch_size=3)
+    engine.submit([GenerationRequest(i, p, n=2) for i, p in enumerate(PROMPTS)])
+    for g in _drain(engine, len(PROMPTS)):
+        expect = _greedy(model, g.prompt_ids, 10)
+        for c in g.completions:
+            assert c.token_ids == expect
+            assert c.logprobs == [0.0] * 10  # the one token left has probability one
+
+
+def test_top_k_logprobs_are_the_full_logprobs_minus_the_log_kept_mass(model):
+    engine = _engine(model, max_new_tokens=8, top_k=5, max_batch_size=3)
+    engine.submit([GenerationRequest(i, p, n=2) for i, p in enumerate(PROMPTS)])
+    for g in _drain(engine, len(PROMPTS)):
+        for c in g.completions:
+            with torch.no_grad():
+                logits = model(torch.tensor([g.prompt_ids + c.token_ids])).logits[0].double()
+            steps = torch.log_softmax(logits, dim=-1)[len(g.prompt_ids) - 1:-1]
+            top = steps.topk(5, dim=-1)
+            assert all(tok in row for tok, row in zip(c.token_ids, top.indices.tolist()))
+            full = steps.gather(1, torch.tensor(c.token_ids)[:, None]).squeeze(1)
+            behaviour = full - top.values.exp().sum(dim=-1).log()  # what the learner's IS ratio is taken against
+            torch.testing.assert_close(torch.tensor(c.logprobs, dtype=torch.float64), behaviour, rtol=0, atol=5e-5)
+
+
+def test_served_engine_takes_top_k_and_top_p_from_its_flags(model, tmp_path):
+    import time
+
+    from olmorl.trainer._engine_http import RemoteEngine
+    from olmorl.trainer._engine_server import EngineServerProcess
+
+    model.save_pretrained(str(tmp_path / "m"))
+    server = EngineServerProcess(str(tmp_path / "m"), log_path=str(tmp_path / "engine.log"),
+                                 extra_args=["--eos-token-id", str(NEVER), "--pad-token-id", "0", "--max-new-tokens",
+                                             "6", "--top-k", "1", "--top-p", "0.9"]).start()
+    engine = RemoteEngine(server.url, sync_timeout_s=5.0, ready_timeout_s=120.0)
+    try:
+        engine.start()
+        engine.submit([GenerationRequest("a", PROMPTS[0], n=2)])
+        groups, deadline = [], time.monotonic() + 120
+        while not groups:
+            assert time.monotonic() < deadline, "the served engine returned nothing"
+            groups = engine.get_groups(timeout=0.5)
+        assert [c.token_ids for c in groups[0].completions] == [_greedy(model, PROMPTS[0], 6)] * 2
+    finally:
+        engine.stop()
+        server.stop()

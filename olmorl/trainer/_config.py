@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from olmorl.trainer._sampling import check_sampling
+
 
 @dataclass(frozen=True)
 class TrainConfig:
@@ -32,6 +34,8 @@ class TrainConfig:
     prompts_per_step: int = 32  # groups with non-zero reward variance per optimizer step
     max_new_tokens: int = 256  # completion length cap; longer completions are "truncated"
     temperature: float = 1.0  # sampling temperature (the learner applies the same one)
+    top_k: int = 0  # sample among the k likeliest tokens (0 = off); engines report logprobs of the renormalized cut
+    top_p: float = 1.0  # then the smallest set holding top_p of the mass (1.0 = off); IS weight = the kept mass
     engine_batch_size: int = 64  # sequences decoded together by the engine
     continuous_batching: bool = True  # refill a finished row at once (False = static batches)
     engine_dtype: str = "float32"  # dtype of the engine's copy of the weights (float32 | bfloat16)
@@ -107,6 +111,7 @@ class TrainConfig:
             raise ValueError("group_size must be at least 2 (advantages are relative to the group)")
         if self.async_steps < 0:
             raise ValueError("async_steps must be >= 0")
+        check_sampling(self.temperature, self.top_k, self.top_p)
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}

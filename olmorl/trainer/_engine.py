@@ -20,6 +20,8 @@ from typing import Any, Mapping, Protocol
 
 import torch
 
+from olmorl.trainer._sampling import check_sampling, sampling_logprobs
+
 
 @dataclass
 class GenerationRequest:
@@ -34,7 +36,7 @@ class GenerationRequest:
 @dataclass
 class Completion:
     token_ids: list[int]
-    logprobs: list[float]  # under the sampling distribution (after temperature)
+    logprobs: list[float]  # under the distribution sampled from (temperature, top-k/top-p, renormalized)
     versions: list[int]  # policy version that sampled each token
     finish_reason: str  # "stop" (EOS) or "length" (hit max_new_tokens)
 
@@ -82,19 +84,26 @@ class _PendingGroup:
 
 
 class TorchEngine:
-    """Continuous-batching sampler over a Hugging Face causal LM (CPU or one GPU)."""
+    """Continuous-batching sampler over a Hugging Face causal LM (CPU or one GPU).
+
+    Each token is drawn with the engine's `torch.Generator` from softmax(logits / temperature), cut to the
+    `top_k` most likely tokens (0 = off) and then to the smallest set whose mass reaches `top_p`, and
+    renormalized. The logprob recorded per token is under that truncated distribution (the behaviour policy),
+    not the full softmax the learner scores with; see `olmorl.trainer._sampling`.
+    """
 
     def __init__(self, model: torch.nn.Module, *, eos_token_id: int | list[int], pad_token_id: int,
-                 max_new_tokens: int, temperature: float = 1.0, max_batch_size: int = 64,
-                 continuous: bool = True, update_mode: str = "inflight", seed: int = 0, version: int = 0,
-                 admit_chunk: int | None = None) -> None:
+                 max_new_tokens: int, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
+                 max_batch_size: int = 64, continuous: bool = True, update_mode: str = "inflight", seed: int = 0,
+                 version: int = 0, admit_chunk: int | None = None) -> None:
         if update_mode not in ("inflight", "abort"):
             raise ValueError(f"update_mode must be inflight or abort, not {update_mode!r}")
+        check_sampling(temperature, top_k, top_p)
         self.model = model.eval()
         self.eos_ids = set([eos_token_id] if isinstance(eos_token_id, int) else eos_token_id)
         self.pad_id = pad_token_id
         self.max_new_tokens = max_new_tokens
-        self.temperature = temperature
+        self.temperature, self.top_k, self.top_p = temperature, top_k, top_p
         self.max_batch_size = max_batch_size
         self.admit_chunk = max(1, max_batch_size // 8) if admit_chunk is None else admit_chunk
         self.continuous = continuous
@@ -319,7 +328,7 @@ class TorchEngine:
         self._retire_finished()
 
     def _sample(self, logits: torch.Tensor, rows: list[_Sequence]) -> torch.Tensor:
-        logprobs = torch.log_softmax(logits / self.temperature, dim=-1)
+        logprobs = sampling_logprobs(logits, self.temperature, self.top_k, self.top_p)
         tokens = torch.multinomial(logprobs.exp(), 1, generator=self.generator).squeeze(1)
         picked = logprobs.gather(1, tokens[:, None]).squeeze(1)
         for row, tok, lp in zip(rows, tokens.tolist(), picked.tolist()):

@@ -270,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
     parser.add_argument("--max-new-tokens", type=int, default=256)
     parser.add_argument("--temperature", type=float, default=1.0)
+    parser.add_argument("--top-k", type=int, default=0, help="sample among the k likeliest tokens (0 = off)")
+    parser.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass (1.0 = off)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--update-mode", default="inflight", choices=("inflight", "abort"))
     parser.add_argument("--seed", type=int, default=0)
@@ -288,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
     eos = args.eos_token_id if args.eos_token_id is not None else (gen.eos_token_id or model.config.eos_token_id)
     pad = args.pad_token_id if args.pad_token_id is not None else (gen.pad_token_id or model.config.pad_token_id or 0)
     engine = ServedTorchEngine(model, eos_token_id=eos, pad_token_id=pad, max_new_tokens=args.max_new_tokens,
-                               temperature=args.temperature, max_batch_size=args.batch_size,
+                               temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
+                               max_batch_size=args.batch_size,
                                update_mode=args.update_mode, seed=args.seed)
     app = create_app(engine, model_info={"model": args.model, "engine": "transformers"})
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

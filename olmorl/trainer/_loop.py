@@ -56,6 +56,7 @@ class Trainer:
         eos = model.generation_config.eos_token_id or self.tokenizer.eos_token_id
         engine_kwargs = dict(eos_token_id=eos, pad_token_id=self.tokenizer.pad_token_id,
                              max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
+                             top_k=cfg.top_k, top_p=cfg.top_p,
                              max_batch_size=cfg.engine_batch_size, continuous=cfg.continuous_batching,
                              update_mode=cfg.update_mode, seed=cfg.seed)
         if cfg.engine_urls or cfg.engine_servers:  # engines in other processes / machines, over HTTP

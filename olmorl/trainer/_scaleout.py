@@ -60,6 +60,7 @@ def build_remote_engines(cfg: TrainConfig, *, eos_token_id, pad_token_id):
     logs.mkdir(parents=True, exist_ok=True)
     for i in range(cfg.engine_servers):
         args = ["--max-new-tokens", str(cfg.max_new_tokens), "--temperature", str(cfg.temperature),
+                "--top-k", str(cfg.top_k), "--top-p", str(cfg.top_p),
                 "--batch-size", str(cfg.engine_batch_size), "--update-mode", cfg.update_mode,
                 "--seed", str(cfg.seed + i), "--dtype", cfg.engine_dtype, "--eos-token-id", str(eos),
                 "--pad-token-id", str(pad_token_id)]

@@ -13,8 +13,10 @@ Weight sync (both): `pause_generation(mode="keep", clear_cache=False)` (running 
 their KV cache: OlmoRL/PipelineRL inflight updates) -> `start_weight_update` -> `update_weights` while the
 trainer broadcasts over NCCL (`NCCLWeightTransferEngine.trainer_send_weights`) -> `finish_weight_update`
 -> `reset_prefix_cache` -> `resume_generation`. Each step has a deadline; a missed one raises
-`WeightSyncError`. Logprobs are vLLM's processed logprobs (after temperature), the behaviour policy for
-truncated importance sampling. Versions per token are stamped as tokens stream back.
+`WeightSyncError`. Logprobs are vLLM's processed logprobs (after temperature and top-k/top-p, renormalized:
+the distribution actually sampled from), the behaviour policy for truncated importance sampling, as with
+`TorchEngine`. `top_k=0` means off: vLLM >= 0.9 (PR #17773) documents 0 as "disabled" and still accepts -1,
+older versions only -1. Versions per token are stamped as tokens stream back.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import torch
 
 from olmorl.trainer._engine import Completion, GenerationRequest, Group
 from olmorl.trainer._engine_http import EngineError, WeightSyncError
+from olmorl.trainer._sampling import check_sampling
 
 VLLM_MISSING = ("vLLM is not installed: `pip install olmorl[vllm]` on a CUDA machine (vLLM ships CUDA-only "
                 "wheels; it cannot run on CPU-only hosts)")
@@ -99,10 +102,13 @@ class _Streams:
 class VLLMEngine:
     """AsyncLLM in-process; its event loop runs on a background thread."""
 
-    def __init__(self, model: str, *, max_new_tokens: int, temperature: float = 1.0, seed: int = 0,
-                 sync_timeout_s: float = 300.0, nccl_port: int = 29555, **engine_args: Any) -> None:
+    def __init__(self, model: str, *, max_new_tokens: int, temperature: float = 1.0, top_k: int = 0,
+                 top_p: float = 1.0, seed: int = 0, sync_timeout_s: float = 300.0, nccl_port: int = 29555,
+                 **engine_args: Any) -> None:
         require_vllm()
+        check_sampling(temperature, top_k, top_p)
         self.model, self.max_new_tokens, self.temperature, self.seed = model, max_new_tokens, temperature, seed
+        self.top_k, self.top_p = top_k, top_p
         self.sync_timeout_s, self.nccl_port = sync_timeout_s, nccl_port
         self.engine_args = {"weight_transfer_config": {"backend": "nccl"}, "logprobs_mode": "processed_logprobs",
                             "enable_prefix_caching": False, **engine_args}
@@ -151,7 +157,8 @@ class VLLMEngine:
         from vllm.inputs import TokensPrompt
 
         try:
-            params = SamplingParams(n=req.n, temperature=self.temperature, top_p=1.0, top_k=0, logprobs=0,
+            params = SamplingParams(n=req.n, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
+                                    logprobs=0,
                                     max_tokens=req.max_new_tokens or self.max_new_tokens, ignore_eos=req.ignore_eos,
                                     seed=self.seed + next(self.ids))
             submitted = self.version
@@ -228,10 +235,13 @@ class VLLMEngine:
 class VLLMServerEngine:
     """A remote `vllm serve` (dev mode, NCCL weight transfer, processed logprobs) behind the `Engine` interface."""
 
-    def __init__(self, url: str, *, model: str, max_new_tokens: int, temperature: float = 1.0, seed: int = 0,
-                 sync_timeout_s: float = 300.0, nccl_address: str = "127.0.0.1", nccl_port: int = 29556) -> None:
+    def __init__(self, url: str, *, model: str, max_new_tokens: int, temperature: float = 1.0, top_k: int = 0,
+                 top_p: float = 1.0, seed: int = 0, sync_timeout_s: float = 300.0, nccl_address: str = "127.0.0.1",
+                 nccl_port: int = 29556) -> None:
         import httpx
 
+        check_sampling(temperature, top_k, top_p)
+        self.top_k, self.top_p = top_k, top_p
         self.url, self.model, self.max_new_tokens, self.temperature = url.rstrip("/"), model, max_new_tokens, temperature
         self.seed, self.sync_timeout_s = seed, sync_timeout_s
         self.nccl_address, self.nccl_port = nccl_address, nccl_port
@@ -266,8 +276,8 @@ class VLLMServerEngine:
         try:
             body = {"model": self.model, "prompt": list(req.prompt_ids), "n": req.n, "stream": True,
                     "max_tokens": req.max_new_tokens or self.max_new_tokens, "temperature": self.temperature,
-                    "top_p": 1.0, "logprobs": 0, "return_tokens_as_token_ids": True, "ignore_eos": req.ignore_eos,
-                    "seed": self.seed + next(self.ids)}
+                    "top_p": self.top_p, "top_k": self.top_k, "logprobs": 0, "return_tokens_as_token_ids": True,
+                    "ignore_eos": req.ignore_eos, "seed": self.seed + next(self.ids)}
             submitted = self.version
             parts = {i: ([], [], []) for i in range(req.n)}
             finish = {i: "stop" for i in range(req.n)}
