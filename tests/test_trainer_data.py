@@ -1,6 +1,7 @@
 """Trainer config (YAML + flags) and RLVR data: chat template, row shapes, JSONL/Parquet, weighted mixing."""
 
 import argparse
+import asyncio
 from collections import Counter
 
 import pyarrow as pa
@@ -8,7 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from olmorl.trainer._config import TrainConfig, add_config_flags, field_comments, load_config, overrides_from_args
-from olmorl.trainer._data import PromptMixer, build_prompts, load_sources
+from olmorl.rewards._local import LocalRewardServer
+from olmorl.trainer._data import Check, PromptMixer, build_prompts, load_sources
+from olmorl.trainer._rewards import GroupScorer, score_completions
 from olmorl.trainer._tiny import build_char_tokenizer, write_jsonl
 
 
@@ -60,9 +63,10 @@ def test_rows_become_chat_prompts(tokenizer):
     ]
     prompts = build_prompts(rows, tokenizer, source="s", max_prompt_tokens=20)
     assert [tokenizer.decode(list(p.prompt_ids)) for p in prompts] == ["1+2=", "Say hi"]
-    assert prompts[1].ground_truth == "hi" and prompts[1].verifier == "string_match"
+    assert prompts[1].checks == (Check("string_match", "hi"),)
     assert prompts[1].messages == ({"role": "user", "content": "Say hi"},)
-    assert build_prompts(rows[:1], tokenizer, source="s", max_prompt_tokens=20, verifier_override="gsm8k")[0].verifier == "gsm8k"
+    overridden = build_prompts(rows[:1], tokenizer, source="s", max_prompt_tokens=20, verifier_override="gsm8k")
+    assert overridden[0].checks == (Check("gsm8k", "3"),)
     with pytest.raises(ValueError, match="no usable rows"):
         build_prompts(rows[2:], tokenizer, source="s", max_prompt_tokens=20)
 
@@ -87,3 +91,60 @@ def test_jsonl_and_parquet_sources_mix_by_weight_and_resume(tokenizer, tmp_path)
     restored = PromptMixer(sources, [3.0, 1.0], seed=123)
     restored.load_state_dict(state)
     assert [restored.next().prompt_ids for _ in range(50)] == expected
+
+
+def test_multi_verifier_rows_become_checks(tokenizer, caplog):
+    user = [{"role": "user", "content": "1+2="}]
+    rows = [
+        {"messages": user, "ground_truth": ["3", IF_OCEAN], "dataset": ["math", "ifeval"]},
+        {"messages": user, "ground_truth": [["assert f() == 3"]], "dataset": ["code"]},  # one-element lists
+        {"messages": user, "ground_truth": ["3"], "dataset": ["math", "ifeval"]},  # lengths differ: malformed
+        {"messages": user, "ground_truth": "3", "dataset": ["math", "ifeval"]},  # not a list: malformed
+        {"messages": user, "ground_truth": [], "dataset": []},  # no verifier: malformed
+    ]
+    with caplog.at_level("WARNING", logger="olmorl.trainer"):
+        prompts = build_prompts(rows, tokenizer, source="s", max_prompt_tokens=20)
+    assert [p.checks for p in prompts] == [(Check("math", "3"), Check("ifeval", IF_OCEAN)),
+                                          (Check("code", ["assert f() == 3"]),)]
+    assert [p.verifier_label for p in prompts] == ["math+ifeval", "code"]
+    assert "'malformed': 3" in caplog.text
+    overridden = build_prompts(rows[:1], tokenizer, source="s", max_prompt_tokens=20, verifier_override="gsm8k")
+    assert overridden[0].checks == (Check("gsm8k", "3"), Check("gsm8k", IF_OCEAN))
+
+
+IF_OCEAN = '{"instruction_id": ["keywords:existence"], "kwargs": [{"keywords": ["ocean"]}]}'
+
+
+@pytest.fixture(scope="module")
+def reward_url(tmp_path_factory):
+    server = LocalRewardServer(workers=1, log_path=str(tmp_path_factory.mktemp("rewards") / "server.log")).start()
+    yield server.url
+    server.stop()
+
+
+def test_completions_sum_their_checks_over_one_live_server(tokenizer, reward_url):
+    user = [{"role": "user", "content": "1+2="}]
+    rows = [{"messages": user, "ground_truth": ["3", IF_OCEAN], "dataset": ["math", "ifeval"]},
+            {"messages": user, "ground_truth": "3", "dataset": "math"},
+            {"messages": user, "ground_truth": ["3", "x"], "dataset": ["math", "no_such_verifier"]}]
+    multi, single, unknown = build_prompts(rows, tokenizer, source="s", max_prompt_tokens=20)
+    cases = [(multi, "The ocean says \\boxed{3}"),  # both pass: 2
+             (multi, "The ocean says \\boxed{4}"),  # IF only: 1
+             (multi, "It is \\boxed{3}"),  # math only: 1
+             (multi, "It is \\boxed{5}"),  # neither: 0
+             (single, "\\boxed{3}"),  # one check: the server's result as is
+             (unknown, "\\boxed{3}")]  # a check the server cannot run: the completion is invalid
+
+    async def score():
+        scorer = GroupScorer([reward_url], api_key=None, timeout_s=60.0, batch_size=64, max_wait_s=30.0)
+        try:
+            return await score_completions(scorer, [p for p, _ in cases], [t for _, t in cases])
+        finally:
+            await scorer.close()
+
+    results = asyncio.run(score())
+    assert [(r.reward, r.status) for r in results] == [(2.0, "ok"), (1.0, "ok"), (1.0, "ok"), (0.0, "ok"),
+                                                       (1.0, "ok"), (0.0, "invalid")]
+    assert results[0].verifier == "math+ifeval" and results[4].verifier == "math"
+    assert [c["status"] for c in results[5].details["checks"]] == ["ok", "invalid"]
+    assert "no_such_verifier" in results[5].error

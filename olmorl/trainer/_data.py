@@ -1,7 +1,8 @@
 """RLVR prompts in open-instruct's row format, mixed from several files by weight.
 
 A row holds `messages` (chat turns; a trailing assistant turn is dropped), `ground_truth` and `dataset`
-(the verifier name). Newer Ai2 releases wrap both in one-element lists; those are unwrapped.
+(the verifier name). Newer Ai2 releases wrap both in one-element lists; those are unwrapped. Multi-verifier
+rows carry equal-length lists: each (verifier, ground truth) pair is scored and the rewards are summed.
 """
 
 from __future__ import annotations
@@ -10,19 +11,30 @@ import logging
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 log = logging.getLogger("olmorl.trainer")
+
+
+class Check(NamedTuple):
+    """One verifier call of a prompt's completions."""
+
+    verifier: str
+    ground_truth: Any
 
 
 @dataclass(frozen=True)
 class Prompt:
     prompt_ids: tuple[int, ...]  # chat template applied with the generation prompt, tokenized
     messages: tuple[dict, ...]  # the conversation sent to the verifier as `prompt`
-    ground_truth: Any
-    verifier: str
+    checks: tuple[Check, ...]  # one per verifier of the row; a completion's reward is the sum over them
     source: str  # file it came from (per-source metrics)
     index: int  # row index in that file
+
+    @property
+    def verifier_label(self) -> str:
+        """The name its rewards are reported under: the verifier, or several joined by "+" ("math+ifeval")."""
+        return "+".join(c.verifier for c in self.checks)
 
 
 def read_rows(path: str | Path) -> list[dict]:
@@ -39,14 +51,29 @@ def _unwrap(value: Any) -> Any:
     return value[0] if isinstance(value, list) and len(value) == 1 else value
 
 
+def _checks(row: dict, verifier_override: str | None) -> tuple[Check, ...] | None:
+    """The row's (verifier, ground truth) pairs, or None when the row is malformed."""
+    names, truth = _unwrap(row.get("dataset")), _unwrap(row.get("ground_truth"))
+    if isinstance(names, list):  # multi-verifier row: one ground truth per verifier
+        if not names or not isinstance(truth, list) or len(truth) != len(names):
+            return None
+        pairs = list(zip(names, truth))
+    else:
+        pairs = [(names, truth)]
+    if verifier_override:
+        pairs = [(verifier_override, t) for _, t in pairs]
+    if not all(isinstance(v, str) and v for v, _ in pairs):
+        return None
+    return tuple(Check(v, t) for v, t in pairs)
+
+
 def build_prompts(rows: list[dict], tokenizer, *, source: str, max_prompt_tokens: int,
                   verifier_override: str | None = None) -> list[Prompt]:
     prompts, dropped = [], {"too_long": 0, "malformed": 0}
     for i, row in enumerate(rows):
         messages = row.get("messages")
-        verifier = verifier_override or _unwrap(row.get("dataset"))
-        ground_truth = _unwrap(row.get("ground_truth"))
-        if not messages or not isinstance(verifier, str):
+        checks = _checks(row, verifier_override)
+        if not messages or checks is None:
             dropped["malformed"] += 1
             continue
         turns = [dict(m) for m in messages]
@@ -57,7 +84,7 @@ def build_prompts(rows: list[dict], tokenizer, *, source: str, max_prompt_tokens
         if len(ids) > max_prompt_tokens:
             dropped["too_long"] += 1
             continue
-        prompts.append(Prompt(tuple(ids), tuple(turns), ground_truth, verifier, source, i))
+        prompts.append(Prompt(tuple(ids), tuple(turns), checks, source, i))
     if any(dropped.values()):
         log.warning("%s: dropped rows %s", source, dropped)
     if not prompts:

@@ -6,6 +6,8 @@ import asyncio
 
 import torch
 
+from olmorl.trainer._rewards import score_completions
+
 
 def _generate(model, tokenizer, prompts, max_new_tokens: int, do_sample: bool, temperature: float,
               batch_size: int = 256) -> list[tuple[str, bool]]:
@@ -48,8 +50,7 @@ async def evaluate(model, tokenizer, prompts, scorer, config) -> dict[str, float
     out = {}
     for name, texts in (("eval/accuracy", sampled), ("eval/greedy_accuracy", greedy)):
         repeated = list(prompts) * (len(texts) // max(len(prompts), 1))
-        items = [{"verifier": p.verifier, "response": t, "ground_truth": p.ground_truth} for p, (t, _) in zip(repeated, texts)]
-        rewards = [r.reward for r in await scorer.score(items)]
+        rewards = [r.reward for r in await score_completions(scorer, repeated, [t for t, _ in texts])]
         if config.truncation == "penalize":  # scored as in training
             rewards = [config.truncation_reward if cut else r for r, (_, cut) in zip(rewards, texts)]
         out[name] = sum(rewards) / max(len(rewards), 1)

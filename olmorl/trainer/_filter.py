@@ -107,7 +107,7 @@ async def run_filter(args: argparse.Namespace, engine=None) -> dict[str, dict[st
 
     from olmorl.trainer._data import build_prompts, read_rows
     from olmorl.trainer._engine import GenerationRequest
-    from olmorl.trainer._rewards import GroupScorer
+    from olmorl.trainer._rewards import GroupScorer, score_completions
 
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -163,16 +163,11 @@ async def run_filter(args: argparse.Namespace, engine=None) -> dict[str, dict[st
                 groups = await asyncio.to_thread(engine.get_groups, 0.5)
                 if not groups:
                     continue
-                items, owners = [], []
-                for g in groups:
-                    prompt = in_flight.pop(g.request_id)
-                    owners.append(prompt)
-                    for c in g.completions:
-                        text = tokenizer.decode(c.token_ids, skip_special_tokens=True)
-                        items.append({"verifier": prompt.verifier, "response": text,
-                                      "ground_truth": prompt.ground_truth, "prompt": list(prompt.messages)})
+                owners = [in_flight.pop(g.request_id) for g in groups]
+                prompts = [p for p, g in zip(owners, groups) for _ in g.completions]
+                texts = [tokenizer.decode(c.token_ids, skip_special_tokens=True) for g in groups for c in g.completions]
                 feed()  # keep the engine busy while these are scored
-                results = await scorer.score(items)
+                results = await score_completions(scorer, prompts, texts)
                 for k, prompt in enumerate(owners):
                     group = results[k * args.rollouts:(k + 1) * args.rollouts]
                     _decide(args, prompt, group, stats[prompt.source], rows_by_key, kept_file, progress_file)

@@ -29,7 +29,7 @@ from olmorl.trainer._engine_process import ProcessEngine
 from olmorl.trainer._eval import evaluate
 from olmorl.trainer._learner import TrainSample
 from olmorl.trainer._objective import group_advantages, is_zero_std
-from olmorl.trainer._rewards import GroupScorer
+from olmorl.trainer._rewards import GroupScorer, score_completions
 from olmorl.trainer._scaleout import build_learner, build_remote_engines
 
 log = logging.getLogger("olmorl.trainer")
@@ -139,14 +139,9 @@ class Trainer:
             if not groups:
                 continue
             groups.sort(key=lambda g: g.request_id)
-            items = []
-            for g in groups:
-                prompt = self.pending[g.request_id]
-                for c in g.completions:
-                    text = self.tokenizer.decode(c.token_ids, skip_special_tokens=True)
-                    items.append({"verifier": prompt.verifier, "response": text, "ground_truth": prompt.ground_truth,
-                                  "prompt": list(prompt.messages)})
-            results = await self.scorer.score(items)
+            prompts = [self.pending[g.request_id] for g in groups for _ in g.completions]
+            texts = [self.tokenizer.decode(c.token_ids, skip_special_tokens=True) for g in groups for c in g.completions]
+            results = await score_completions(self.scorer, prompts, texts)
             for k, g in enumerate(groups):
                 self._accept(g, results[k * cfg.group_size:(k + 1) * cfg.group_size])
             self._feed()
@@ -157,7 +152,7 @@ class Trainer:
         prompt = self.pending[group.request_id]
         bad = [r for r in results if r.status in ("invalid", "error")]
         if bad:  # never scored as a wrong answer: the whole group leaves the batch
-            log.warning("dropping group of %s: %s %s", prompt.verifier, bad[0].status, bad[0].error)
+            log.warning("dropping group of %s: %s %s", prompt.verifier_label, bad[0].status, bad[0].error)
             self.counters["dropped_" + bad[0].status] += 1
             del self.pending[group.request_id]
             return
@@ -166,7 +161,7 @@ class Trainer:
         if cfg.truncation == "penalize":
             rewards = [cfg.truncation_reward if t else r for r, t in zip(rewards, truncated)]
         self.counters["groups_scored"] += 1
-        self.scored_rewards.append((prompt.verifier, rewards))
+        self.scored_rewards.append((prompt.verifier_label, rewards))
         self.counters["timeouts"] += sum(r.status == "timeout" for r in results)
         self.completion_stats.extend((len(c.token_ids), t) for c, t in zip(group.completions, truncated))
         r = torch.tensor(rewards, dtype=torch.float64)

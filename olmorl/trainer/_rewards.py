@@ -1,13 +1,20 @@
-"""Scoring groups over HTTP: batch them through `AsyncRewardClient`, survive a reward server that goes away."""
+"""Scoring groups over HTTP: batch them through `AsyncRewardClient`, survive a reward server that goes away.
+
+`score_completions` is the one place that turns a prompt's (verifier, ground truth) checks into
+/v1/verify items and sums their rewards back per completion (open-instruct's multi-verifier rows).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from olmorl.clients import SERVER_UNAVAILABLE, AsyncRewardClient, OlmorlError, RewardServerError, VerifyResult
+
+if TYPE_CHECKING:
+    from olmorl.trainer._data import Prompt
 
 log = logging.getLogger("olmorl.trainer")
 
@@ -58,3 +65,33 @@ class GroupScorer:
             log.warning("reward server unreachable (%s); retrying the same %d items in %.1f s", reason, len(items), delay)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 10.0)
+
+
+async def score_completions(scorer: GroupScorer, prompts: list[Prompt], texts: list[str]) -> list[VerifyResult]:
+    """One result per completion (`texts[i]` answers `prompts[i]`), all checks of all completions in one call.
+
+    The reward is the sum over the prompt's checks. Any check `invalid` or `error` makes the completion so
+    (reward 0; not a wrong answer: callers drop it); a `timeout` check adds 0 and the completion stays scored.
+    """
+    items, owners = [], []
+    for k, (prompt, text) in enumerate(zip(prompts, texts, strict=True)):
+        for check in prompt.checks:
+            items.append({"verifier": check.verifier, "response": text, "ground_truth": check.ground_truth,
+                          "prompt": list(prompt.messages)})
+            owners.append(k)
+    per_completion: list[list[VerifyResult]] = [[] for _ in texts]
+    for k, result in zip(owners, await scorer.score(items), strict=True):
+        per_completion[k].append(result)
+    return [results[0] if len(results) == 1 else _summed(prompt.verifier_label, results)
+            for prompt, results in zip(prompts, per_completion)]
+
+
+def _summed(label: str, results: list[VerifyResult]) -> VerifyResult:
+    failed = [r for r in results if r.status in ("invalid", "error")]
+    worst = failed[0] if failed else next((r for r in results if r.status == "timeout"), results[0])
+    reward = 0.0 if failed else sum(r.reward or 0.0 for r in results)  # a failed completion scores as one item would
+    return VerifyResult(verifier=label, reward=reward, status=worst.status,
+                        error=None if worst.status == "ok" else f"{worst.verifier}: {worst.error}",
+                        details={"checks": [r.model_dump(include={"verifier", "reward", "status", "details"})
+                                            for r in results]},
+                        elapsed_ms=sum(r.elapsed_ms for r in results))
