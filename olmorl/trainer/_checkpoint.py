@@ -8,10 +8,15 @@ import random
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import torch
+
+from olmorl.trainer._trackers import TrackerRun, finish_trackers, start_trackers
+
+if TYPE_CHECKING:
+    from olmorl.trainer._config import TrainConfig
 
 
 def rng_states() -> dict[str, Any]:
@@ -61,9 +66,10 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
 
 
 class MetricsLog:
-    """One JSON line per step, optional TensorBoard scalars, and a compact console line."""
+    """One JSON line per step, optional TensorBoard scalars and tracker runs (wandb, trackio), a console line."""
 
-    def __init__(self, output_dir: str | Path, tensorboard: bool = True) -> None:
+    def __init__(self, output_dir: str | Path, tensorboard: bool = True, trackers: Sequence[TrackerRun] = ()) -> None:
+        self.trackers = list(trackers)
         self.path = Path(output_dir) / "metrics.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.file = self.path.open("a")
@@ -82,14 +88,27 @@ class MetricsLog:
         except ImportError:
             self.console = None
 
+    @classmethod
+    def from_config(cls, cfg: TrainConfig) -> MetricsLog:
+        """The run's sinks; trackers named in `report_to` start here (ImportError when a package is missing)."""
+        run_name = cfg.run_name or Path(cfg.output_dir).resolve().name
+        config = cfg.to_dict()
+        if config["reward_api_key"]:  # the config goes to a third-party service
+            config["reward_api_key"] = "<redacted>"
+        trackers = start_trackers(cfg.report_to, project=cfg.tracker_project, run_name=run_name, config=config,
+                                  output_dir=cfg.output_dir)
+        return cls(cfg.output_dir, cfg.tensorboard, trackers)
+
     def write(self, step: int, metrics: dict[str, Any], echo: bool = True) -> None:
         record = {"step": step, "time": time.time(), **metrics}
         self.file.write(json.dumps(record) + "\n")
         self.file.flush()
+        scalars = {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         if self.writer is not None:
-            for key, value in metrics.items():
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
-                    self.writer.add_scalar(key, value, step)
+            for key, value in scalars.items():
+                self.writer.add_scalar(key, value, step)
+        for run in self.trackers:
+            run.log(scalars, step=step)
         if echo:
             keys = ("reward", "eval/accuracy", "eval/greedy_accuracy", "zero_std_frac", "gen_tokens_per_s",
                     "staleness_mean", "is_weight_max", "loss", "entropy", "step_s")
@@ -101,3 +120,4 @@ class MetricsLog:
         self.file.close()
         if self.writer is not None:
             self.writer.close()
+        finish_trackers(self.trackers)

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from olmorl.trainer._sampling import check_sampling
+from olmorl.trainer._trackers import TRACKERS
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,9 @@ class TrainConfig:
     resume: bool = True  # continue from the latest checkpoint in output_dir if there is one
     log_every: int = 1  # steps between console lines
     tensorboard: bool = True  # also write TensorBoard events
+    report_to: tuple[str, ...] = ()  # trackers: wandb, trackio (needs the package: pip install olmorl[tracking])
+    run_name: str | None = None  # run name shown by the trackers (default: the output_dir's name)
+    tracker_project: str = "olmorl"  # tracker project the run is logged under
 
     def __post_init__(self) -> None:
         choices = {"advantage_norm": ("centered", "std"), "objective": ("olmorl", "decoupled", "ppo"),
@@ -112,6 +116,9 @@ class TrainConfig:
         if self.async_steps < 0:
             raise ValueError("async_steps must be >= 0")
         check_sampling(self.temperature, self.top_k, self.top_p)
+        unknown = sorted(set(self.report_to) - set(TRACKERS))
+        if unknown:
+            raise ValueError(f"report_to: unknown tracker(s) {unknown}; choose from {list(TRACKERS)}")
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}

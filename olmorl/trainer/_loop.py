@@ -290,6 +290,7 @@ class Trainer:
         self.history: list[dict] = []
         self.scored_rewards, self.completion_stats = [], []
         self.draining = False
+        self.metrics = MetricsLog.from_config(cfg)  # first: a missing tracker package fails before anything starts
         server = None
         urls = list(cfg.reward_urls)
         if not urls:  # embedded mode: the same HTTP path, against a child olmorl-rewards on loopback
@@ -300,7 +301,6 @@ class Trainer:
             pathlib.Path(cfg.output_dir).mkdir(parents=True, exist_ok=True)
             server.start()
             urls = [server.url]
-        self.metrics = MetricsLog(cfg.output_dir, cfg.tensorboard)
         was_deterministic = torch.are_deterministic_algorithms_enabled()
         torch.use_deterministic_algorithms(cfg.deterministic or was_deterministic)
         self.engine.start()
