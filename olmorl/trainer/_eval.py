@@ -1,4 +1,4 @@
-"""Held-out evaluation: sample (T=temperature) and greedy completions from the learner's weights, score over HTTP."""
+"""Held-out evaluation: sample (the training temperature, top-k, top-p) and greedy completions from the learner's weights, score over HTTP."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import torch
 from olmorl.trainer._rewards import score_completions
 
 
-def _generate(model, tokenizer, prompts, max_new_tokens: int, do_sample: bool, temperature: float,
-              batch_size: int = 256) -> list[tuple[str, bool]]:
+def _generate(model, tokenizer, prompts, max_new_tokens: int, do_sample: bool, temperature: float = 1.0,
+              top_k: int = 0, top_p: float = 1.0, batch_size: int = 256) -> list[tuple[str, bool]]:
     """(completion text, truncated) per prompt; truncated = no EOS within max_new_tokens."""
     texts = []
     eos = tokenizer.eos_token_id
@@ -22,7 +22,7 @@ def _generate(model, tokenizer, prompts, max_new_tokens: int, do_sample: bool, t
         for r, p in enumerate(chunk):
             ids[r, width - len(p.prompt_ids):] = torch.tensor(p.prompt_ids)
             mask[r, width - len(p.prompt_ids):] = 1
-        kwargs = dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0) if do_sample else dict(do_sample=False)
+        kwargs = dict(do_sample=True, temperature=temperature, top_k=top_k, top_p=top_p) if do_sample else dict(do_sample=False)
         out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=max_new_tokens, eos_token_id=eos,
                              pad_token_id=tokenizer.pad_token_id, **kwargs)
         for row in out[:, width:].tolist():
@@ -40,8 +40,8 @@ async def evaluate(model, tokenizer, prompts, scorer, config) -> dict[str, float
             model.eval()
             try:
                 sampled = _generate(model, tokenizer, list(prompts) * config.eval_samples, config.max_new_tokens, True,
-                                    config.temperature)
-                greedy = _generate(model, tokenizer, prompts, config.max_new_tokens, False, 1.0)
+                                    config.temperature, config.top_k, config.top_p)
+                greedy = _generate(model, tokenizer, prompts, config.max_new_tokens, False)
             finally:
                 model.train(was_training)
         return sampled, greedy

@@ -232,7 +232,9 @@ class Trainer:
                            kv_stale_tokens=es["kv_stale_tokens"])
             gen_tokens_before, engine_idle_before, learner_busy, last = es["tokens"], es["idle_s"], 0.0, now
             if cfg.eval_every and self.eval_prompts and self.step % cfg.eval_every == 0:
+                t_eval = time.perf_counter()
                 metrics.update(await evaluate(self.learner.model, self.tokenizer, self.eval_prompts, self.scorer, cfg))
+                metrics["eval_s"] = time.perf_counter() - t_eval  # wall-clock-to-accuracy excludes this
             self.metrics.write(self.step, metrics, echo=self.step % max(cfg.log_every, 1) == 0)
             self.history.append(metrics)
             if (cfg.save_every and self.step % cfg.save_every == 0) or self.step == cfg.total_steps:
