@@ -19,7 +19,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from olmorl.trainer._learner import Learner, TrainSample, token_logprobs
+from olmorl.trainer._learner import Learner, TrainSample, completion_states, token_logprobs
 from olmorl.trainer._objective import LossSettings, loss_counts, per_sequence_token_weight, token_loss_terms
 
 log = logging.getLogger("olmorl.trainer")
@@ -147,25 +147,7 @@ class DeepSpeedLearner(Learner):
     def _logprobs(self, model_base, head, samples: list[TrainSample]):
         """As the plain learner's, but under ZeRO-3 the chunked head runs as the lm_head module's forward:
         ZeRO-3 gathers a module's partitioned weight around its forward (and again for its backward)."""
-        if self.packing:
-            from olmorl.trainer._packing import packed_inputs
-
-            input_ids, position_ids, mask, cols, target = packed_inputs(samples)
-            hidden = model_base(input_ids=input_ids, position_ids=position_ids, attention_mask=mask).last_hidden_state
-            flat = hidden[0][cols]
-        else:
-            width = max(len(s.prompt_ids) + len(s.completion_ids) for s in samples)
-            input_ids = torch.zeros((len(samples), width), dtype=torch.long)
-            rows, cols, targets = [], [], []
-            for r, s in enumerate(samples):
-                seq = s.prompt_ids + s.completion_ids
-                input_ids[r, :len(seq)] = torch.tensor(seq)
-                rows += [r] * len(s.completion_ids)
-                cols += range(len(s.prompt_ids) - 1, len(seq) - 1)
-                targets += s.completion_ids
-            hidden = model_base(input_ids=input_ids).last_hidden_state  # right padding: no mask needed
-            flat = hidden[torch.tensor(rows), torch.tensor(cols)]
-            target = torch.tensor(targets)
+        flat, target = completion_states(model_base, samples, packing=self.packing, device=head.weight.device)
         kw = dict(temperature=self.temperature, impl=self.logprob_impl, chunk=self.logprob_chunk)
         if self.zero_stage < 3:
             return token_logprobs(flat, head, target, **kw)

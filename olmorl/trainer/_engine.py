@@ -50,6 +50,17 @@ class Group:
     submitted_version: int  # engine policy version when the request was submitted
 
 
+def take_groups(finished: queue.Queue, timeout: float | None) -> list[Group]:
+    """Wait up to `timeout` (None or 0: no wait) for one finished group, then take every other one queued."""
+    out = []
+    try:
+        out.append(finished.get(timeout=timeout) if timeout else finished.get_nowait())
+        while True:
+            out.append(finished.get_nowait())
+    except queue.Empty:
+        return out
+
+
 class Engine(Protocol):
     """What the training loop needs from a generator; a vLLM engine implements the same methods."""
 
@@ -154,16 +165,7 @@ class TorchEngine:
     def get_groups(self, timeout: float | None = None) -> list[Group]:
         """Finished groups (at least one, waiting up to `timeout`; [] on timeout)."""
         self._check()
-        out = []
-        try:
-            out.append(self._out.get(timeout=timeout) if timeout else self._out.get_nowait())
-        except queue.Empty:
-            return out
-        while True:
-            try:
-                out.append(self._out.get_nowait())
-            except queue.Empty:
-                return out
+        return take_groups(self._out, timeout)
 
     def update_weights(self, weights: Mapping[str, torch.Tensor], version: int, wait: bool = False) -> None:
         """Swap weights between two decode steps without stopping generation; tokens after it carry `version`."""

@@ -25,7 +25,7 @@ from typing import Any, Mapping
 import httpx
 import torch
 
-from olmorl.trainer._engine import Completion, GenerationRequest, Group
+from olmorl.trainer._engine import Completion, GenerationRequest, Group, take_groups
 
 
 class EngineError(RuntimeError):
@@ -169,17 +169,10 @@ class RemoteEngine:
 
     def get_groups(self, timeout: float | None = None) -> list[Group]:
         self._check()
-        out = []
-        try:
-            out.append(self._out.get(timeout=timeout) if timeout else self._out.get_nowait())
-        except queue.Empty:
-            self._check()
-            return out
-        while True:
-            try:
-                out.append(self._out.get_nowait())
-            except queue.Empty:
-                return out
+        groups = take_groups(self._out, timeout)
+        if not groups:
+            self._check()  # a stream that failed while we waited
+        return groups
 
     @property
     def in_flight_groups(self) -> int:

@@ -87,6 +87,34 @@ def token_logprobs(hidden: torch.Tensor, head: torch.nn.Linear, targets: torch.T
     raise ValueError(f"unknown logprob impl {impl!r}")
 
 
+def completion_states(model_base, samples: list[TrainSample], *, packing: bool = False,
+                      device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """The hidden states that predict every completion token of `samples` ([N, H], in order) and those tokens.
+
+    Padded: one right-padded row per sample (real tokens never attend to the pads after them, so no mask).
+    Packed: samples back to back in one row with a block-causal mask (`olmorl.trainer._packing`).
+    """
+    if packing:
+        from olmorl.trainer._packing import packed_inputs
+
+        input_ids, position_ids, mask, cols, targets = packed_inputs(samples)
+        hidden = model_base(input_ids=input_ids.to(device), position_ids=position_ids.to(device),
+                            attention_mask=mask.to(device)).last_hidden_state[0]
+        return hidden[cols.to(device)], targets.to(device)
+    width = max(len(s.prompt_ids) + len(s.completion_ids) for s in samples)
+    input_ids = torch.zeros((len(samples), width), dtype=torch.long)
+    rows, cols, targets = [], [], []
+    for r, s in enumerate(samples):
+        seq = s.prompt_ids + s.completion_ids
+        input_ids[r, :len(seq)] = torch.tensor(seq)
+        rows += [r] * len(s.completion_ids)
+        cols += range(len(s.prompt_ids) - 1, len(seq) - 1)  # hidden state at t predicts token t+1
+        targets += s.completion_ids
+    hidden = model_base(input_ids=input_ids.to(device)).last_hidden_state
+    flat = hidden[torch.tensor(rows, device=device), torch.tensor(cols, device=device)]
+    return flat, torch.tensor(targets, device=device)
+
+
 class Learner:
     def __init__(self, model: torch.nn.Module, *, loss: LossSettings, learning_rate: float,
                  adam_betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.0,
@@ -138,27 +166,9 @@ class Learner:
 
     def _logprobs(self, model_base, head, samples: list[TrainSample]):
         """Flat logprobs (and entropies) of all completion tokens of `samples`, in order."""
-        if self.packing:
-            from olmorl.trainer._packing import packed_logprobs
-
-            return packed_logprobs(model_base, head, samples, temperature=self.temperature, impl=self.logprob_impl,
-                                   chunk=self.logprob_chunk)
-        width = max(len(s.prompt_ids) + len(s.completion_ids) for s in samples)
-        input_ids = torch.zeros((len(samples), width), dtype=torch.long)
-        rows, cols, targets = [], [], []
-        for r, s in enumerate(samples):
-            seq = s.prompt_ids + s.completion_ids
-            input_ids[r, :len(seq)] = torch.tensor(seq)
-            start = len(s.prompt_ids) - 1  # hidden state at t predicts token t+1
-            rows += [r] * len(s.completion_ids)
-            cols += range(start, start + len(s.completion_ids))
-            targets += s.completion_ids
-        device = self.head.weight.device
-        # right padding: real tokens never attend to the pads after them, so no attention mask is needed
-        hidden = model_base(input_ids=input_ids.to(device)).last_hidden_state
-        flat = hidden[torch.tensor(rows, device=device), torch.tensor(cols, device=device)]
-        return token_logprobs(flat, head, torch.tensor(targets, device=device), temperature=self.temperature,
-                              impl=self.logprob_impl, chunk=self.logprob_chunk)
+        flat, targets = completion_states(model_base, samples, packing=self.packing, device=self.head.weight.device)
+        return token_logprobs(flat, head, targets, temperature=self.temperature, impl=self.logprob_impl,
+                              chunk=self.logprob_chunk)
 
     @torch.no_grad()
     def _reference_logprobs(self, samples: list[TrainSample]) -> torch.Tensor:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from olmorl.trainer._learner import TrainSample, token_logprobs
+from olmorl.trainer._learner import TrainSample
 
 
 def pack_rows(lengths: list[int], row_tokens: int) -> list[list[int]]:
@@ -46,17 +46,6 @@ def packed_inputs(samples: list[TrainSample]):
     causal = torch.ones((n, n), dtype=torch.bool).tril_()
     mask = (causal & (seg[:, None] == seg[None, :]))[None, None]
     return (torch.tensor([ids]), torch.tensor([positions]), mask, torch.tensor(cols), torch.tensor(targets))
-
-
-def packed_logprobs(model_base, head, samples: list[TrainSample], *, temperature: float = 1.0,
-                    impl: str = "chunked", chunk: int = 512):
-    """Token logprobs (and entropies) of all completion tokens of `samples`, computed in one packed row."""
-    device = head.weight.device
-    input_ids, position_ids, mask, cols, targets = packed_inputs(samples)
-    hidden = model_base(input_ids=input_ids.to(device), position_ids=position_ids.to(device),
-                        attention_mask=mask.to(device)).last_hidden_state[0]
-    return token_logprobs(hidden[cols.to(device)], head, targets.to(device), temperature=temperature, impl=impl,
-                          chunk=chunk)
 
 
 def enable_activation_checkpointing(model: torch.nn.Module, offload: bool = False) -> None:

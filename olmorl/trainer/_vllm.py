@@ -31,7 +31,7 @@ from typing import Any, Mapping
 
 import torch
 
-from olmorl.trainer._engine import Completion, GenerationRequest, Group
+from olmorl.trainer._engine import Completion, GenerationRequest, Group, take_groups
 from olmorl.trainer._engine_http import EngineError, WeightSyncError
 from olmorl.trainer._sampling import check_sampling
 
@@ -89,14 +89,7 @@ class _Streams:
 
     def get_groups(self, timeout: float | None) -> list[Group]:
         self.check()
-        out = []
-        try:
-            out.append(self.out.get(timeout=timeout) if timeout else self.out.get_nowait())
-        except queue.Empty:
-            return out
-        while not self.out.empty():
-            out.append(self.out.get_nowait())
-        return out
+        return take_groups(self.out, timeout)
 
 
 class VLLMEngine:
