@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from olmorl.trainer._engine import GenerationRequest, TorchEngine
+from _engine_checks import full_logprobs
 
 NEVER = -1  # an EOS id that is never sampled: completion lengths are set by max_new_tokens alone
 
@@ -23,13 +24,6 @@ def model():
 def _engine(model, **kw):
     kw = {"eos_token_id": NEVER, "pad_token_id": 0, "max_new_tokens": 12, "seed": 3, **kw}
     return TorchEngine(model, **kw)
-
-
-def _full_logprobs(model, prompt, tokens):
-    with torch.no_grad():
-        logits = model(torch.tensor([prompt + tokens])).logits[0].float()
-    lp = torch.log_softmax(logits, dim=-1)[len(prompt) - 1:len(prompt) - 1 + len(tokens)]
-    return lp.gather(1, torch.tensor(tokens)[:, None]).squeeze(1)
 
 
 def _drain(engine, n_groups, max_steps=500):
@@ -53,7 +47,7 @@ def test_logprobs_match_a_full_forward_under_continuous_batching(model):
         for c in g.completions:
             assert len(c.token_ids) == 3 + 4 * g.request_id and c.finish_reason == "length"
             assert c.versions == [0] * len(c.token_ids)
-            torch.testing.assert_close(torch.tensor(c.logprobs), _full_logprobs(model, g.prompt_ids, c.token_ids),
+            torch.testing.assert_close(torch.tensor(c.logprobs), full_logprobs(model, g.prompt_ids, c.token_ids),
                                        rtol=0, atol=2e-5)
 
 
@@ -86,10 +80,10 @@ def test_weight_update_mid_generation_records_versions(model, mode):
     for c in group.completions:
         assert c.versions == [0] * 4 + [7] * 6  # generation never stopped; later tokens carry the new version
         # tokens before the update are exactly the old policy's
-        torch.testing.assert_close(torch.tensor(c.logprobs[:4]), _full_logprobs(model, group.prompt_ids, c.token_ids)[:4],
+        torch.testing.assert_close(torch.tensor(c.logprobs[:4]), full_logprobs(model, group.prompt_ids, c.token_ids)[:4],
                                    rtol=0, atol=2e-5)
         after = torch.tensor(c.logprobs[4:])
-        fresh = _full_logprobs(new_model, group.prompt_ids, c.token_ids)[4:]
+        fresh = full_logprobs(new_model, group.prompt_ids, c.token_ids)[4:]
         if mode == "abort":  # re-prefilled: the new policy's exact logprobs
             torch.testing.assert_close(after, fresh, rtol=0, atol=2e-5)
         else:  # inflight: KV cache of the prompt kept from the old weights, so they differ from a fresh pass

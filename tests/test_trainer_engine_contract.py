@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from olmorl.trainer._engine import GenerationRequest
+from _engine_checks import collect_groups, full_logprobs
 
 MAX_NEW = 8
 ENGINES = ["torch", "process", "http", "vllm", "vllm_serve"]
@@ -99,21 +100,6 @@ def engine(request, tiny):
         fn()
 
 
-def _collect(engine, n, timeout=120):
-    groups, deadline = [], time.monotonic() + timeout
-    while len(groups) < n:
-        assert time.monotonic() < deadline, f"{engine.kind}: only {len(groups)} of {n} groups in {timeout} s"
-        groups += engine.get_groups(timeout=0.5)
-    return groups
-
-
-def _full_logprobs(model, prompt, tokens):
-    with torch.no_grad():
-        logits = model(torch.tensor([prompt + tokens])).logits[0].float()
-    lp = torch.log_softmax(logits, dim=-1)[len(prompt) - 1:len(prompt) - 1 + len(tokens)]
-    return lp.gather(1, torch.tensor(tokens)[:, None]).squeeze(1)
-
-
 def _prompts(tok, texts):
     return [tok(t, add_special_tokens=False).input_ids for t in texts]
 
@@ -122,7 +108,7 @@ def test_groups_come_back_whole_with_sampling_logprobs_and_versions(engine, tiny
     _, model, tok = tiny
     prompts = _prompts(tok, ["12+34=", "7+8=", "99+1="])
     engine.submit([GenerationRequest(f"q{i}", p, n=2, meta={"row": i}) for i, p in enumerate(prompts)])
-    groups = _collect(engine, 3)
+    groups = collect_groups(engine, 3)
     assert sorted(g.request_id for g in groups) == ["q0", "q1", "q2"]
     assert engine.in_flight_groups == 0
     for g in groups:
@@ -131,7 +117,7 @@ def test_groups_come_back_whole_with_sampling_logprobs_and_versions(engine, tiny
             assert 1 <= len(c.token_ids) <= MAX_NEW and len(c.logprobs) == len(c.versions) == len(c.token_ids)
             assert c.finish_reason in ("stop", "length") and set(c.versions) == {engine.version}
             assert (c.finish_reason == "length") == (len(c.token_ids) == MAX_NEW and tok.eos_token_id not in c.token_ids)
-            torch.testing.assert_close(torch.tensor(c.logprobs), _full_logprobs(model, g.prompt_ids, c.token_ids),
+            torch.testing.assert_close(torch.tensor(c.logprobs), full_logprobs(model, g.prompt_ids, c.token_ids),
                                        rtol=0, atol=engine.atol)
 
 
@@ -145,7 +131,7 @@ def test_a_paused_engine_finishes_nothing_until_resumed(engine, tiny):
             assert engine.get_groups(timeout=0.2) == [], f"{engine.kind} generated while paused"
     finally:
         engine.resume()
-    assert sorted(g.request_id for g in _collect(engine, 2)) == ["p0", "p1"]
+    assert sorted(g.request_id for g in collect_groups(engine, 2)) == ["p0", "p1"]
 
 
 def test_new_weights_with_a_version_govern_later_generation(engine, tiny):
@@ -159,8 +145,8 @@ def test_new_weights_with_a_version_govern_later_generation(engine, tiny):
     engine.update_weights(new.state_dict(), version, wait=True)
     prompts = _prompts(tok, ["40+2=", "5+5="])
     engine.submit([GenerationRequest(i, p, n=2) for i, p in enumerate(prompts)])
-    for group in _collect(engine, 2):
+    for group in collect_groups(engine, 2):
         for c in group.completions:
             assert set(c.versions) == {version}
-            torch.testing.assert_close(torch.tensor(c.logprobs), _full_logprobs(new, group.prompt_ids, c.token_ids),
+            torch.testing.assert_close(torch.tensor(c.logprobs), full_logprobs(new, group.prompt_ids, c.token_ids),
                                        rtol=0, atol=engine.atol)

@@ -17,6 +17,7 @@ import torch
 from olmorl.trainer._engine import GenerationRequest
 from olmorl.trainer._engine_http import EnginePool, RemoteEngine, WeightSyncError
 from olmorl.trainer._engine_server import EngineServerProcess
+from _engine_checks import collect_groups, full_logprobs
 
 NEVER = -1
 
@@ -57,21 +58,6 @@ def pool(servers):
         e.stop()
 
 
-def _collect(engine, n, timeout=120):
-    groups, deadline = [], time.monotonic() + timeout
-    while len(groups) < n:
-        assert time.monotonic() < deadline, f"only {len(groups)} of {n} groups in {timeout} s"
-        groups += engine.get_groups(timeout=0.5)
-    return groups
-
-
-def _full_logprobs(model, prompt, tokens):
-    with torch.no_grad():
-        logits = model(torch.tensor([prompt + tokens])).logits[0].float()
-    lp = torch.log_softmax(logits, dim=-1)[len(prompt) - 1:len(prompt) - 1 + len(tokens)]
-    return lp.gather(1, torch.tensor(tokens)[:, None]).squeeze(1)
-
-
 def _perturbed(model, scale=0.05, seed=1):
     new = copy.deepcopy(model)
     g = torch.Generator().manual_seed(seed)
@@ -84,7 +70,7 @@ def _perturbed(model, scale=0.05, seed=1):
 def test_two_engine_processes_stream_groups_with_exact_logprobs(pool, model):
     base = pool.version
     pool.submit([GenerationRequest(f"r{i}", [i + 1, 2, 3], n=2, meta={"i": i}) for i in range(6)])
-    groups = _collect(pool, 6)
+    groups = collect_groups(pool, 6)
     assert sorted(g.request_id for g in groups) == [f"r{i}" for i in range(6)]
     assert pool.in_flight_groups == 0
     served = [e.stats()["tokens"] for e in pool.engines]
@@ -94,7 +80,7 @@ def test_two_engine_processes_stream_groups_with_exact_logprobs(pool, model):
             assert g.meta == {"i": int(g.request_id[1:])}
             for c in g.completions:
                 assert len(c.token_ids) == 12 and c.finish_reason == "length" and set(c.versions) == {0}
-                torch.testing.assert_close(torch.tensor(c.logprobs), _full_logprobs(model, g.prompt_ids, c.token_ids),
+                torch.testing.assert_close(torch.tensor(c.logprobs), full_logprobs(model, g.prompt_ids, c.token_ids),
                                            rtol=0, atol=2e-5)
 
 
@@ -107,7 +93,7 @@ def test_inflight_update_reaches_both_engines_and_versions_are_recorded_per_toke
         time.sleep(0.05)
     pool.update_weights(_perturbed(model).state_dict(), v, wait=True)  # without stopping generation
     assert [e.health()["version"] for e in pool.engines] == [v, v]
-    groups = _collect(pool, 8)
+    groups = collect_groups(pool, 8)
     spans = 0
     for g in groups:
         for c in g.completions:
@@ -131,7 +117,7 @@ def test_pause_keep_stages_weights_and_resume_applies_them(pool, model):
     assert [e.health()["version"] for e in pool.engines] == [v - 1, v - 1], "staged, not live, while paused"
     pool.resume()
     assert [e.health()["version"] for e in pool.engines] == [v, v]
-    groups = _collect(pool, 4)
+    groups = collect_groups(pool, 4)
     assert all(len(c.token_ids) == 300 and c.versions[-1] == v for g in groups for c in g.completions)
 
 
@@ -143,7 +129,7 @@ def test_pause_abort_returns_partial_output_that_is_continued_after_resume(pool,
     assert aborted > 0
     pool.update_weights(_perturbed(model, seed=5).state_dict(), v, wait=True)
     pool.resume()
-    groups = _collect(pool, 4)
+    groups = collect_groups(pool, 4)
     new = _perturbed(model, seed=5)
     for g in groups:
         for c in g.completions:
@@ -152,7 +138,7 @@ def test_pause_abort_returns_partial_output_that_is_continued_after_resume(pool,
             assert c.finish_reason == "length"
             cut = c.versions.index(v)
             torch.testing.assert_close(torch.tensor(c.logprobs[cut:cut + 20]),
-                                       _full_logprobs(new, g.prompt_ids, c.token_ids)[cut:cut + 20], rtol=0, atol=5e-5)
+                                       full_logprobs(new, g.prompt_ids, c.token_ids)[cut:cut + 20], rtol=0, atol=5e-5)
 
 
 def test_sync_to_a_hung_engine_misses_its_deadline_with_a_clear_error(pool, servers, model):
@@ -189,7 +175,7 @@ def test_stale_versions_and_misfit_weights_are_refused_and_leave_the_engine_serv
         engine.update_weights({"not.a.weight": torch.zeros(1)}, v + 1)
     assert engine.health()["status"] == "ok" and engine.health()["version"] == v
     engine.submit([GenerationRequest("after", [1], n=1)])
-    assert _collect(engine, 1)[0].request_id == "after"
+    assert collect_groups(engine, 1)[0].request_id == "after"
 
 
 def test_pool_start_names_engines_that_never_come_up():
