@@ -24,7 +24,7 @@ def _status_kib(field: str) -> int:
 def child(impl: str, tokens: int, vocab: int, hidden: int, chunk: int) -> None:
     import torch
 
-    from olmorl.trainer._learner import token_logprobs
+    from olmorl.trainer.learners._plain import token_logprobs
 
     torch.set_num_threads(1)
     torch.manual_seed(0)

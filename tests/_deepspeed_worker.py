@@ -9,7 +9,7 @@ import torch
 def main(model_dir: str, samples_path: str, settings_json: str, out_path: str) -> None:
     from transformers import AutoModelForCausalLM
 
-    from olmorl.trainer._deepspeed import DeepSpeedLearner
+    from olmorl.trainer.learners._deepspeed import DeepSpeedLearner
     from olmorl.trainer._objective import LossSettings
 
     torch.set_num_threads(1)

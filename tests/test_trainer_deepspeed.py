@@ -14,7 +14,7 @@ import torch
 pytest.importorskip("deepspeed", reason="the [deepspeed] extra is not installed (scripts/test installs it)")
 
 from olmorl.rewards._local import free_port  # noqa: E402
-from olmorl.trainer._learner import Learner, TrainSample  # noqa: E402
+from olmorl.trainer.learners._plain import Learner, TrainSample  # noqa: E402
 from olmorl.trainer._objective import LossSettings  # noqa: E402
 
 WORKER = Path(__file__).with_name("_deepspeed_worker.py")
@@ -98,7 +98,7 @@ def test_two_rank_deepspeed_matches_the_single_process_learner(setup):
 
 
 def test_partial_launcher_environment_is_a_clear_error(monkeypatch):
-    from olmorl.trainer._deepspeed import ensure_launcher_env
+    from olmorl.trainer.learners._deepspeed import ensure_launcher_env
 
     for k in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK"):
         monkeypatch.delenv(k, raising=False)

@@ -5,7 +5,7 @@ import copy
 import pytest
 import torch
 
-from olmorl.trainer._engine import GenerationRequest, TorchEngine
+from olmorl.trainer.engines._torch import GenerationRequest, TorchEngine
 from _engine_checks import full_logprobs
 
 NEVER = -1  # an EOS id that is never sampled: completion lengths are set by max_new_tokens alone
@@ -121,7 +121,7 @@ def test_update_with_unknown_weights_fails_loudly(model):
 
 
 def test_process_engine_generates_and_takes_inflight_updates(model, tmp_path):
-    from olmorl.trainer._engine_process import ProcessEngine
+    from olmorl.trainer.engines._process import ProcessEngine
 
     model.save_pretrained(str(tmp_path / "m"))
     engine = ProcessEngine(str(tmp_path / "m"), eos_token_id=NEVER, pad_token_id=0, max_new_tokens=6, seed=3)
@@ -185,8 +185,8 @@ def test_top_k_logprobs_are_the_full_logprobs_minus_the_log_kept_mass(model):
 def test_served_engine_takes_top_k_and_top_p_from_its_flags(model, tmp_path):
     import time
 
-    from olmorl.trainer._engine_http import RemoteEngine
-    from olmorl.trainer._engine_server import EngineServerProcess
+    from olmorl.trainer.engines._http import RemoteEngine
+    from olmorl.trainer.engines._server import EngineServerProcess
 
     model.save_pretrained(str(tmp_path / "m"))
     server = EngineServerProcess(str(tmp_path / "m"), log_path=str(tmp_path / "engine.log"),

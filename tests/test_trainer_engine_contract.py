@@ -15,7 +15,7 @@ import time
 import pytest
 import torch
 
-from olmorl.trainer._engine import GenerationRequest
+from olmorl.trainer.engines._torch import GenerationRequest
 from _engine_checks import collect_groups, full_logprobs
 
 MAX_NEW = 8
@@ -64,29 +64,29 @@ def engine(request, tiny):
     common = dict(eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, max_new_tokens=MAX_NEW, seed=1)
     cleanup = []
     if kind == "torch":
-        from olmorl.trainer._engine import TorchEngine
+        from olmorl.trainer.engines._torch import TorchEngine
 
         eng = TorchEngine(copy.deepcopy(model), **common)
     elif kind == "process":
-        from olmorl.trainer._engine_process import ProcessEngine
+        from olmorl.trainer.engines._process import ProcessEngine
 
         eng = ProcessEngine(str(root / "m"), **common)
     elif kind == "http":
-        from olmorl.trainer._engine_http import EnginePool, RemoteEngine
-        from olmorl.trainer._engine_server import EngineServerProcess
+        from olmorl.trainer.engines._http import EnginePool, RemoteEngine
+        from olmorl.trainer.engines._server import EngineServerProcess
 
         server = EngineServerProcess(str(root / "m"), log_path=str(root / "engine.log"),
                                      extra_args=["--max-new-tokens", str(MAX_NEW), "--seed", "1"]).start()
         eng = EnginePool([RemoteEngine(server.url)], owned=[server])
     elif kind == "vllm":
         _needs_vllm()
-        from olmorl.trainer._vllm import VLLMEngine
+        from olmorl.trainer.engines._vllm import VLLMEngine
 
         eng = VLLMEngine(str(root / "m"), max_new_tokens=MAX_NEW, dtype="float32", enforce_eager=True,
                          gpu_memory_utilization=0.3)
     else:
         _needs_vllm()
-        from olmorl.trainer._vllm import VLLMServerEngine
+        from olmorl.trainer.engines._vllm import VLLMServerEngine
 
         proc, url = _start_vllm_serve(str(root / "m"), str(root / "vllm.log"))
         cleanup.append(proc.terminate)

@@ -14,9 +14,9 @@ import httpx
 import pytest
 import torch
 
-from olmorl.trainer._engine import GenerationRequest
-from olmorl.trainer._engine_http import EnginePool, RemoteEngine, WeightSyncError
-from olmorl.trainer._engine_server import EngineServerProcess
+from olmorl.trainer.engines._torch import GenerationRequest
+from olmorl.trainer.engines._http import EnginePool, RemoteEngine, WeightSyncError
+from olmorl.trainer.engines._server import EngineServerProcess
 from _engine_checks import collect_groups, full_logprobs
 
 NEVER = -1
@@ -180,7 +180,7 @@ def test_stale_versions_and_misfit_weights_are_refused_and_leave_the_engine_serv
 
 def test_pool_start_names_engines_that_never_come_up():
     from olmorl.rewards._local import free_port
-    from olmorl.trainer._engine_http import EngineError
+    from olmorl.trainer.engines._http import EngineError
 
     url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(EngineError, match=rf"not ready within 1 s: {url} \(ConnectError\)"):

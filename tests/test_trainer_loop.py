@@ -135,8 +135,8 @@ def test_cli_runs_from_a_yaml_config_with_flag_overrides(toy, tmp_path, reward_s
 def test_staleness_bound_drops_too_old_groups_before_training(toy, tmp_path):
     from collections import Counter
 
-    from olmorl.trainer._engine import Completion, Group
-    from olmorl.trainer._learner import TrainSample
+    from olmorl.trainer.engines._torch import Completion, Group
+    from olmorl.trainer.learners._plain import TrainSample
     from olmorl.trainer._loop import ScoredGroup
 
     trainer = Trainer(_config(toy, tmp_path / "run", prompts_per_step=2, max_staleness=1))

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from olmorl.trainer._learner import Learner, TrainSample, token_logprobs
+from olmorl.trainer.learners._plain import Learner, TrainSample, token_logprobs
 from olmorl.trainer._objective import (
     LossSettings,
     group_advantages,

@@ -6,9 +6,9 @@ import random
 import pytest
 import torch
 
-from olmorl.trainer._learner import Learner, TrainSample
+from olmorl.trainer.learners._plain import Learner, TrainSample
 from olmorl.trainer._objective import LossSettings
-from olmorl.trainer._packing import pack_rows
+from olmorl.trainer.learners._packing import pack_rows
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def test_packed_logprobs_equal_unpacked_ones(model, impl):
     torch.testing.assert_close(got, want, rtol=0, atol=1e-5)
     torch.testing.assert_close(got_h, want_h, rtol=0, atol=1e-5)
     # the mask matters: without it, later samples would see earlier ones and their logprobs would change
-    from olmorl.trainer._packing import packed_inputs
+    from olmorl.trainer.learners._packing import packed_inputs
 
     ids, pos, _, cols, targets = packed_inputs(samples)
     with torch.no_grad():

@@ -11,8 +11,8 @@ import pytest
 from _biased_model import answer_rows, build_biased_model
 
 from olmorl.trainer import TrainConfig, Trainer
-from olmorl.trainer._engine_http import wait_ready
-from olmorl.trainer._engine_server import EngineServerProcess
+from olmorl.trainer.engines._http import wait_ready
+from olmorl.trainer.engines._server import EngineServerProcess
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -1,17 +1,17 @@
 """olmorl.trainer: an async GRPO trainer (OlmoRL objective, continuous batching, inflight weight updates)
-that scores completions through an olmorl reward server over HTTP. Needs the `[train]` extra."""
+that scores completions through an olmorl reward server over HTTP. Needs the `[train]` extra.
+
+Where things are: the loop reads top to bottom in `_loop.py` (settings: `_config.TrainConfig`; loss: `_objective.py`;
+rewards over HTTP: `_rewards.py`); generation engines live in `engines/`, learners in `learners/`; `_scaleout.py`
+places them (engine processes and servers, DeepSpeed ranks) from the config."""
 
 from olmorl.trainer._config import TrainConfig, load_config
-from olmorl.trainer._deepspeed import DeepSpeedLearner
-from olmorl.trainer._engine import Completion, Engine, GenerationRequest, Group, TorchEngine
-from olmorl.trainer._engine_http import EngineError, EnginePool, RemoteEngine, WeightSyncError
-from olmorl.trainer._engine_process import ProcessEngine
-from olmorl.trainer._engine_server import EngineServerProcess
-from olmorl.trainer._learner import Learner, TrainSample, token_logprobs
 from olmorl.trainer._loop import Trainer
 from olmorl.trainer._objective import LossSettings, group_advantages, k3_kl, per_sequence_token_weight, token_loss_terms
-from olmorl.trainer._packing import pack_rows
-from olmorl.trainer._vllm import VLLMEngine, VLLMServerEngine
+from olmorl.trainer.engines import (Completion, Engine, EngineError, EnginePool, EngineServerProcess, GenerationRequest,
+                                    Group, ProcessEngine, RemoteEngine, TorchEngine, VLLMEngine, VLLMServerEngine,
+                                    WeightSyncError)
+from olmorl.trainer.learners import DeepSpeedLearner, Learner, TrainSample, pack_rows, token_logprobs
 
 __all__ = [
     "Completion",

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from olmorl.trainer._sampling import check_sampling
+from olmorl.trainer.engines._sampling import check_sampling
 from olmorl.trainer._trackers import TRACKERS
 
 

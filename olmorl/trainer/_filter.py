@@ -69,7 +69,7 @@ def _local_engine(args, tokenizer):
     import torch
     from transformers import AutoModelForCausalLM
 
-    from olmorl.trainer._engine import TorchEngine
+    from olmorl.trainer.engines._torch import TorchEngine
 
     torch.set_num_threads(args.threads)
     model = AutoModelForCausalLM.from_pretrained(args.model, dtype=getattr(torch, args.dtype))
@@ -79,7 +79,7 @@ def _local_engine(args, tokenizer):
 
 
 def _remote_engines(args):
-    from olmorl.trainer._engine_http import EnginePool, RemoteEngine
+    from olmorl.trainer.engines._http import EnginePool, RemoteEngine
 
     return EnginePool([RemoteEngine(u) for u in args.engine_url])
 
@@ -106,7 +106,7 @@ async def run_filter(args: argparse.Namespace, engine=None) -> dict[str, dict[st
     from transformers import AutoTokenizer
 
     from olmorl.trainer._data import build_prompts, read_rows
-    from olmorl.trainer._engine import GenerationRequest
+    from olmorl.trainer.engines._torch import GenerationRequest
     from olmorl.trainer._rewards import GroupScorer, score_completions
 
     out = Path(args.out)

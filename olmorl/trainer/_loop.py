@@ -24,10 +24,10 @@ from olmorl.trainer._checkpoint import (MetricsLog, latest_checkpoint, load_chec
                                         save_checkpoint, set_rng_states)
 from olmorl.trainer._config import TrainConfig, dump_config
 from olmorl.trainer._data import Prompt, PromptMixer, load_sources
-from olmorl.trainer._engine import GenerationRequest, Group, TorchEngine
-from olmorl.trainer._engine_process import ProcessEngine
+from olmorl.trainer.engines._torch import GenerationRequest, Group, TorchEngine
+from olmorl.trainer.engines._process import ProcessEngine
 from olmorl.trainer._eval import evaluate
-from olmorl.trainer._learner import TrainSample
+from olmorl.trainer.learners._plain import TrainSample
 from olmorl.trainer._objective import group_advantages, is_zero_std
 from olmorl.trainer._rewards import GroupScorer, score_completions
 from olmorl.trainer._scaleout import build_learner, build_remote_engines

@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from olmorl.trainer._config import TrainConfig
-from olmorl.trainer._learner import Learner
+from olmorl.trainer.learners._plain import Learner
 from olmorl.trainer._objective import LossSettings
 
 
@@ -28,7 +28,7 @@ def build_learner(cfg: TrainConfig, model: torch.nn.Module) -> Learner:
         warmup_steps=cfg.warmup_steps, packing=cfg.sequence_packing,
         activation_checkpointing=cfg.activation_checkpointing)
     if cfg.learner_backend == "deepspeed":
-        from olmorl.trainer._deepspeed import DeepSpeedLearner
+        from olmorl.trainer.learners._deepspeed import DeepSpeedLearner
 
         return DeepSpeedLearner(model, zero_stage=cfg.zero_stage, offload_optimizer=cfg.offload_optimizer, **kwargs)
     return Learner(model, **kwargs)
@@ -51,8 +51,8 @@ def run_follower(cfg: TrainConfig) -> None:
 
 def build_remote_engines(cfg: TrainConfig, *, eos_token_id, pad_token_id):
     """An `EnginePool` over `engine_urls` plus `engine_servers` olmorl-engine processes started on loopback."""
-    from olmorl.trainer._engine_http import EnginePool, RemoteEngine
-    from olmorl.trainer._engine_server import EngineServerProcess
+    from olmorl.trainer.engines._http import EnginePool, RemoteEngine
+    from olmorl.trainer.engines._server import EngineServerProcess
 
     owned = []
     eos = eos_token_id[0] if isinstance(eos_token_id, (list, tuple)) else eos_token_id

@@ -1,4 +1,4 @@
-"""A generation engine served over HTTP: `olmorl-engine --model DIR` (or `python -m olmorl.trainer._engine_server`).
+"""A generation engine served over HTTP: `olmorl-engine --model DIR` (or `python -m olmorl.trainer.engines._server`).
 
 The control protocol follows vLLM's RL routes, so a learner drives olmorl's transformers engine and a
 `vllm serve` instance the same way:
@@ -36,7 +36,7 @@ from typing import Any
 import torch
 
 from olmorl.rewards._local import stop_process_group
-from olmorl.trainer._engine import GenerationRequest, Group, TorchEngine
+from olmorl.trainer.engines._torch import GenerationRequest, Group, TorchEngine
 
 log = logging.getLogger("olmorl.trainer.engine_server")
 
@@ -247,7 +247,7 @@ class EngineServerProcess:
 
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.args = [sys.executable, "-m", "olmorl.trainer._engine_server", "--model", model_dir,
+        self.args = [sys.executable, "-m", "olmorl.trainer.engines._server", "--model", model_dir,
                      "--port", str(self.port), "--threads", str(threads), *(extra_args or [])]
         self.log_path = log_path
         self.process: subprocess.Popen | None = None

@@ -92,10 +92,10 @@ def completion_states(model_base, samples: list[TrainSample], *, packing: bool =
     """The hidden states that predict every completion token of `samples` ([N, H], in order) and those tokens.
 
     Padded: one right-padded row per sample (real tokens never attend to the pads after them, so no mask).
-    Packed: samples back to back in one row with a block-causal mask (`olmorl.trainer._packing`).
+    Packed: samples back to back in one row with a block-causal mask (`olmorl.trainer.learners._packing`).
     """
     if packing:
-        from olmorl.trainer._packing import packed_inputs
+        from olmorl.trainer.learners._packing import packed_inputs
 
         input_ids, position_ids, mask, cols, targets = packed_inputs(samples)
         hidden = model_base(input_ids=input_ids.to(device), position_ids=position_ids.to(device),
@@ -125,7 +125,7 @@ class Learner:
         self.model = model.train()
         self.packing = packing  # micro-batch = one packed row of up to micro_batch_tokens tokens (_packing.py)
         if activation_checkpointing:
-            from olmorl.trainer._packing import enable_activation_checkpointing
+            from olmorl.trainer.learners._packing import enable_activation_checkpointing
 
             enable_activation_checkpointing(model)
         self.loss = loss
@@ -149,7 +149,7 @@ class Learner:
     # -- logprobs ----------------------------------------------------------------------------------------
     def _micro_batches(self, samples: list[TrainSample]) -> list[list[int]]:
         if self.packing:
-            from olmorl.trainer._packing import pack_rows
+            from olmorl.trainer.learners._packing import pack_rows
 
             return pack_rows([len(s.prompt_ids) + len(s.completion_ids) for s in samples], self.micro_batch_tokens)
         batches, current, width = [], [], 0

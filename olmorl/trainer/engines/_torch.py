@@ -20,7 +20,7 @@ from typing import Any, Mapping, Protocol
 
 import torch
 
-from olmorl.trainer._sampling import check_sampling, sampling_logprobs
+from olmorl.trainer.engines._sampling import check_sampling, sampling_logprobs
 
 
 @dataclass
@@ -100,7 +100,7 @@ class TorchEngine:
     Each token is drawn with the engine's `torch.Generator` from softmax(logits / temperature), cut to the
     `top_k` most likely tokens (0 = off) and then to the smallest set whose mass reaches `top_p`, and
     renormalized. The logprob recorded per token is under that truncated distribution (the behaviour policy),
-    not the full softmax the learner scores with; see `olmorl.trainer._sampling`.
+    not the full softmax the learner scores with; see `olmorl.trainer.engines._sampling`.
     """
 
     def __init__(self, model: torch.nn.Module, *, eos_token_id: int | list[int], pad_token_id: int,

@@ -13,13 +13,13 @@ from typing import Any, Mapping
 import torch
 import torch.multiprocessing as mp
 
-from olmorl.trainer._engine import GenerationRequest, Group
+from olmorl.trainer.engines._torch import GenerationRequest, Group
 
 
 def _child(model_dir: str, dtype: str, threads: int, engine_kwargs: dict, commands, results) -> None:
     from transformers import AutoModelForCausalLM
 
-    from olmorl.trainer._engine import TorchEngine
+    from olmorl.trainer.engines._torch import TorchEngine
 
     torch.set_num_threads(threads)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, dtype))

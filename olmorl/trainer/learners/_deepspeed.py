@@ -19,7 +19,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from olmorl.trainer._learner import Learner, TrainSample, completion_states, token_logprobs
+from olmorl.trainer.learners._plain import Learner, TrainSample, completion_states, token_logprobs
 from olmorl.trainer._objective import LossSettings, loss_counts, per_sequence_token_weight, token_loss_terms
 
 log = logging.getLogger("olmorl.trainer")

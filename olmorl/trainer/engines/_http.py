@@ -1,4 +1,4 @@
-"""Engines in other processes or machines, driven over the HTTP control protocol of `_engine_server`.
+"""Engines in other processes or machines, driven over the HTTP control protocol of `engines._server`.
 
 `RemoteEngine` is one engine server behind the loop's `Engine` interface; `EnginePool` spreads prompts over
 several and pushes each weight version to all of them. On CPU, weights travel as one safetensors file in
@@ -25,7 +25,7 @@ from typing import Any, Mapping
 import httpx
 import torch
 
-from olmorl.trainer._engine import Completion, GenerationRequest, Group, take_groups
+from olmorl.trainer.engines._torch import Completion, GenerationRequest, Group, take_groups
 
 
 class EngineError(RuntimeError):

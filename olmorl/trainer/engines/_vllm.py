@@ -31,9 +31,9 @@ from typing import Any, Mapping
 
 import torch
 
-from olmorl.trainer._engine import Completion, GenerationRequest, Group, take_groups
-from olmorl.trainer._engine_http import EngineError, WeightSyncError
-from olmorl.trainer._sampling import check_sampling
+from olmorl.trainer.engines._torch import Completion, GenerationRequest, Group, take_groups
+from olmorl.trainer.engines._http import EngineError, WeightSyncError
+from olmorl.trainer.engines._sampling import check_sampling
 
 VLLM_MISSING = ("vLLM is not installed: `pip install olmorl[vllm]` on a CUDA machine (vLLM ships CUDA-only "
                 "wheels; it cannot run on CPU-only hosts)")
@@ -252,7 +252,7 @@ class VLLMServerEngine:
         self.streams.version = value
 
     def start(self) -> None:
-        from olmorl.trainer._engine_http import wait_ready
+        from olmorl.trainer.engines._http import wait_ready
 
         wait_ready([self.url], self.sync_timeout_s)
 
