@@ -8,7 +8,7 @@ import re
 from pydantic import Field
 
 from olmorl.rewards.instructions._constraints import Count, Kwargs, NoKwargs, Relation, compare, constraint, keyword_pattern
-from olmorl.rewards.instructions._ifeval import star_paragraph_count
+from olmorl.rewards.instructions._ifeval import LetterFrequency, star_paragraph_count
 from olmorl.rewards.instructions._text import split_sentences_regex, word_tokenize
 
 SRC = "ifbench_train"
@@ -212,12 +212,6 @@ class LetterCounting(Kwargs):
 @constraint("letters:letter_counting", SRC, LetterCounting)
 def letter_counting(text: str, kw: LetterCounting, fixed: bool) -> bool:
     return compare(len(re.findall(r"[a-zA-Z]", text)), kw.relation, kw.N)
-
-
-class LetterFrequency(Kwargs):
-    letter: str = Field(pattern=r"^[A-Za-z]$")
-    let_frequency: Count
-    let_relation: Relation
 
 
 @constraint("letters:letter_counting2", SRC, LetterFrequency)
