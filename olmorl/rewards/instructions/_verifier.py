@@ -48,6 +48,7 @@ from olmorl.rewards.instructions._constraints import CONSTRAINTS, Constraint, Co
 from olmorl.rewards.instructions._ground_truth import FuncSpec, parse_ground_truth
 from olmorl.rewards.instructions._text import warm_up_language_detection, warm_up_tokenizers
 from olmorl.rewards.instructions._tulu3 import TULU3_FUNCTIONS, call_tulu3
+from olmorl.rewards.text import answer_text
 
 
 class IFEvalOptions(BaseModel):
@@ -58,15 +59,9 @@ class IFEvalOptions(BaseModel):
     semantics: Literal["reference", "fixed"] = "reference"
 
 
-_ANSWER_TAGS = re.compile(r"</?answer>")
-
-
 def rl_answer(response: str) -> str:
     """open-instruct's training view of a response: after the last `</think>`, answer tags dropped."""
-    text = response.replace("<|assistant|>", "")
-    head, sep, tail = text.rpartition("</think>")
-    text = tail if sep else text
-    return _ANSWER_TAGS.sub("", text).strip()
+    return answer_text(response)
 
 
 def loose_variants(response: str) -> list[str]:
