@@ -89,6 +89,8 @@ CASES = [
     ("keywords:keyword_specific_position", {"keyword": "Moon", "n": 1, "m": 3}, "The Moon, bright, rises.", False),
     ("keywords:keyword_specific_position", {"keyword": ",", "n": 1, "m": 3}, "The Moon, bright, rises.", True),
     ("keywords:keyword_specific_position", {"keyword": "n't", "n": 2, "m": 3}, "Hi. I can't go.", True),
+    ("keywords:keyword_specific_position", {"keyword": ["Moon", "x"], "n": 1, "m": 2}, "The Moon rises.", True),  # keyword[0]
+    ("first_word:first_word_answer", {"first_word": ["hello"]}, "Hello there.", True),
     # IFBench-Train new:copy_span_idx: prompt[n_start:n_end] (end excluded), trimmed, any case.
     ("new:copy_span_idx", {"prompt_to_repeat": PROMPT, "n_start": 4, "n_end": 9}, "quick", True),
     ("new:copy_span_idx", {"prompt_to_repeat": PROMPT, "n_start": 4, "n_end": 9}, "quick ", True),

@@ -7,7 +7,16 @@ import re
 
 from pydantic import Field
 
-from olmorl.rewards.instructions._constraints import Count, Kwargs, NoKwargs, Relation, compare, constraint, keyword_pattern
+from olmorl.rewards.instructions._constraints import (
+    Count,
+    Kwargs,
+    NoKwargs,
+    Relation,
+    WordOrList,
+    compare,
+    constraint,
+    keyword_pattern,
+)
 from olmorl.rewards.instructions._ifeval import LetterFrequency, star_paragraph_count
 from olmorl.rewards.instructions._text import split_sentences_regex, word_tokenize
 
@@ -115,7 +124,7 @@ def paragraphs2(text: str, kw: NoKwargs, fixed: bool) -> bool:
 
 
 class FirstWord(Kwargs):
-    first_word: str = Field(min_length=1)
+    first_word: WordOrList
 
 
 @constraint("first_word:first_word_sent", SRC, FirstWord)
@@ -275,7 +284,7 @@ def palindrome_basic(text: str, kw: NoKwargs, fixed: bool) -> bool:
 
 
 class KeywordPosition(Kwargs):
-    keyword: str = Field(min_length=1)
+    keyword: WordOrList
     n: int = Field(ge=1)
     m: int = Field(ge=1)
 
