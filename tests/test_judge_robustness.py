@@ -138,3 +138,20 @@ def test_requests_per_minute_pace_each_endpoint(stack: Stack) -> None:
     assert elapsed >= 1.8, elapsed
     state = httpx.get(f"{stack.url}/readyz", timeout=10).json()["verifiers"]["judge"]
     assert state["endpoints"][0]["rate_limit_wait_s"] > 0
+
+
+async def test_open_instruct_reward_mapping_divides_by_the_maximum() -> None:
+    from olmorl.rewards._settings import Settings
+    from olmorl.rewards.judge import JudgeVerifier
+
+    with FakeOpenAI(models=(MODEL,)) as fake:
+        for mapping, expected in (("over_max", 0.7), ("scaled", 6 / 9)):
+            verifier = JudgeVerifier(Settings(judge=JudgeSettings(base_url=fake.url, model=MODEL,
+                                                                  reward_mapping=mapping)))
+            await verifier.start()
+            try:
+                task = verifier.make_task("A [[fake: upper 7]]", None, {}, "Q")
+                score = await verifier.score_async(task)
+            finally:
+                await verifier.stop()
+            assert score.status == "ok" and score.reward == pytest.approx(expected), mapping

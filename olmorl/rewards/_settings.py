@@ -31,6 +31,7 @@ class JudgeSettings(BaseSettings):
     max_retries: int = 4  # retries on 429/5xx/timeouts/connection errors
     score_min: int = 1  # judge scale, mapped to reward 0
     score_max: int = 10  # judge scale, mapped to reward 1
+    reward_mapping: Literal["scaled", "over_max"] = "scaled"  # scaled: (score-min)/(max-min); over_max: score/max (open-instruct's ÷10)
     max_input_chars: int = 24_000  # longer question/response/reference are truncated (documented rule)
     cache_size: int = 100_000  # in-memory cache entries
     cache_path: str | None = None  # optional SQLite file for a persistent cache

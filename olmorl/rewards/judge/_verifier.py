@@ -168,7 +168,7 @@ class JudgeVerifier(Verifier):
                         model=self.judge.model or "", score_min=self.judge.score_min, score_max=self.judge.score_max)
         cached = await backend.cache.get(key)
         if cached is not None:
-            return Score(cached.reward, {**base, "reasoning": cached.reasoning, "score": cached.score,
+            return Score(self._reward(cached.score), {**base, "reasoning": cached.reasoning, "score": cached.score,
                                          "cache_hit": True, "attempts": 0})
         call = backend.calls.get(key)
         coalesced = call is not None
@@ -183,6 +183,12 @@ class JudgeVerifier(Verifier):
         if coalesced:
             score = Score(score.reward, {**score.details, "coalesced": True}, score.status, score.error)
         return score
+
+    def _reward(self, score: float) -> float:
+        lo, hi = self.judge.score_min, self.judge.score_max
+        if self.judge.reward_mapping == "over_max":  # open-instruct: 1..10 gives 0.1..1
+            return score / hi if hi > 0 else 0.0
+        return (score - lo) / (hi - lo) if hi > lo else 0.0
 
     async def _judge(self, backend: _Backend, key: str, prompt_text: str, base: dict[str, Any]) -> Score:
         try:
@@ -203,7 +209,7 @@ class JudgeVerifier(Verifier):
             raw = reply.text or ""
             return Score(0.0, {**details, "reason": "unparseable_judgement", "raw": raw[:_RAW_EXCERPT_CHARS]},
                          status="error", error=f"could not read the judge's score: {exc}")
-        reward = (judgement.score - lo) / (hi - lo) if hi > lo else 0.0
+        reward = self._reward(judgement.score)
         await backend.cache.put(key, CachedJudgement(reward, judgement.score, judgement.reasoning,
                                                      self.judge.model or ""))
         return Score(reward, {**details, "reasoning": judgement.reasoning, "score": judgement.score,
