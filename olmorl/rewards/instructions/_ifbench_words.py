@@ -35,7 +35,19 @@ _BASE_VERBS = frozenset(
     "compare summarize identify outline define discuss analyze analyse evaluate calculate draft compose "
     "design develop plan prepare choose check note remember avoid ensure enjoy join jump mix pour place "
     "preheat heat combine stir bake boil whisk slice chop wash clean gather grab take fill share sing dance "
-    "listen picture think travel visit welcome thank please".split()
+    "listen picture think travel visit welcome thank please "
+    # imperative openers models use when told to start with a verb
+    "embrace unlock transform elevate enhance dive craft unleash boost master navigate harness cultivate "
+    "foster empower ignite envision visualize visualise prioritize prioritise schedule organize organise "
+    "simplify streamline optimize optimise implement apply assess review examine investigate consult "
+    "contact reach seek stop refrain beware recall reflect recognize recognise acknowledge accept believe "
+    "trust celebrate cherish savor savour relax breathe focus invest save protect secure monitor track "
+    "measure test verify confirm install download upload click select enter type submit press tap swipe "
+    "scroll navigate log sign subscribe register book reserve order pick grab hold lift push pull drop "
+    "throw catch kick swing climb jump dance sing paint draw sketch shape mold build construct assemble "
+    "repair fix replace remove insert attach connect plug unplug charge turn rotate flip fold cut trim "
+    "season marinate grill roast fry saute simmer serve garnish taste blend knead roll spread sprinkle "
+    "drizzle whip beat fold melt freeze chill cool warm".split()
 )
 
 
