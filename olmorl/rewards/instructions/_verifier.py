@@ -43,7 +43,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, register
-from olmorl.rewards.instructions import _ifbench, _ifbench_train, _ifbench_words, _ifeval  # noqa: F401 (register)
+from olmorl.rewards.instructions import (  # noqa: F401 (register)
+    _ifbench,
+    _ifbench_custom,
+    _ifbench_train,
+    _ifbench_words,
+    _ifeval,
+)
 from olmorl.rewards.instructions._constraints import CONSTRAINTS, Constraint, ConstraintError
 from olmorl.rewards.instructions._ground_truth import FuncSpec, parse_ground_truth
 from olmorl.rewards.instructions._text import warm_up_language_detection, warm_up_tokenizers
