@@ -126,6 +126,8 @@ class IFEvalVerifier(Verifier):
             "reference semantics: lm-eval 0.4.13 (IFEval), allenai/IFBench db69a6f (IFBench), open-instruct e6c3044 "
             "(IFBench-Train); 0-valued kwargs are taken literally and missing ones make the item invalid",
             "words:start_verb uses a verb list instead of NLTK's perceptron tagger",
+            "keywords:letter_frequency / letters:letter_counting2 count any one character asked for ('#'); "
+            "the references draw a random letter for a non-letter",
             *(" ".join(f"fixed: {line}".split()) for line in fixed),
         ]
 
