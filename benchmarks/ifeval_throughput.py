@@ -50,6 +50,7 @@ def free_port() -> int:
 
 def in_process(items: list[dict]) -> float:
     verifier = IFEvalVerifier(Settings())
+    verifier.warm_up()  # steady state, as the server path (its workers warm up before serving)
     start = time.perf_counter()
     for item in items:
         verifier.score(verifier.make_task(item["response"], item["ground_truth"], {}, None))

@@ -89,7 +89,7 @@ CASES = [
     ("words:words_position", {"keyword": "x"}, "a x b x c", "a x b c d"),
     ("repeat:repeat_change", {"prompt_to_repeat": "Write a poem"}, "Compose a poem", "Write a poem"),
     ("repeat:repeat_simple", {}, "only output this sentence here, ignore all other requests.", "Only output this."),
-    ("repeat:repeat_span", {"prompt_to_repeat": "one two three four", "n_start": 1, "n_end": 3}, "two three", "two three four"),
+    ("repeat:repeat_span", {"prompt_to_repeat": "one two three four", "n_start": 4, "n_end": 12}, "two three", "two thre"),
     ("format:title_case", {}, "A Tale Of Two Cities", "A tale of two cities"),
     ("format:output_template", {}, "My Answer: a My Conclusion: b Future Outlook: c", "My Answer: a"),
     ("format:no_whitespace", {}, "no_space", "a space"),
@@ -126,7 +126,7 @@ CASES = [
 ]
 
 # Ids whose CASES texts are specific to `reference` semantics (see FIXED_CASES for `fixed`).
-REFERENCE_ONLY = {"new:copy_span_idx", "repeat:repeat_span"}
+REFERENCE_ONLY = {"new:copy_span_idx"}
 
 # (id, kwargs, text, reference result, fixed result): the documented `fixed` deviations.
 FIXED_CASES = [
@@ -144,7 +144,6 @@ FIXED_CASES = [
     ("format:title_case", {}, "The Lord of the Rings Isn't Here", False, True),
     ("format:line_indent", {}, "a\n\n\n b", False, True),
     ("new:copy_span_idx", {"prompt_to_repeat": "abcdef", "n_start": 0, "n_end": 3}, "abcd", False, True),
-    ("repeat:repeat_span", {"prompt_to_repeat": "abcdef", "n_start": 1, "n_end": 3}, "bcd", False, True),
     ("startend:quotation", {}, '""', True, False),
     ("keywords:exclude_word_harder", {"keyword": "sun"}, "Sun is up", True, False),
 ]

@@ -8,7 +8,9 @@ the last step repeats. Without a marker the server plays `default_script`.
 Steps: `json N` (plain JSON verdict), `upper N` (open-instruct's {"REASONING", "SCORE": "N"}), `fenced N`
 (```json fence after prose), `think N` (<think> with a decoy score, then JSON), `pattern N` (prose ending
 "Score: N"), `garbage`, `empty`, `429 [S]` (Retry-After: S), `500`, `503`, `400`, `slow S [N]` (sleep S
-seconds, then `json N`), `drop` (headers sent, then the connection is closed mid-body).
+seconds, then `json N`), `drop` (headers sent, then the connection is closed mid-body), `echo [N]` (a
+judge that quotes the graded response, fake verdicts and all, comments, then gives `json N` or no
+verdict), `cut` (quotes the response and is cut off: finish_reason "length").
 
 Usage in tests: `with FakeOpenAI() as judge: judge.url` (the base URL with /v1). As a process (for
 benchmarks): `python tests/fake_openai.py --latency-ms 200` prints `READY <url>` on stdout.
@@ -32,6 +34,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 _MARKER = re.compile(r"\[\[fake:(.*?)\]\]", re.DOTALL)
+_RESPONSE_BLOCK = re.compile(r"<response>\n(.*)\n</response>", re.DOTALL)
 
 
 def _verdict(kind: str, score: str) -> str:
@@ -113,14 +116,24 @@ class FakeOpenAI:
         if kind == "slow":
             await asyncio.sleep(float(args[0]))
             kind, args = "json", args[1:] or ["7"]
-        if kind == "garbage":
+        finish = "stop"
+        prompt = "\n".join(str(m.get("content") or "") for m in body.get("messages", []))
+        block = _RESPONSE_BLOCK.search(prompt)
+        quoted = _MARKER.sub("", block.group(1) if block else "").strip()
+        if kind == "echo":
+            content = f'The response says: "{quoted}"\nIt tries to dictate its own grade.'
+            if args:
+                content += "\n" + _verdict("json", args[0])
+        elif kind == "cut":
+            content, finish = f"The response says: {quoted}", "length"
+        elif kind == "garbage":
             content = "I find this response hard to evaluate; it has strengths and weaknesses."
         elif kind == "empty":
             content = ""
         else:
             content = _verdict(kind, args[0] if args else "7")
         return JSONResponse({"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
-                             "model": body.get("model", ""), "choices": [{"index": 0, "finish_reason": "stop",
+                             "model": body.get("model", ""), "choices": [{"index": 0, "finish_reason": finish,
                              "message": {"role": "assistant", "content": content}}],
                              "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}})
 

@@ -1,8 +1,8 @@
 """Differential test: our `reference` semantics against lm-eval 0.4.13's IFEval checkers.
 
 lm-eval needs NLTK's punkt model, which no package on the index ships as data; the English
-`punkt_tab` files are vendored under tests/data/nltk_data (see its README) and NLTK_DATA points
-there before lm-eval is imported, so the reference runs offline with the real model.
+`punkt_tab` files ship inside olmorl (olmorl/rewards/instructions/nltk_data, see its README) and
+NLTK_DATA points there before lm-eval is imported, so the reference runs offline with the real model.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-NLTK_DATA = Path(__file__).parent / "data" / "nltk_data"
+NLTK_DATA = Path(__file__).parent.parent / "olmorl" / "rewards" / "instructions" / "nltk_data"
 os.environ["NLTK_DATA"] = str(NLTK_DATA)
 
 from tests._ifeval_corpus import kwargs_for, response  # noqa: E402

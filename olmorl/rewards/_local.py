@@ -40,6 +40,8 @@ def settings_env(overrides: dict[str, Any], prefix: str = "OLMORL_") -> dict[str
         if isinstance(value, BaseModel):
             fields = {k: getattr(value, k) for k in value.model_fields_set}
             env.update(settings_env(fields, f"{prefix}{key.upper()}_"))
+            # a field explicitly set to None (judge.temperature) is sent as "none"
+            env.update({f"{prefix}{key.upper()}_{k.upper()}": "none" for k, v in fields.items() if v is None})
         elif isinstance(value, (list, dict)):
             env[f"{prefix}{key.upper()}"] = json.dumps(value)
         elif value is not None:

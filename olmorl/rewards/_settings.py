@@ -16,18 +16,22 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class JudgeSettings(BaseSettings):
     """LM-judge endpoints (any OpenAI-compatible server). Items can never pick the URL or model."""
 
-    model_config = SettingsConfigDict(env_prefix="OLMORL_JUDGE_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="OLMORL_JUDGE_", extra="ignore", env_parse_none_str="none")
 
     base_url: str | None = None  # one URL, or several separated by commas (load-balanced)
     model: str | None = None  # model name sent to the endpoint
     api_key: str | None = None  # bearer token for the endpoint
-    temperature: float = 0.0  # sampling temperature of the judge
+    temperature: float | None = 0.0  # sampling temperature of the judge; None: not sent (o-series judges)
     max_tokens: int = 1024  # completion budget of the judge
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"  # hosted reasoning judges want max_completion_tokens
+    requests_per_minute: float | None = None  # per endpoint; None: unlimited
+    tokens_per_minute: float | None = None  # per endpoint (prompt estimate + max_tokens, settled by usage); None: unlimited
     concurrency: int = 32  # judge calls in flight at once, over all endpoints
     timeout_s: float = 60.0  # per-call timeout
     max_retries: int = 4  # retries on 429/5xx/timeouts/connection errors
     score_min: int = 1  # judge scale, mapped to reward 0
     score_max: int = 10  # judge scale, mapped to reward 1
+    reward_mapping: Literal["scaled", "over_max"] = "scaled"  # scaled: (score-min)/(max-min); over_max: score/max (open-instruct's ÷10)
     max_input_chars: int = 24_000  # longer question/response/reference are truncated (documented rule)
     cache_size: int = 100_000  # in-memory cache entries
     cache_path: str | None = None  # optional SQLite file for a persistent cache

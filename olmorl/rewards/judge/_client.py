@@ -1,6 +1,7 @@
 """Calls to the judge: OpenAI-compatible endpoints from server settings only, load-balanced, with a
-global concurrency limit, a per-call timeout and retries we control (the openai client's own retries
-are off, so every attempt is counted and Retry-After is honoured under our cap)."""
+global concurrency limit, optional requests/tokens-per-minute limits per endpoint, a per-call timeout
+and retries we control (the openai client's own retries are off, so every attempt is counted and
+Retry-After is honoured under our cap)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,64 @@ class JudgeReply:
     text: str | None
     attempts: int
     endpoint: int  # index into the configured endpoints
+    finish_reason: str | None = None  # "length": the judge was cut off before its verdict
+
+
+def estimate_tokens(messages: list[dict[str, str]]) -> int:
+    """Prompt tokens, roughly (4 characters a token), for the tokens-per-minute budget."""
+    return sum(len(m.get("content") or "") for m in messages) // 4 + 1
+
+
+class RateLimit:
+    """Requests- and tokens-per-minute budgets of one endpoint: token buckets that refill continuously
+    and hold one second's worth (at least one request, at least one call's tokens), so calls are paced
+    evenly instead of bursting a minute's budget. A call reserves its estimated tokens (prompt estimate
+    + max_tokens); `settle` returns what the usage the endpoint reports says was not used."""
+
+    def __init__(self, requests_per_minute: float | None, tokens_per_minute: float | None,
+                 clock: Any = time.monotonic) -> None:
+        self.rpm, self.tpm = requests_per_minute, tokens_per_minute
+        self._clock = clock
+        self._requests = self._request_cap = max(1.0, (self.rpm or 0) / 60)
+        self._tokens = self._token_cap = (self.tpm or 0) / 60
+        self._stamp = clock()
+        self._lock = asyncio.Lock()
+        self.waited_s = 0.0
+
+    def _refill(self, call_tokens: int) -> None:
+        now = self._clock()
+        elapsed, self._stamp = now - self._stamp, now
+        if self.rpm:
+            self._requests = min(self._request_cap, self._requests + elapsed * self.rpm / 60)
+        if self.tpm:
+            cap = max(self._token_cap, call_tokens)
+            self._tokens = min(cap, self._tokens + elapsed * self.tpm / 60)
+
+    def wait_s(self, call_tokens: int) -> float:
+        """Seconds until a call of `call_tokens` fits both budgets (0: now)."""
+        self._refill(call_tokens)
+        wait = 0.0
+        if self.rpm and self._requests < 1:
+            wait = (1 - self._requests) * 60 / self.rpm
+        if self.tpm and self._tokens < call_tokens:
+            wait = max(wait, (call_tokens - self._tokens) * 60 / self.tpm)
+        return wait
+
+    async def acquire(self, call_tokens: int) -> None:
+        if not (self.rpm or self.tpm):
+            return
+        async with self._lock:  # first come, first served
+            while (wait := self.wait_s(call_tokens)) > 0:
+                self.waited_s += wait
+                await asyncio.sleep(wait)
+            if self.rpm:
+                self._requests -= 1
+            if self.tpm:
+                self._tokens -= call_tokens
+
+    def settle(self, reserved: int, used: int | None) -> None:
+        if self.tpm and used is not None:
+            self._tokens += reserved - used  # may go negative: the next calls wait for it
 
 
 def endpoint_urls(settings: JudgeSettings) -> list[str]:
@@ -84,6 +143,7 @@ class Endpoint:
         self.in_flight = 0
         self.calls = 0
         self.failures = 0
+        self.limit = RateLimit(None, None)
         self.reachable: bool | None = None  # None: not checked yet
         self.model_listed: bool | None = None
         self.last_error: str | None = None
@@ -92,7 +152,7 @@ class Endpoint:
     def state(self) -> dict[str, Any]:
         return {"url": public_url(self.url), "reachable": self.reachable, "model_listed": self.model_listed,
                 "last_error": self.last_error, "in_flight": self.in_flight, "calls": self.calls,
-                "failures": self.failures}
+                "failures": self.failures, "rate_limit_wait_s": round(self.limit.waited_s, 3)}
 
 
 class JudgeClient:
@@ -116,7 +176,9 @@ class JudgeClient:
         for index, url in enumerate(self.urls):
             client = AsyncOpenAI(base_url=url, api_key=self.settings.api_key or "EMPTY",
                                  timeout=self.settings.timeout_s, max_retries=0)
-            self.endpoints.append(Endpoint(index, url, client))
+            endpoint = Endpoint(index, url, client)
+            endpoint.limit = RateLimit(self.settings.requests_per_minute, self.settings.tokens_per_minute)
+            self.endpoints.append(endpoint)
         self._health_task = asyncio.create_task(self._watch_health(), name="judge-health")
 
     async def stop(self) -> None:
@@ -155,13 +217,22 @@ class JudgeClient:
                 "endpoints": [e.state() for e in self.endpoints]}
 
     # -- calls -----------------------------------------------------------------------------------------
-    def _pick(self, avoid: int | None) -> Endpoint:
-        """Fewest calls in flight, preferring endpoints not known to be down; ties take turns."""
+    def _pick(self, avoid: int | None, call_tokens: int) -> Endpoint:
+        """Shortest rate-limit wait, then fewest calls in flight, preferring endpoints not known to be
+        down; ties take turns."""
         candidates = [e for e in self.endpoints if e.index != avoid] or self.endpoints
         healthy = [e for e in candidates if e.reachable is not False] or candidates
         offset = next(self._turn)
         n = len(healthy)
-        return min((healthy[(offset + i) % n] for i in range(n)), key=lambda e: e.in_flight)
+        return min((healthy[(offset + i) % n] for i in range(n)),
+                   key=lambda e: (e.limit.wait_s(call_tokens), e.in_flight))
+
+    def _body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.settings.model, "messages": messages,
+                                self.settings.max_tokens_field: self.settings.max_tokens}
+        if self.settings.temperature is not None:
+            body["temperature"] = self.settings.temperature
+        return body
 
     def _backoff_s(self, retry: int, asked: float | None) -> float:
         delay = self.settings.retry_backoff_s * 2 ** (retry - 1) * random.uniform(0.5, 1.0)
@@ -175,14 +246,15 @@ class JudgeClient:
 
         if not self.endpoints:
             raise JudgeCallError("the judge client is not started", 0)
-        body = {"model": self.settings.model, "messages": messages, "temperature": self.settings.temperature,
-                "max_tokens": self.settings.max_tokens}
+        body = self._body(messages)
+        call_tokens = estimate_tokens(messages) + self.settings.max_tokens
         attempts, avoid = 0, None
         total = 1 + max(0, self.settings.max_retries)
         while True:
-            endpoint = self._pick(avoid)
+            endpoint = self._pick(avoid, call_tokens)
             attempts += 1
             asked: float | None = None
+            await endpoint.limit.acquire(call_tokens)  # outside the concurrency slots: waiting holds none
             async with self._slots:
                 endpoint.in_flight += 1
                 endpoint.calls += 1
@@ -202,7 +274,8 @@ class JudgeClient:
                     endpoint.reachable = False if not isinstance(exc, openai.APITimeoutError) else endpoint.reachable
                 else:
                     endpoint.reachable, endpoint.last_error = True, None
-                    return JudgeReply(_reply_text(completion), attempts, endpoint.index)
+                    endpoint.limit.settle(call_tokens, _used_tokens(completion))
+                    return JudgeReply(_reply_text(completion), attempts, endpoint.index, _finish_reason(completion))
                 finally:
                     endpoint.in_flight -= 1
             endpoint.failures += 1
@@ -222,6 +295,22 @@ def _reply_text(completion: Any) -> str | None:
     except (KeyError, IndexError, TypeError):
         return None
     return content if isinstance(content, str) else None
+
+
+def _finish_reason(completion: Any) -> str | None:
+    try:
+        reason = completion["choices"][0].get("finish_reason")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
+    return reason if isinstance(reason, str) else None
+
+
+def _used_tokens(completion: Any) -> int | None:
+    try:
+        used = completion["usage"]["total_tokens"]
+    except (KeyError, TypeError):
+        return None
+    return used if isinstance(used, int) else None
 
 
 def _short(text: str, limit: int = 300) -> str:

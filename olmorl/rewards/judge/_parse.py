@@ -1,9 +1,12 @@
 """Reading the judge's verdict out of its reply.
 
-Order: drop a reasoning model's `<think>…</think>`; then the last JSON object carrying a score (inside a
-```json fence or bare in the text; keys matched case-insensitively, so open-instruct's
-`{"REASONING": ..., "SCORE": "7"}` works too); then, as a last resort, the last `score: N` in the text.
-Anything else is an error: a judge reply never silently becomes a 0.
+The score is read only from the judge's final verdict, never from text it quotes (a judge that quotes
+a response saying `{"score": 10}` and is then cut off must not award 10). Order: drop a reasoning
+model's `<think>…</think>`; then the last JSON object carrying a score, which must end the reply
+(inside a ```json fence or bare; only whitespace, a closing fence or a period may follow; keys matched
+case-insensitively, so open-instruct's `{"REASONING": ..., "SCORE": "7"}` works too); then, as a last
+resort, a `score: N` on the reply's last line. Anything else is an error: a judge reply never silently
+becomes a 0, and never a score it did not give.
 """
 
 from __future__ import annotations
@@ -15,11 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
-_SCORE_PATTERN = re.compile(r"\b(?:score|rating)\b[\s\"'*:=]*(?:is|of)?[\s\"'*:=]*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
+# "Score: 7", "**Rating:** 7/10", "a score of 7." ending the reply's last line
+_SCORE_PATTERN = re.compile(r"\b(?:score|rating)\b[\s\"'*:=]*(?:is|of)?[\s\"'*:=]*(-?\d+(?:\.\d+)?)"
+                            r"(?:\s*/\s*\d+(?:\.\d+)?)?[\s\"'*.]*$", re.IGNORECASE)
 _NUMBER = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*\d+(?:\.\d+)?)?\s*")
 _SCORE_KEYS = ("score", "rating")
 _REASONING_KEYS = ("reasoning", "explanation", "rationale", "justification")
 _DECODER = json.JSONDecoder(strict=False)  # judges put raw newlines inside JSON strings
+_VERDICT_END = re.compile(r"[\s`.]*")  # what may follow the final verdict
 _MAX_OBJECT_STARTS = 200  # bound the scan on long replies
 
 
@@ -43,8 +49,8 @@ def _after_thinking(text: str) -> str:
     return text
 
 
-def _objects(text: str) -> list[dict[str, Any]]:
-    """Every JSON object that starts somewhere in `text` (outermost first, by position)."""
+def _objects(text: str) -> list[tuple[dict[str, Any], int]]:
+    """Every JSON object that starts somewhere in `text` (outermost first, by position), with its end."""
     found = []
     starts = [m.start() for m in re.finditer(r"\{", text)][-_MAX_OBJECT_STARTS:]
     end_of_last = -1
@@ -56,7 +62,7 @@ def _objects(text: str) -> list[dict[str, Any]]:
         except ValueError:
             continue
         if isinstance(value, dict):
-            found.append(value)
+            found.append((value, end))
             end_of_last = end
     return found
 
@@ -81,10 +87,13 @@ def _as_number(value: Any) -> float | None:
     return None
 
 
-def _from_objects(objects: list[dict[str, Any]], parsed_from: str) -> Judgement | None:
-    for obj in reversed(objects):
+def _final_verdict(text: str, parsed_from: str) -> Judgement | None:
+    """The last JSON object carrying a score, if nothing but `_VERDICT_END` follows it."""
+    for obj, end in reversed(_objects(text)):
         score = _as_number(_lookup(obj, _SCORE_KEYS))
         if score is not None:
+            if not _VERDICT_END.fullmatch(text, end):
+                return None  # the judge went on after it: a quoted or draft score, not its verdict
             reasoning = _lookup(obj, _REASONING_KEYS)
             return Judgement(score, None if reasoning is None else str(reasoning), parsed_from)
     return None
@@ -96,18 +105,18 @@ def parse_judgement(text: str | None, score_min: float, score_max: float) -> Jud
         raise JudgementError("the judge returned an empty reply")
     body = _after_thinking(text)
     judgement = None
-    for block in reversed(_FENCE.findall(body)):
-        judgement = _from_objects(_objects(block), "fenced_json")
-        if judgement:
-            break
+    fences = list(_FENCE.finditer(body))
+    if fences and _VERDICT_END.fullmatch(body, fences[-1].end()):
+        judgement = _final_verdict(fences[-1].group(1), "fenced_json")
     if judgement is None:
-        judgement = _from_objects(_objects(body), "json")
+        judgement = _final_verdict(body, "json")
     if judgement is None:
-        matches = _SCORE_PATTERN.findall(body)
-        if matches:
-            judgement = Judgement(float(matches[-1]), None, "pattern")
+        lines = [line for line in body.strip().splitlines() if line.strip()]
+        match = _SCORE_PATTERN.search(lines[-1]) if lines else None
+        if match:
+            judgement = Judgement(float(match.group(1)), None, "pattern")
     if judgement is None:
-        raise JudgementError("no score found in the judge reply")
+        raise JudgementError("no final verdict with a score ends the judge reply")
     if not math.isfinite(judgement.score) or not score_min <= judgement.score <= score_max:
         raise JudgementError(f"score {judgement.score:g} is outside the scale {score_min:g}..{score_max:g}")
     return judgement

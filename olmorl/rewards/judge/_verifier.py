@@ -24,6 +24,7 @@ from olmorl.rewards.judge._templates import (
     TemplateName,
     render_prompt,
     render_question,
+    render_references,
     strip_reasoning,
     truncate_middle,
 )
@@ -89,8 +90,9 @@ class JudgeVerifier(Verifier):
     name = "judge"
     aliases = ("lm_judge", "llm_judge")
     description = ("LM judge over an OpenAI-compatible endpoint (server-configured): scores a chat response "
-                   "in [0, 1], against a reference answer (mode `reference`) or on its own (`open`).")
-    ground_truth_type = str | None
+                   "in [0, 1], against a reference answer or any of several (mode `reference`) or on its own "
+                   "(`open`).")
+    ground_truth_type = str | list[str] | None
     options_model: ClassVar[type[BaseModel]] = JudgeOptions
     runs_in = "loop"
 
@@ -130,11 +132,14 @@ class JudgeVerifier(Verifier):
     # -- validation ----------------------------------------------------------------------------------
     def make_task(self, response: str, ground_truth: Any, options: dict[str, Any], prompt: Any) -> Task:
         task = super().make_task(response, ground_truth, options, prompt)
-        reference = task.ground_truth
-        has_reference = isinstance(reference, str) and bool(reference.strip())
+        given = [task.ground_truth] if isinstance(task.ground_truth, str) else (task.ground_truth or [])
+        references = [r for r in given if r.strip()]
+        has_reference = bool(references)
         mode = task.options.mode or ("reference" if has_reference else "open")
         if mode == "reference" and not has_reference:
-            raise InvalidInput("ground_truth: mode 'reference' needs the reference answer as a non-empty string")
+            raise InvalidInput("ground_truth: mode 'reference' needs the reference answer (a non-empty string, "
+                               "or a list of them, any one acceptable)")
+        reference = render_references(references, task.options.template) if has_reference else None
         if (task.options.template, mode) not in TEMPLATES:
             raise InvalidInput(f"options: template {task.options.template!r} needs mode 'reference' (its "
                                "ground_truth is what the response is checked against)")
@@ -163,7 +168,7 @@ class JudgeVerifier(Verifier):
                         model=self.judge.model or "", score_min=self.judge.score_min, score_max=self.judge.score_max)
         cached = await backend.cache.get(key)
         if cached is not None:
-            return Score(cached.reward, {**base, "reasoning": cached.reasoning, "score": cached.score,
+            return Score(self._reward(cached.score), {**base, "reasoning": cached.reasoning, "score": cached.score,
                                          "cache_hit": True, "attempts": 0})
         call = backend.calls.get(key)
         coalesced = call is not None
@@ -179,6 +184,12 @@ class JudgeVerifier(Verifier):
             score = Score(score.reward, {**score.details, "coalesced": True}, score.status, score.error)
         return score
 
+    def _reward(self, score: float) -> float:
+        lo, hi = self.judge.score_min, self.judge.score_max
+        if self.judge.reward_mapping == "over_max":  # open-instruct: 1..10 gives 0.1..1
+            return score / hi if hi > 0 else 0.0
+        return (score - lo) / (hi - lo) if hi > lo else 0.0
+
     async def _judge(self, backend: _Backend, key: str, prompt_text: str, base: dict[str, Any]) -> Score:
         try:
             reply = await backend.client.complete([{"role": "user", "content": prompt_text}])
@@ -186,6 +197,11 @@ class JudgeVerifier(Verifier):
             return Score(0.0, {**base, "reason": "judge_unavailable", "cache_hit": False, "attempts": exc.attempts},
                          status="error", error=str(exc))
         details = {**base, "cache_hit": False, "attempts": reply.attempts, "endpoint": reply.endpoint}
+        if reply.finish_reason == "length":  # whatever it wrote last is not a verdict it finished
+            raw = reply.text or ""
+            return Score(0.0, {**details, "reason": "judge_cut_off", "raw": raw[:_RAW_EXCERPT_CHARS]},
+                         status="error", error="the judge reply was cut off (finish_reason=length) before its "
+                                               "verdict; raise judge.max_tokens")
         lo, hi = self.judge.score_min, self.judge.score_max
         try:
             judgement = parse_judgement(reply.text, lo, hi)
@@ -193,7 +209,7 @@ class JudgeVerifier(Verifier):
             raw = reply.text or ""
             return Score(0.0, {**details, "reason": "unparseable_judgement", "raw": raw[:_RAW_EXCERPT_CHARS]},
                          status="error", error=f"could not read the judge's score: {exc}")
-        reward = (judgement.score - lo) / (hi - lo) if hi > lo else 0.0
+        reward = self._reward(judgement.score)
         await backend.cache.put(key, CachedJudgement(reward, judgement.score, judgement.reasoning,
                                                      self.judge.model or ""))
         return Score(reward, {**details, "reasoning": judgement.reasoning, "score": judgement.score,
