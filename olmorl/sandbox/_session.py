@@ -95,7 +95,9 @@ class Interpreter:
             await asyncio.sleep(0.02)  # let the exit status arrive
             code_ = channel.proc.returncode
             await self.close()
-            how = f"killed by signal {-code_}" if code_ is not None and code_ < 0 else f"exit status {code_}"
+            signum = -code_ if code_ is not None and code_ < 0 else code_ - 128 if code_ and code_ > 128 else None
+            how = f"killed by {signal.Signals(signum).name}" if signum in signal.valid_signals() else \
+                f"exit status {code_}"  # bwrap reports a child killed by signal N as 128 + N
             raise InterpreterFailed(f"the interpreter died ({how}); limits: {self.limits.memory_mb} MiB memory, "
                                     f"{self.limits.cpu_s} CPU seconds per session")
         error = reply.get("error")
