@@ -56,8 +56,10 @@ def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sessions")
     sessions = SessionSettings(max_sessions=600, max_sandboxed=8, call_timeout_s=8.0, max_output_chars=200,
                                cpu_s=1, memory_mb=256, state_dir=str(tmp / "state"))
-    srv = LocalRewardServer(workers=1, log_path=str(tmp / "server.log"), sessions=sessions,
-                            sandbox=SandboxSettings(parallelism=1)).start()
+    examples = str(Path(__file__).resolve().parent.parent / "examples")  # the README's example environment
+    srv = LocalRewardServer(workers=1, log_path=str(tmp / "server.log"), sessions=sessions, plugins=["counter_env"],
+                            sandbox=SandboxSettings(parallelism=1),
+                            extra_env={"PYTHONPATH": f"{examples}{os.pathsep}{os.environ['PYTHONPATH']}"}).start()
     yield srv
     srv.stop()
 
@@ -243,7 +245,25 @@ def test_leftovers_of_a_crashed_server_are_removed_at_next_start(tmp_path):
     os.killpg(crashed.process.pid, signal.SIGKILL)
     crashed.process.wait()
     assert os.path.exists(f"/proc/{pid}") and os.path.isdir(scratch)
-    with LocalRewardServer(log_path=str(tmp_path / "b.log"), **settings):
+    with LocalRewardServer(log_path=str(tmp_path / "b.log"), **settings) as restarted:
         assert wait_for(lambda: not os.path.exists(f"/proc/{pid}"))
         assert not os.path.exists(scratch)
         assert list((tmp_path / "state").iterdir()) == []
+        with SessionClient(restarted.url) as client:  # left open: a clean stop closes it
+            session = client.open("python", {"ground_truth": "1"})
+            pid = int(session.call("python", code="import os\nprint(os.getpid())").output)
+    assert not os.path.exists(f"/proc/{pid}") and list((tmp_path / "state").iterdir()) == []
+
+
+def test_the_readme_example_environment_is_a_plugin(server):
+    envs = {info.name: info for info in SessionClient(server.url).envs()}
+    assert envs["counter"].tools[0]["function"]["parameters"]["required"] == ["amount"]
+    with SessionClient(server.url) as client:
+        session = client.open("counter", {"start": 3, "target": 15})
+        assert session.observation == "The counter is at 3. Reach 15."
+        assert session.call("add", amount=20).status == "invalid"
+        assert [session.call("add", amount=a).output for a in (10, 2)] == ["counter = 13", "counter = 15"]
+        result = session.verify("15")
+        assert result.reward == 1.0 and result.details["reward_components"] == {"reached": 1.0, "answered": 1.0}
+        with pytest.raises(RewardServerError, match="task: target"):
+            client.open("counter", {"start": 1})

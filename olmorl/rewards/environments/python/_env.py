@@ -80,7 +80,7 @@ class PythonEnvironment(Environment):
             parts.append(self.services.truncate(cell.error, keep="tail"))
         if cell.dropped_bytes:
             parts.append(f"[{cell.dropped_bytes} more bytes of output were dropped]")
-        return Step(prefix + "\n".join(p for p in parts if p))
+        return Step(prefix + "".join(p if p.endswith("\n") else p + "\n" for p in parts if p))
 
     async def verify(self, response: str, messages: list[Any] | None) -> Score:
         return await verify_answer(self, self.task, response, messages)
