@@ -34,28 +34,35 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1000, ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
 
 
-def timed(call, n: int) -> list[float]:
-    call()  # warm
-    samples = []
-    for _ in range(n):
-        started = time.perf_counter()
-        call()
-        samples.append(time.perf_counter() - started)
+def interleaved(calls: dict[str, object], n: int, rounds: int = 10) -> dict[str, list[float]]:
+    """`n` timed calls per path, in rounds that alternate the paths so all see the same machine load."""
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    for call in calls.values():
+        call()  # warm
+    for _ in range(rounds):
+        for name, call in calls.items():
+            for _ in range(max(n // rounds, 1)):
+                started = time.perf_counter()
+                call()
+                samples[name].append(time.perf_counter() - started)
     return samples
 
 
 def latency(url: str, n: int) -> dict[str, list[float]]:
-    results = {}
     with httpx.Client(base_url=url, timeout=60) as http, SessionClient(url) as client:
-        results["HTTP floor (GET /healthz)"] = timed(lambda: http.get("/healthz").raise_for_status(), n)
         body = {"code": "x = 1\nprint(x)", "language": "python"}
-        results["stateless sandbox run (/run_code)"] = timed(lambda: http.post("/run_code", json=body).raise_for_status(), n)
-        with client.open("python", {"ground_truth": "1"}) as session:
-            session.call("python", code="x = 1")
-            results["python tool call (persistent)"] = timed(lambda: session.call("python", code="print(x)"), n)
-        sessions = iter([client.open("ifeval_multiturn", TURNS) for _ in range(n + 1)])  # first turn of each
-        results["text tool call (ifeval_multiturn)"] = timed(lambda: next(sessions).call("reply", response="a cat"), n)
-    return results
+        python = client.open("python", {"ground_truth": "1"})
+        python.call("python", code="x = 1")
+        texts = iter([client.open("ifeval_multiturn", TURNS) for _ in range(n + 1)])  # first turn of each
+        try:
+            return interleaved({
+                "HTTP floor (GET /healthz)": lambda: http.get("/healthz").raise_for_status(),
+                "stateless sandbox run (/run_code)": lambda: http.post("/run_code", json=body).raise_for_status(),
+                "python tool call (persistent)": lambda: python.call("python", code="print(x)"),
+                "text tool call (ifeval_multiturn)": lambda: next(texts).call("reply", response="a cat"),
+            }, n)
+        finally:
+            python.close()
 
 
 async def open_close_rate(url: str, env: str, task: dict, count: int, concurrency: int) -> float:

@@ -47,7 +47,7 @@ class Interpreter:
 
     def __init__(self, backend: Backend, slot: int, limits: InterpreterLimits, state_dir: Path) -> None:
         if not isinstance(backend, (BwrapBackend, ProcessBackend)):
-            raise RuntimeError(f"python sessions need the bwrap or process sandbox backend, not {backend.name!r}")
+            raise InterpreterFailed(f"python sessions need the bwrap or process sandbox backend, not {backend.name!r}")
         self.backend = backend
         self.slot = SESSION_SLOT_BASE + slot
         self.limits = limits
