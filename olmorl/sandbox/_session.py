@@ -91,6 +91,8 @@ class Interpreter:
             reply = json.loads(line) if line else None
         except (ConnectionError, ValueError):
             reply = None
+        if not isinstance(reply, dict) and self.channel is None:
+            raise InterpreterFailed("the interpreter was stopped during the call (the session was closed)")
         if not isinstance(reply, dict):
             await asyncio.sleep(0.02)  # let the exit status arrive
             code_ = channel.proc.returncode
