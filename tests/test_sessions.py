@@ -269,3 +269,22 @@ def test_the_readme_example_environment_is_a_plugin(server):
         assert result.reward == 1.0 and result.details["reward_components"] == {"reached": 1.0, "answered": 1.0}
         with pytest.raises(RewardServerError, match="task: target"):
             client.open("counter", {"start": 1})
+
+
+def test_python_sessions_are_isolated(server):
+    """No network, none of the host's files, nothing of another session (its own /tmp and processes)."""
+    probe = ("import os, socket\n"
+             "try:\n    socket.create_connection(('127.0.0.1', %d), timeout=2); print('net: open')\n"
+             "except OSError as exc:\n    print('net: refused', type(exc).__name__)\n"
+             "print(sorted(os.listdir('/')))\n"
+             "print(len([p for p in os.listdir('/proc') if p.isdigit()]) < 5)\n") % int(server.url.rsplit(":", 1)[1])
+    with SessionClient(server.url) as client:
+        first, second = (client.open("python", {"ground_truth": "1"}) for _ in range(2))
+        seen = first.call("python", code=probe).output.splitlines()
+        assert seen[0].startswith("net: refused")
+        assert "work" not in seen[1] and "root" not in seen[1] and "home" not in seen[1]
+        assert seen[2] == "True"  # only its own processes are visible
+        first.call("python", code="open('/tmp/secret', 'w').write('s1')")
+        assert second.call("python", code="import os\nprint(os.path.exists('/tmp/secret'))").output == "False\n"
+        first.close()
+        second.close()
