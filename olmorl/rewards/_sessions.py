@@ -82,9 +82,6 @@ class SessionServices:
         """A started persistent interpreter in this session's own sandbox (sandboxed environments only)."""
         return await self._manager.open_interpreter(self.slot)
 
-    def truncate(self, text: str, keep: str = "head") -> str:
-        return truncate(text, self.settings.sessions.max_output_chars, keep)
-
 
 def truncate(text: str, limit: int, keep: str = "head") -> str:
     """Cut to `limit` characters with a marker saying how many were dropped (keep the head or the tail)."""
