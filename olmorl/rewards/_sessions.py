@@ -144,8 +144,9 @@ class SessionManager:
                                    "retry later")
             slot = self._free_slots.pop()
         self._pending += 1
-        env = cls(typed_task, typed_options, SessionServices(self, slot))
+        env: Environment | None = None
         try:
+            env = cls(typed_task, typed_options, SessionServices(self, slot))
             observation = await asyncio.wait_for(env.setup(), self.config.call_timeout_s)
         except BaseException as exc:
             await self._release(env, slot)
@@ -261,11 +262,12 @@ class SessionManager:
             self.metrics.sessions_expired.labels(session.env_name).inc()
         await self._release(session.env, session.sandbox_slot)
 
-    async def _release(self, env: Environment, slot: int | None) -> None:
+    async def _release(self, env: Environment | None, slot: int | None) -> None:
         try:
-            await env.close()
+            if env is not None:
+                await env.close()
         except Exception:
-            log.exception("closing a %s session failed", env.name)
+            log.exception("closing a %s session failed", env.name if env is not None else "?")
         if slot is not None:
             self._free_slots.append(slot)
 
@@ -288,7 +290,11 @@ class SessionManager:
         cfg = self.config
         interpreter = Interpreter(self._backend, slot, InterpreterLimits(memory_mb=cfg.memory_mb, cpu_s=cfg.cpu_s),
                                   self.state_dir)
-        await interpreter.start()
+        try:
+            await interpreter.start()
+        except BaseException:  # cancelled (setup timeout, client gone) or failed: nothing may outlive it
+            await interpreter.close()
+            raise
         return interpreter
 
 
