@@ -215,23 +215,26 @@ def test_500_concurrent_sessions_open_and_close(server):
 
 def test_limits_ttl_and_token(reward_server, tmp_path):
     url = reward_server(workers=1, api_key="s3cret",
-                        sessions=SessionSettings(max_sessions=2, idle_ttl_s=0.6, retry_after_s=7,
+                        sessions=SessionSettings(max_sessions=2, idle_ttl_s=0.6, retry_after_s=1,
                                                  state_dir=str(tmp_path)))
     assert httpx.post(f"{url}/v1/sessions", json={"env": "ifeval_multiturn", "task": IFEVAL_TASK}).status_code == 401
     with SessionClient(url, api_key="s3cret", max_retries=0) as client:
         first, second = (client.open("ifeval_multiturn", IFEVAL_TASK) for _ in range(2))
         full = httpx.post(f"{url}/v1/sessions", json={"env": "ifeval_multiturn", "task": IFEVAL_TASK},
                           headers={"Authorization": "Bearer s3cret"})
-        assert full.status_code == 503 and full.headers["retry-after"] == "7"
+        assert full.status_code == 503 and full.headers["retry-after"] == "1"
         assert "max_sessions" in full.json()["detail"]
-        time.sleep(1.5)
+        with SessionClient(url, api_key="s3cret", max_retries=4) as patient:
+            started = time.monotonic()
+            patient.open("ifeval_multiturn", IFEVAL_TASK).close()  # waits (Retry-After) until the TTL frees room
+            assert time.monotonic() - started >= 0.5
         with pytest.raises(SessionNotFound, match="expired \\(idle over 0.6 s"):
             first.call("reply", response="x")
         third = client.open("ifeval_multiturn", IFEVAL_TASK)  # the expired ones freed their places
         third.close()
     metrics = httpx.get(f"{url}/metrics").text
     assert 'olmorl_sessions_expired_total{env="ifeval_multiturn"} 2.0' in metrics
-    assert 'olmorl_sessions_created_total{env="ifeval_multiturn"} 3.0' in metrics
+    assert 'olmorl_sessions_created_total{env="ifeval_multiturn"} 4.0' in metrics
     del second
 
 
