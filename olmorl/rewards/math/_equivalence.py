@@ -34,6 +34,8 @@ from olmorl.rewards.math._sympy import (
 
 _BOOLEAN = {"yes": "yes", "true": "yes", "correct": "yes", "no": "no", "false": "no", "incorrect": "no"}
 _TEXTUAL_RE = re.compile(r"^[A-Za-z][A-Za-z \-']*[A-Za-z]$")
+_BOOLEAN_LEAD_RE = re.compile(r"^(yes|no|true|false)\b\s*[,.;:!\-(]", re.IGNORECASE)
+_REALS_MINUS_RE = re.compile(r"^(?:\\mathbb\{R\}|\(-\\infty,\s*\\infty\))\s*\\setminus\s*\\\{(.+)\\\}$")
 _EXACT_TOL = 1e-20  # relative tolerance that stands for "exactly equal" between two exact values
 
 
@@ -76,17 +78,21 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
     ans_letter = st.as_letter(ans)
     if ans_letter is not None and ans_letter[1] and ans.startswith("("):
         ans = ans_letter[1]  # "(B) 12" against the reference "12"
-    ref_bool, ans_bool = _BOOLEAN.get(ref.lower().strip(".")), _BOOLEAN.get(ans.lower().strip("."))
+    ref_bool = _BOOLEAN.get(ref.lower().strip("."))
     if ref_bool is not None:
-        return ref_bool == ans_bool
+        return ref_bool == _boolean(ans)
+    # A labelled value ("(p, q) = (1, 2)", "AB = 5") against an unlabelled one: compare the values.
+    ref, ans = _drop_label(ref, ans), _drop_label(ans, ref)
     if (matrix := st.as_matrix(ref)) is not None:
         return _matrix_equal(matrix, ans, rel_tol, depth)
+    ref, ans = _set_difference_as_union(ref), _set_difference_as_union(ans)
+    ref_interval, ans_interval = st.inequality_to_interval(ref), st.inequality_to_interval(ans)
+    if ref_interval and ans_interval and ref_interval[0] != ans_interval[0]:
+        return False  # x < 1 is not y < 1
+    ref, ans = ref_interval[1] if ref_interval else ref, ans_interval[1] if ans_interval else ans
     if (parts := st.union_parts(ref)) is not None:
         ans_parts = st.union_parts(ans)
         return ans_parts is not None and _unordered_equal(parts, ans_parts, rel_tol, depth)
-    ref_interval, ans_interval = st.inequality_to_interval(ref), st.inequality_to_interval(ans)
-    if (ref_interval is None) != (ans_interval is None):
-        ref, ans = ref_interval or ref, ans_interval or ans
     if parse_number(ref) is not None:
         pass  # "1,000,000" is one number, not a list
     elif (seq := st.as_sequence(ref)) is not None or (pm := st.expand_pm(ref)) is not None:
@@ -98,6 +104,41 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
     if st.expand_pm(ans) is not None:
         return False
     return _scalar_equal(ref, ans, rel_tol)
+
+
+def _boolean(answer: str) -> str | None:
+    """yes/no of an answer, also with a justification after it ("Yes, because 7 is prime")."""
+    if (value := _BOOLEAN.get(answer.lower().strip("."))) is not None:
+        return value
+    m = _BOOLEAN_LEAD_RE.match(answer)
+    return _BOOLEAN.get(m.group(1).lower()) if m else None
+
+
+def _drop_label(text: str, other: str) -> str:
+    """`(p,q) = (1,2)` -> `(1,2)` when `other` is not an equation itself (two equations compare as such)."""
+    if "=" not in text or "=" in other:
+        return text
+    sides = st.equation_sides(text)
+    return sides[1] if len(sides) == 2 and st.is_simple_lhs(sides[0]) else text
+
+
+def _set_difference_as_union(text: str) -> str:
+    r"""`\mathbb{R} \setminus \{1, 3\}` -> `(-\infty, 1) \cup (1, 3) \cup (3, \infty)`."""
+    if "\\setminus" not in text:
+        return text
+    m = _REALS_MINUS_RE.match(text)
+    if not m:
+        return text
+    points = st.top_level_split(m.group(1), (",",))
+    try:
+        values = [to_complex(_parse(p)) for p in points]
+    except ValueError:
+        return text
+    if any(v is None or v.imag for v in values):
+        return text
+    ordered = [p for _, p in sorted(zip((v.real for v in values), points))]
+    bounds = ["-\\infty", *ordered, "\\infty"]
+    return " \\cup ".join(f"({a}, {b})" for a, b in zip(bounds, bounds[1:]))
 
 
 def _has_equation(text: str) -> bool:
@@ -160,6 +201,13 @@ def _drop_simple_lhs(text: str) -> str:
 
 def _scalar_equal(ref: str, ans: str, rel_tol: float) -> bool:
     ref_sides, ans_sides = st.equation_sides(ref), st.equation_sides(ans)
+    # A chain `x = 5+5+1 = 11` states its value last.
+    if len(ref_sides) > 2:
+        ref_sides = [ref_sides[0], ref_sides[-1]] if st.is_simple_lhs(ref_sides[0]) else [ref_sides[-1]]
+        ref = " = ".join(ref_sides)
+    if len(ans_sides) > 2:
+        ans_sides = [ans_sides[0], ans_sides[-1]] if st.is_simple_lhs(ans_sides[0]) else [ans_sides[-1]]
+        ans = " = ".join(ans_sides)
     if len(ref_sides) == 2 and len(ans_sides) == 2:
         return _equation_equal(ref_sides, ans_sides, rel_tol)
     if len(ref_sides) == 2:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from olmorl.rewards.math._closing import closing_answer
 from olmorl.rewards.math._normalize import clean_text, matching_brace
 
 MAX_BOXES = 64  # only the last boxes matter; thousands of boxes are skipped past cheaply
@@ -26,7 +27,16 @@ _MINERVA_RE = re.compile(
 _PHRASE_RE = re.compile(
     r"(?:\bfinal answer\b\s*(?:is|:|=|\*\*:?|-)?|\bthe (?:correct |final )?(?:answer|option|choice)"
     r"(?: to (?:this|the) (?:problem|question))? (?:is|should be|would be|=)(?!\s+not\b)|^\s*\**answer\**\s*[:=]|"
-    r"\banswer\s*:|####)\s*\**:?\**",
+    r"\banswer\s*:|####|"
+    # "Answer" on its own followed by math ("**Answer**\n\n$$9$$", "Answer \\[ 9 \\]").
+    r"^[ \t]*\**(?:final\s+)?answer\**[ \t]*(?=\s*(?:\$|\\\[|\\\())|"
+    # "Result = 17" / "Final result: 17" (a line that starts with it, or "final result" anywhere).
+    r"^[ \t]*\**(?:the\s+)?(?:final\s+)?result\**\s*[:=]|\bfinal result\b\s*(?:is|:|=)|"
+    # The same phrases in other languages.
+    r"\b(?:la\s+)?r[ée]ponse(?:\s+finale)?\s*(?:est\b|:)|\b(?:la\s+)?respuesta(?:\s+final)?\s*(?:es\b|:)|"
+    r"\b(?:die\s+)?(?:endg[üu]ltige\s+)?antwort\s*(?:ist\b|lautet\b|:)|\b(?:a\s+)?resposta(?:\s+final)?\s*(?:é|:)|"
+    r"\b(?:la\s+)?risposta(?:\s+finale)?\s*(?:è|:)|\bответ\s*(?::|—|-|равен\b)|答案(?:是|为|為|：|:)|答えは|정답은)"
+    r"\s*\**:?\**",
     re.IGNORECASE | re.MULTILINE,
 )
 _BOLD_LINE_RE = re.compile(r"^\s*\*\*(?:final answer|answer)\s*:?\s*(.+?)\*\*\s*\.?\s*$", re.IGNORECASE | re.MULTILINE)
@@ -41,8 +51,12 @@ _CONFIRMATION_RE = re.compile(
     re.IGNORECASE,
 )
 _MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$((?:\\.|[^$\\])+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
-_SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
+_SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|。|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
 _OR_SPLIT_RE = re.compile(r"\s+(?:or|\\text\{\s*or\s*\}|\\vee|\\lor)\s+|\\text\{\s*or\s*\}", re.IGNORECASE)
+_GAP_NOISE_RE = re.compile(
+    r"\\(?:quad|qquad|[,;:! ]|hspace\{[^{}]*\}|text\{\s*(?:and|or)\s*\}|mbox\{\s*(?:and|or)\s*\}|text\{\s*,?\s*\}|"
+    r"\[|\]|\(|\))|\$|~"
+)
 _WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
 _BARE_ANSWER_RE = re.compile(r"^[\s$\\(\[]*[-+]?[\w\\{}^().,/+\-*= ]{1,40}[\s$\\)\].]*$")
 
@@ -143,7 +157,8 @@ def _final_box_group(boxes: list[_Anchor], text: str) -> tuple[list[_Anchor], st
     group = [boxes[-1]]
     joiner = None
     for previous in reversed(boxes[:-1]):
-        gap = text[previous.end:group[0].start]
+        # `\\boxed{-2} \\quad \\text{and} \\quad \\boxed{1}`: spacing, delimiters and a textual "and" join boxes.
+        gap = _GAP_NOISE_RE.sub(" ", text[previous.end:group[0].start])
         if len(gap) > 40 or "\n\n" in gap or re.search(r"[a-zA-Z]{4,}", gap.replace("and", "")):
             break
         if re.search(r"\bor\b", gap):
@@ -166,7 +181,12 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
         bare = text.strip()
         if bare and "\n" not in bare and _BARE_ANSWER_RE.match(bare) and not _WORD_RE.search(bare):
             return Extraction(bare, "bare", (bare,))
-        return Extraction(None, reason="no_answer")
+        if minerva_only or (closing := closing_answer(text)) is None:
+            return Extraction(None, reason="no_answer")
+        candidates, joiner = closing
+        if not candidates:
+            return Extraction(None, "closing", reason="hedged")
+        return Extraction(", ".join(candidates), "closing", candidates, joiner)
     last = max(anchors, key=lambda a: (a.start, a.end))
     # Anchors that contain the winner (a phrase whose statement holds the box) yield to the inner box.
     tail = text[max(a.end for a in anchors if a.start >= last.start or a.end >= last.end):]
@@ -186,6 +206,10 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
     inner_boxes = _boxes(answer)
     if inner_boxes:
         answer = inner_boxes[-1].text.strip()
+    elif last.kind in ("phrase", "minerva", "bold"):
+        if answer.endswith("!") and not answer.startswith(("$", "\\(", "\\[")):
+            answer = answer[:-1].rstrip()  # "The answer is 5!" in prose: an exclamation, not 5 factorial
+        answer = sentence_value(answer)
     parts = [p.strip() for p in _OR_SPLIT_RE.split(answer) if p.strip()]
     if len(parts) > 1:
         return Extraction(answer, last.kind, tuple(parts), "or")
@@ -199,3 +223,31 @@ def _is_retracted(tail: str) -> bool:
         return False
     # "Wait, let me double-check: ... yes, correct." keeps the answer.
     return not _CONFIRMATION_RE.search(tail[match.end():])
+
+
+_MATH_OR_NUMBER_RE = re.compile(r"\$[^$]+\$|\\\(.+?\\\)|(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:%|percent\b))?")
+_YES_NO_RE = re.compile(r"^(?:yes|no|true|false)\b", re.IGNORECASE)
+_COPULA_RE = re.compile(r"\b(?:is|are|was|were|equals|be)\b|=|:")
+
+
+def sentence_value(answer: str) -> str:
+    """The value a sentence states: "The largest $n$ is 34" -> "34" (a bare value is returned as is).
+
+    A sentence has three or more words outside math; its value follows the last "is"/"are"/"="
+    when that holds a number or math, else it is the sentence's only number or math span."""
+    if _YES_NO_RE.match(answer):
+        return answer  # "yes, because 7 is prime": the verdict comes first
+    outside = re.sub(r"\$[^$]*\$|\\\(.*?\\\)|\\[a-zA-Z]+\{[^{}]*\}", " ", answer)
+    if len(re.findall(r"[A-Za-z]{2,}", outside)) < 3:
+        return answer
+    copulas = [m for m in _COPULA_RE.finditer(answer) if not _inside_math(answer, m.start())]
+    if copulas:
+        tail = answer[copulas[-1].end():].strip()
+        if _MATH_OR_NUMBER_RE.search(tail):
+            return tail
+    values = _MATH_OR_NUMBER_RE.findall(answer)
+    return values[0] if len(values) == 1 else answer
+
+
+def _inside_math(text: str, index: int) -> bool:
+    return text.count("$", 0, index) % 2 == 1 or text.rfind("\\(", 0, index) > text.rfind("\\)", 0, index)
