@@ -28,8 +28,12 @@ _CONCLUSION_RE = re.compile(
     r"daher|somit|also|portanto|logo|quindi|pertanto|итак|следовательно|поэтому|因此|所以|故)\b",
     re.IGNORECASE,
 )
+# Words that make a stated answer a guess (an anchored answer too: "Maybe the answer is 5").
+ANCHOR_HEDGE_RE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|not (?:sure|certain)|unsure|i guess|i'm guessing)\b", re.IGNORECASE
+)
 _HEDGE_RE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|probably|might|could be|either|not sure|i guess|i think|roughly|unclear)\b",
+    r"\b(?:maybe|perhaps|possibly|probably|might be|could be|either|not (?:sure|certain)|unsure|i guess)\b",
     re.IGNORECASE,
 )
 _NUMBER_RE = re.compile(
@@ -100,7 +104,9 @@ def _span_value(span: str) -> str:
     sides = [s.strip() for s in re.split(r"(?<![<>\\!])=(?!=)|\\approx", span) if s.strip()]
     if len(sides) < 2:
         return span
-    if len(sides) == 2 and re.fullmatch(r"[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+", sides[0]):
-        return span
-    return sides[-1]
+    if len(sides) == 2:
+        # `2x - y + 1 = 0` is an equation answer; `3 + 4 = 7` (no variable on the left) states 7.
+        return span if re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", sides[0])) else sides[-1]
+    lhs = sides[0]
+    return f"{lhs} = {sides[-1]}" if re.fullmatch(r"[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+", lhs) else sides[-1]
 

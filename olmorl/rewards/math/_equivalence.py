@@ -78,7 +78,7 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
     ans_letter = st.as_letter(ans)
     if ans_letter is not None and ans_letter[1] and ans.startswith("("):
         ans = ans_letter[1]  # "(B) 12" against the reference "12"
-    ref_bool = _BOOLEAN.get(ref.lower().strip("."))
+    ref_bool = _boolean(ref)
     if ref_bool is not None:
         return ref_bool == _boolean(ans)
     # A labelled value ("(p, q) = (1, 2)", "AB = 5") against an unlabelled one: compare the values.
@@ -244,6 +244,8 @@ def _value_equal(ref: str, ans: str, rel_tol: float) -> bool:
         return numbers_match(ref_number, ans_number, rel_tol)
     if _is_textual(ref) or _is_textual(ans):
         return normalize_text(ref) == normalize_text(ans)
+    if len(ref) >= 3 and ref.isalpha() and ref.lower() == ans.lower():
+        return True  # "Bob" / "bob": one word that differs in case only
     try:
         ref_expr, ans_expr = _parse(ref), _parse(ans)
     except TooLarge:

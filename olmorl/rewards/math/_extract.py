@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from olmorl.rewards.math._closing import closing_answer
+from olmorl.rewards.math._closing import ANCHOR_HEDGE_RE, closing_answer
 from olmorl.rewards.math._normalize import clean_text, matching_brace
 
 MAX_BOXES = 64  # only the last boxes matter; thousands of boxes are skipped past cheaply
@@ -134,7 +134,8 @@ def _statement(text: str, start: int) -> tuple[str, int]:
         return inner, start + span.end()
     end = _SENTENCE_END_RE.search(rest)
     cut = end.start() if end else len(rest)
-    return rest[:cut], start + cut
+    # In prose a final "!" is an exclamation ("The answer is 5!"); inside math it is a factorial.
+    return re.sub(r"!\s*$", "", rest[:cut]), start + cut
 
 
 def _anchors(text: str) -> list[_Anchor]:
@@ -192,6 +193,8 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
     tail = text[max(a.end for a in anchors if a.start >= last.start or a.end >= last.end):]
     if _is_retracted(tail):
         return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": last.text.strip()})
+    if last.kind in ("phrase", "boxed") and _is_hedged(text, last):
+        return Extraction(None, last.kind, reason="hedged", notes={"hedged_answer": last.text.strip()})
     if last.kind == "boxed":
         boxes = [a for a in anchors if a.kind == "boxed"]
         group, joiner = _final_box_group(boxes, text)
@@ -207,13 +210,19 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
     if inner_boxes:
         answer = inner_boxes[-1].text.strip()
     elif last.kind in ("phrase", "minerva", "bold"):
-        if answer.endswith("!") and not answer.startswith(("$", "\\(", "\\[")):
-            answer = answer[:-1].rstrip()  # "The answer is 5!" in prose: an exclamation, not 5 factorial
         answer = sentence_value(answer)
     parts = [p.strip() for p in _OR_SPLIT_RE.split(answer) if p.strip()]
     if len(parts) > 1:
         return Extraction(answer, last.kind, tuple(parts), "or")
     return Extraction(answer, last.kind, (answer,))
+
+
+def _is_hedged(text: str, anchor: _Anchor) -> bool:
+    """"Maybe the answer is 5, but I am not sure": a hedge word in the anchor's own sentence."""
+    start = max(text.rfind(". ", 0, anchor.start), text.rfind("\n", 0, anchor.start)) + 1
+    stop = min(len(text), anchor.end + 80)
+    end = _SENTENCE_END_RE.search(text, anchor.end, stop)
+    return bool(ANCHOR_HEDGE_RE.search(text[start:end.start() if end else stop]))
 
 
 def _is_retracted(tail: str) -> bool:
