@@ -18,6 +18,7 @@ from olmorl.rewards.math._normalize import clean_text, matching_brace
 
 MAX_BOXES = 64  # only the last boxes matter; thousands of boxes are skipped past cheaply
 MAX_ANSWER_CHARS = 2_000
+RARE_ANCHOR_WINDOW = 3_000  # "Result =" and other-language anchors are looked for in the last 3000 characters
 
 _BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*(\{)|\\boxed\s+([^\s$]+)")
 _ANSWER_TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
@@ -29,10 +30,16 @@ _PHRASE_RE = re.compile(
     r"(?: to (?:this|the) (?:problem|question))? (?:is|should be|would be|=)(?!\s+not\b)|^\s*\**answer\**\s*[:=]|"
     r"\banswer\s*:|####|"
     # "Answer" on its own followed by math ("**Answer**\n\n$$9$$", "Answer \\[ 9 \\]").
-    r"^[ \t]*\**(?:final\s+)?answer\**[ \t]*(?=\s*(?:\$|\\\[|\\\())|"
+    r"^[ \t]*\**(?:final\s+)?answer\**[ \t]*(?=\s*(?:\$|\\\[|\\\())"
+    r")\s*\**:?\**",
+    re.IGNORECASE | re.MULTILINE,
+)
+# Rarer anchors, searched only when a cheap look for their key words finds one (most responses have none).
+_RARE_PHRASE_HINTS = ("result", "respuesta", "ntwort", "esposta", "risposta", "ponse", "ответ", "答", "정답")
+_RARE_PHRASE_RE = re.compile(
     # "Result = 17" / "Final result: 17" (a line that starts with it, or "final result" anywhere).
-    r"^[ \t]*\**(?:the\s+)?(?:final\s+)?result\**\s*[:=]|\bfinal result\b\s*(?:is|:|=)|"
-    # The same phrases in other languages.
+    r"(?:^[ \t]*\**(?:the\s+)?(?:final\s+)?result\**\s*[:=]|\bfinal result\b\s*(?:is|:|=)|"
+    # The answer phrase in other languages.
     r"\b(?:la\s+)?r[ée]ponse(?:\s+finale)?\s*(?:est\b|:)|\b(?:la\s+)?respuesta(?:\s+final)?\s*(?:es\b|:)|"
     r"\b(?:die\s+)?(?:endg[üu]ltige\s+)?antwort\s*(?:ist\b|lautet\b|:)|\b(?:a\s+)?resposta(?:\s+final)?\s*(?:é|:)|"
     r"\b(?:la\s+)?risposta(?:\s+finale)?\s*(?:è|:)|\bответ\s*(?::|—|-|равен\b)|答案(?:是|为|為|：|:)|答えは|정답은)"
@@ -135,7 +142,8 @@ def _statement(text: str, start: int) -> tuple[str, int]:
     end = _SENTENCE_END_RE.search(rest)
     cut = end.start() if end else len(rest)
     # In prose a final "!" is an exclamation ("The answer is 5!"); inside math it is a factorial.
-    return re.sub(r"!\s*$", "", rest[:cut]), start + cut
+    statement = rest[:cut]
+    return (statement.rstrip().removesuffix("!") if "!" in statement else statement), start + cut
 
 
 def _anchors(text: str) -> list[_Anchor]:
@@ -146,7 +154,12 @@ def _anchors(text: str) -> list[_Anchor]:
         anchors.append(_Anchor(m.start(), m.end(), "minerva", m.group(1)))
     for m in _BOLD_LINE_RE.finditer(text):
         anchors.append(_Anchor(m.start(), m.end(), "bold", m.group(1)))
-    for m in _PHRASE_RE.finditer(text):
+    phrases = list(_PHRASE_RE.finditer(text))
+    tail_start = max(0, len(text) - RARE_ANCHOR_WINDOW)
+    lowered = text[tail_start:].lower()
+    if any(hint in lowered for hint in _RARE_PHRASE_HINTS):
+        phrases += _RARE_PHRASE_RE.finditer(text, tail_start)
+    for m in phrases:
         answer, end = _statement(text, m.end())
         if answer.strip(" *:.\n"):
             anchors.append(_Anchor(m.start(), end, "phrase", answer))
@@ -244,7 +257,7 @@ def sentence_value(answer: str) -> str:
 
     A sentence has three or more words outside math; its value follows the last "is"/"are"/"="
     when that holds a number or math, else it is the sentence's only number or math span."""
-    if _YES_NO_RE.match(answer):
+    if answer.count(" ") < 2 or _YES_NO_RE.match(answer):
         return answer  # "yes, because 7 is prime": the verdict comes first
     outside = re.sub(r"\$[^$]*\$|\\\(.*?\\\)|\\[a-zA-Z]+\{[^{}]*\}", " ", answer)
     if len(re.findall(r"[A-Za-z]{2,}", outside)) < 3:

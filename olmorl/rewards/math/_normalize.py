@@ -178,7 +178,8 @@ def normalize_answer(raw: str) -> str:
     text = _FRAC_BARE_NUM_RE.sub(r"\\frac{\1}{", text)
     text = _SQRT_SHORT_RE.sub(r"\\sqrt{\1}", text)
     text = text.replace("**", "^")
-    text = _RELATION_RE.sub(lambda m: _RELATIONS[m.group(0)], text)
+    if "<" in text or ">" in text or "=" in text or "\\ne" in text or "\\lt" in text or "\\gt" in text or "slant" in text:
+        text = _RELATION_RE.sub(lambda m: _RELATIONS[m.group(0)], text)
     text = re.sub(r"\\(?:le|ge)(?![a-zA-Z])", lambda m: m.group(0) + "q", text)
     if "infty" in text:
         text = _PLUS_INFINITY_RE.sub(r"\1\\infty", text)
@@ -190,7 +191,8 @@ def normalize_answer(raw: str) -> str:
     text = re.sub(r"\\(?:mathbb|Bbb)\s*\{?\s*R\s*\}?", r"\\mathbb{R}", text)
     text = re.sub(r"(?<!\d)\\,|\\,(?!\d)", " ", text)  # `\,` is a space unless it groups digits
     text = _UNIT_TAIL_RE.sub("", text)
-    text = _SI_TAIL_RE.sub("", text)
+    if " " in text or "~" in text:
+        text = _SI_TAIL_RE.sub("", text)
     unit_match = _NUMBER_UNIT_RE.match(text)
     if unit_match:
         text = unit_match.group(1)
