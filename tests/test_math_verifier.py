@@ -168,6 +168,15 @@ def test_answers_without_an_anchor(response, truth, reward):
         ("\\boxed{5!}", "120", 1.0),
         ("The answer is $3!$.", "6", 1.0),
         ("The answer is 5!", "5", 1.0),  # in prose the `!` is an exclamation
+        # a box that holds the whole sentence (a prediction boxed as is) holds its value
+        ("\\boxed{Therefore $x \\geq 4$ is the solution.}", "$x >= 4$", 1.0),
+        ("\\boxed{We find that $y \\lt 2$.}", "$y < 2$", 1.0),
+        ("\\boxed{The solution is $x \\leq 4$}", "$x \\geq 4$", 0.0),
+        ("\\boxed{\\{-1, 2+\\sqrt{3}, 2-\\sqrt{3}\\}}", "$\\{2\\pm\\sqrt{3},-1\\}$", 1.0),
+        ("\\boxed{\\begin{pmatrix}1 & 1 \\\\ 2 & 0\\end{pmatrix} + \\begin{pmatrix}1 & 0 \\\\ 0 & 3\\end{pmatrix}}",
+         "\\begin{pmatrix}2 & 1 \\\\ 2 & 3\\end{pmatrix}", 1.0),
+        ("\\boxed{4, 5, 6, \\ldots}", "4, 5, 6", 0.0),  # an ellipsis goes on
+        ("\\boxed{7 \\text{ cm}.}", "7", 1.0),
     ],
 )
 def test_boxes_references_and_factorials(response, truth, reward):
@@ -199,6 +208,8 @@ def test_boxes_references_and_factorials(response, truth, reward):
         ("x = 11", "x = 5+5+1 = 7 = 11", True), ("0", "1 = z = x = 0", True), ("7 = 11a+c", "11a+c", False),
         ("\\frac{5}{12}", "\\frac5{12}", True), ("\\frac{5}{12}", "\\frac5{13}", False),
         ("11111111100", "11,\\! 111,\\! 111,\\! 100", True), ("32349", "32, 349", False), ("1000", "1 000", True),
+        ("2500.75", "2500,75", True), ("3,45", "3.45", True), ("0.222", "0,222", True), ("1,2", "1, 2", True),
+        ("1.2", "1, 2", False), ("2,500", "2500", True), ("\\frac{1}{3}", "0.333...", True),
     ],
 )
 def test_issue_13_equivalent_forms(reference, answer, equal):

@@ -41,8 +41,8 @@ _NUMBER_RE = re.compile(
 )
 _OR_RE = re.compile(r"\bor\b|\\text\{\s*or\s*\}", re.IGNORECASE)
 _JOIN_RE = re.compile(r"^[\s,;]*(?:and|,|\\text\{\s*and\s*\})?[\s,;]*$", re.IGNORECASE)
-_PLACEHOLDER = "\uE000{}\uE001"
-_PLACEHOLDER_RE = re.compile("\uE000(\\d+)\uE001")
+_PLACEHOLDER_BASE = 0xE000  # math span k is masked as the private-use character U+E000+k (no digits to misread)
+_PLACEHOLDER_RE = re.compile("[\uE000-\uF8FF]")
 
 
 def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
@@ -57,7 +57,7 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
 
     def mask(match: re.Match[str]) -> str:
         spans.append(next(g for g in match.groups() if g is not None).strip())
-        return _PLACEHOLDER.format(len(spans) - 1)
+        return chr(_PLACEHOLDER_BASE + min(len(spans) - 1, 0x18FF))
 
     masked = _MATH_RE.sub(mask, body[-4000:])
     sentence = _last_sentence(masked)
@@ -95,7 +95,7 @@ def _final_spans(sentence: str, final: list[re.Match[str]], spans: list[str]) ->
         elif not _JOIN_RE.match(gap):
             break
         chosen.insert(0, previous)
-    values = tuple(_span_value(spans[int(m.group(1))]) for m in chosen)
+    values = tuple(_span_value(spans[ord(m.group(0)) - _PLACEHOLDER_BASE]) for m in chosen)
     return values, joiner
 
 

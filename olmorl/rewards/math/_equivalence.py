@@ -34,6 +34,9 @@ from olmorl.rewards.math._sympy import (
 
 _BOOLEAN = {"yes": "yes", "true": "yes", "correct": "yes", "no": "no", "false": "no", "incorrect": "no"}
 _TEXTUAL_RE = re.compile(r"^[A-Za-z][A-Za-z \-']*[A-Za-z]$")
+_DECIMAL_COMMA_RE = re.compile(r"^-?\d+,\d+$")
+_POINT_DECIMAL_RE = re.compile(r"^-?\d*\.\d+$")
+_THOUSANDS_RE = re.compile(r"^-?[1-9]\d{0,2}(?:,\d{3})+$")
 _BOOLEAN_LEAD_RE = re.compile(r"^(yes|no|true|false)\b\s*[,.;:!\-(]", re.IGNORECASE)
 _REALS_MINUS_RE = re.compile(r"^(?:\\mathbb\{R\}|\(-\\infty,\s*\\infty\))\s*\\setminus\s*\\\{(.+)\\\}$")
 _EXACT_TOL = 1e-20  # relative tolerance that stands for "exactly equal" between two exact values
@@ -84,6 +87,12 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
     # A labelled value ("(p, q) = (1, 2)", "AB = 5") against an unlabelled one: compare the values.
     ref, ans = _drop_label(ref, ans), _drop_label(ans, ref)
     if (matrix := st.as_matrix(ref)) is not None:
+        if ans.count("\\begin{") > 1:  # matrix arithmetic (`A + B`, `A B`): let SymPy evaluate it
+            try:
+                value = _parse(ans)
+                return _expr_equal(_parse(ref), value.doit() if hasattr(value, "doit") else value, None, rel_tol)
+            except (ValueError, TypeError, AttributeError):
+                return False
         return _matrix_equal(matrix, ans, rel_tol, depth)
     ref, ans = _set_difference_as_union(ref), _set_difference_as_union(ans)
     ref_interval, ans_interval = st.inequality_to_interval(ref), st.inequality_to_interval(ans)
@@ -93,6 +102,8 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
     if (parts := st.union_parts(ref)) is not None:
         ans_parts = st.union_parts(ans)
         return ans_parts is not None and _unordered_equal(parts, ans_parts, rel_tol, depth)
+    if "," in ref or "," in ans:
+        ref, ans = _decimal_comma(ref, ans), _decimal_comma(ans, ref)
     if parse_number(ref) is not None:
         pass  # "1,000,000" is one number, not a list
     elif (seq := st.as_sequence(ref)) is not None or (pm := st.expand_pm(ref)) is not None:
@@ -152,6 +163,8 @@ def _sequence_equal(ref: st.Sequence, ans: str, rel_tol: float, depth: int) -> b
         if pm is None:
             return False
         ans_seq = st.Sequence(tuple(pm), "", "")
+    if not ref.ordered:  # `\{1 \pm \sqrt{5}, -2\}` lists three solutions
+        ref, ans_seq = _expand_pm_items(ref), _expand_pm_items(ans_seq)
     if len(ans_seq.items) != len(ref.items):
         return False
     if ref.ordered:
@@ -162,6 +175,21 @@ def _sequence_equal(ref: st.Sequence, ans: str, rel_tol: float, depth: int) -> b
     if ans_seq.ordered and any("infty" in item for item in ans_seq.items):
         return False  # an interval is not a solution set
     return _unordered_equal(list(ref.items), list(ans_seq.items), rel_tol, depth)
+
+
+def _expand_pm_items(seq: st.Sequence) -> st.Sequence:
+    if not any("\\pm" in item or "\\mp" in item for item in seq.items):
+        return seq
+    items = [part for item in seq.items for part in (st.expand_pm(item) or [item])]
+    return st.Sequence(tuple(items), seq.opener, seq.closer)
+
+
+def _decimal_comma(text: str, other: str) -> str:
+    """`1000,99` -> `1000.99` against a decimal written with a point (`1,000` stays a thousands separator,
+    `1,2` against a list stays a list)."""
+    if _DECIMAL_COMMA_RE.match(text) and not _THOUSANDS_RE.match(text) and _POINT_DECIMAL_RE.match(other):
+        return text.replace(",", ".")
+    return text
 
 
 def _unordered_equal(ref_items: list[str], ans_items: list[str], rel_tol: float, depth: int) -> bool:

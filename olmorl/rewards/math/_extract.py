@@ -211,7 +211,8 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
     if last.kind == "boxed":
         boxes = [a for a in anchors if a.kind == "boxed"]
         group, joiner = _final_box_group(boxes, text)
-        candidates = tuple(box.text.strip() for box in group)
+        # A box holding a sentence ("\\boxed{Therefore $x \\geq 5$ is the solution.}") holds its value.
+        candidates = tuple(sentence_value(box.text.strip()) if "$" in box.text else box.text.strip() for box in group)
         if len(candidates) == 1:
             parts = tuple(p.strip() for p in _OR_SPLIT_RE.split(candidates[0]) if p.strip())
             if len(parts) > 1:

@@ -45,6 +45,7 @@ _LEADING_LABEL_RE = re.compile(
 )
 # `!` right after a digit or a bracket is a factorial (`5!`), never punctuation.
 _TRAILING_PUNCT_RE = re.compile(r"(?:[\s.,;:?]|(?<![\d})\]!])!|\\[,;!]|\\quad|~)+$")
+_ELLIPSIS_END_RE = re.compile(r"(?:\.\.\.|\\[lc]?dots|…)\s*$")
 _THOUSANDS_THINSPACE_RE = re.compile(r"(?<=\d),\\!\s*(?=\d{3}(?!\d))")  # `11,\! 111` is one number
 _PLUS_INFINITY_RE = re.compile(r"(^|[(\[,]\s*)\+\s*\\infty")
 _RELATION_RE = re.compile(r">=|<=|!=|\\neq?(?![a-zA-Z])|\\lt(?![a-zA-Z])|\\gt(?![a-zA-Z])|\\leqslant|\\geqslant")
@@ -190,13 +191,16 @@ def normalize_answer(raw: str) -> str:
     text = text.replace("\\lbrace", "\\{").replace("\\rbrace", "\\}")
     text = re.sub(r"\\(?:mathbb|Bbb)\s*\{?\s*R\s*\}?", r"\\mathbb{R}", text)
     text = re.sub(r"(?<!\d)\\,|\\,(?!\d)", " ", text)  # `\,` is a space unless it groups digits
-    text = _UNIT_TAIL_RE.sub("", text)
+    ellipsis = _ELLIPSIS_END_RE.search(text) is not None  # `1, 2, 3, \ldots` goes on; `0.333...` repeats
+    if not ellipsis:
+        text = _UNIT_TAIL_RE.sub("", _TRAILING_PUNCT_RE.sub("", text))
     if " " in text or "~" in text:
         text = _SI_TAIL_RE.sub("", text)
     unit_match = _NUMBER_UNIT_RE.match(text)
     if unit_match:
         text = unit_match.group(1)
-    text = _TRAILING_PUNCT_RE.sub("", text)
+    if not ellipsis:
+        text = _TRAILING_PUNCT_RE.sub("", text)
     text = re.sub(r"\s+", " ", text).strip()
     text = strip_math_delimiters(text)
     return _strip_redundant_brackets(text)
