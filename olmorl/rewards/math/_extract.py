@@ -27,15 +27,16 @@ _MINERVA_RE = re.compile(
 )
 _PHRASE_RE = re.compile(
     r"(?:\bfinal answer\b\s*(?:is|:|=|\*\*:?|-)?|\bthe (?:correct |final )?(?:answer|option|choice)"
-    r"(?: to (?:this|the) (?:problem|question))? (?:is|should be|would be|=)(?!\s+not\b)|^\s*\**answer\**\s*[:=]|"
-    r"\banswer\s*:|####|"
-    # "Answer" on its own followed by math ("**Answer**\n\n$$9$$", "Answer \\[ 9 \\]").
-    r"^[ \t]*\**(?:final\s+)?answer\**[ \t]*(?=\s*(?:\$|\\\[|\\\())"
-    r")\s*\**:?\**",
+    r"(?: to (?:this|the) (?:problem|question))? (?:is|should be|would be|=)(?!\s+not\b)|"
+    # "Answer:" at a line start, or "Answer" on its own followed by math ("**Answer**\n\n$$9$$", "Answer \\[ 9 \\]").
+    r"^\s*\**(?:final\s+)?answer\**(?:\s*[:=]|[ \t]*(?=\s*(?:\$|\\\[|\\\()))|"
+    r"\banswer\s*:|####)\s*\**:?\**",
     re.IGNORECASE | re.MULTILINE,
 )
 # Rarer anchors, searched only when a cheap look for their key words finds one (most responses have none).
-_RARE_PHRASE_HINTS = ("result", "respuesta", "ntwort", "esposta", "risposta", "ponse", "ответ", "答", "정답")
+_HEDGE_HINTS = ("maybe", "perhaps", "possibl", "probabl", "not sure", "not certain", "unsure", "guess")
+_RARE_PHRASE_HINTS = ("result:", "result =", "result=", "result**", "final result", "respuesta", "antwort", "resposta",
+                      "risposta", "réponse", "reponse", "ответ", "答", "정답")
 _RARE_PHRASE_RE = re.compile(
     # "Result = 17" / "Final result: 17" (a line that starts with it, or "final result" anywhere).
     r"(?:^[ \t]*\**(?:the\s+)?(?:final\s+)?result\**\s*[:=]|\bfinal result\b\s*(?:is|:|=)|"
@@ -233,10 +234,14 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
 
 def _is_hedged(text: str, anchor: _Anchor) -> bool:
     """"Maybe the answer is 5, but I am not sure": a hedge word in the anchor's own sentence."""
-    start = max(text.rfind(". ", 0, anchor.start), text.rfind("\n", 0, anchor.start)) + 1
-    stop = min(len(text), anchor.end + 80)
-    end = _SENTENCE_END_RE.search(text, anchor.end, stop)
-    return bool(ANCHOR_HEDGE_RE.search(text[start:end.start() if end else stop]))
+    floor = max(0, anchor.start - 300)
+    start = max(text.rfind(". ", floor, anchor.start), text.rfind("\n", floor, anchor.start), floor - 1) + 1
+    window = text[start:min(len(text), anchor.end + 80)]
+    lowered = window.lower()
+    if not any(word in lowered for word in _HEDGE_HINTS):
+        return False
+    end = _SENTENCE_END_RE.search(window, anchor.end - start)
+    return bool(ANCHOR_HEDGE_RE.search(window[:end.start() if end else len(window)]))
 
 
 def _is_retracted(tail: str) -> bool:

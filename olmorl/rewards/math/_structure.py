@@ -206,6 +206,8 @@ def single_inequality(text: str) -> tuple[str, str, str] | None:
 
 def inequality_to_interval(text: str) -> tuple[str, str] | None:
     """(variable, interval): `x > 2` -> `(2, \\infty)`; `1 \\leq x < 3` -> `[1, 3)`; `x \\neq 2` -> a union."""
+    if "<" not in text and ">" not in text and "\\leq" not in text and "\\geq" not in text and "\\neq" not in text:
+        return None
     if m := _DOUBLE_INEQ_RE.match(text):
         low, op1, var, op2, high = m.groups()
         return var, f"{_INEQ_OPS[op1][0]}{low.strip()}, {high.strip()}{_INEQ_OPS[op2][1]}"
