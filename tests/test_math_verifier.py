@@ -225,6 +225,31 @@ def test_a_reference_in_words_is_invalid_not_a_zero():
     assert score("The answer is \\boxed{Evelyn}.", "Evelyn").status == "ok"  # words that are not numbers
 
 
+@pytest.mark.parametrize(
+    ("response", "truth", "reward"),
+    [
+        ("Therefore the answer is -4", "-4", 1.0), ("Therefore the answer is +9", "+9", 1.0),
+        ("Final answer: -2.5", "-2.5", 1.0), ("The answer is 8", "-8", 0.0), ("The answer is 15.0", "15", 1.0),
+        ("So she earns 18 dollars a day.", "18", 1.0),  # a closing sentence counts for gsm8k too
+        ("She earns 18 dollars a day.", "18", 0.0),  # without a conclusion word it does not
+    ],
+)
+def test_gsm8k_signed_numbers_and_closing_sentences(response, truth, reward):
+    assert score(response, truth, "gsm8k").reward == reward
+
+
+@pytest.mark.parametrize(
+    ("response", "truth"),
+    [
+        ("Answer is sixty one.", "Answer is sixty one."),  # TRL skips such rows: olmorl marks them invalid
+        ("Other text. \\boxed{62}.", "sixty-two"),
+        ("\\boxed{7}", "seven"),
+    ],
+)
+def test_references_in_words_are_invalid_whatever_the_response(response, truth):
+    assert score(response, truth).status == "invalid"
+
+
 def test_gsm8k_warm_up_logs_nothing(caplog):
     with caplog.at_level("WARNING"):
         VERIFIERS["gsm8k"](Settings()).warm_up()

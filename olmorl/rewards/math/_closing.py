@@ -19,8 +19,8 @@ import re
 
 _MATH_RE = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$((?:\\.|[^$\\])+?)\$", re.DOTALL)
 _SIGN_OFF_RE = re.compile(r"\s*(?:I hope (?:it|this) is correct|Hope (?:this|that) helps)[.!]?\s*$", re.IGNORECASE)
-# What may follow the final span: punctuation and a short unit ("square units", "cm", "dollars").
-_AFTER_FINAL_RE = re.compile(r"^[ \t]*(?:\\?%|[A-Za-z]{1,12}(?:[ \t]+[A-Za-z]{1,12})?)?[ \t]*[.!]?\s*$")
+# What may follow the final value: punctuation and up to three short words ("square units", "dollars a day").
+_AFTER_FINAL_RE = re.compile(r"^[ \t]*(?:\\?%|[A-Za-z]{1,12}(?:[ \t]+[A-Za-z]{1,12}){0,2})?[ \t]*[.!]?\s*$")
 _SENTENCE_BOUNDARY_RE = re.compile(r"(?<=[.!?。])\s+|\n")
 _CONCLUSION_RE = re.compile(
     r"^\W*(?:therefore|thus|so|hence|consequently|finally|overall|altogether|in (?:total|conclusion|summary|all)|"
