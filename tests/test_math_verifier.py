@@ -140,6 +140,8 @@ def test_gsm8k_numeric_verifier():
         ("He has 3 apples, and she has 5.", "5", 0.0),  # no conclusion word
         ("The result is 12 and then we add 3.", "12", 0.0),
         ("12 apples minus 5 is 7 apples.", "7", 0.0),
+        ("Let me now compute the final value. We have $7 \\times 3 = 21$", "21", 0.0),  # cut off mid-sentence
+        ("Therefore, the total is 42", "42", 0.0),
     ],
 )
 def test_answers_without_an_anchor(response, truth, reward):

@@ -21,6 +21,7 @@ _MATH_RE = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$((?:\\.|[^$\
 _SIGN_OFF_RE = re.compile(r"\s*(?:I hope (?:it|this) is correct|Hope (?:this|that) helps)[.!]?\s*$", re.IGNORECASE)
 # What may follow the final value: punctuation and up to three short words ("square units", "dollars a day").
 _AFTER_FINAL_RE = re.compile(r"^[ \t]*(?:\\?%|[A-Za-z]{1,12}(?:[ \t]+[A-Za-z]{1,12}){0,2})?[ \t]*[.!]?\s*$")
+_ENDED_RE = re.compile(r"[.!。]\s*$")
 _SENTENCE_BOUNDARY_RE = re.compile(r"(?<=[.!?。])\s+|\n")
 _CONCLUSION_RE = re.compile(
     r"^\W*(?:therefore|thus|so|hence|consequently|finally|overall|altogether|in (?:total|conclusion|summary|all)|"
@@ -54,9 +55,11 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
     if not body:
         return None
     spans: list[str] = []
+    display: list[bool] = []
 
     def mask(match: re.Match[str]) -> str:
         spans.append(next(g for g in match.groups() if g is not None).strip())
+        display.append(match.group(1) is not None or match.group(2) is not None)
         return chr(_PLACEHOLDER_BASE + min(len(spans) - 1, 0x18FF))
 
     masked = _MATH_RE.sub(mask, body[-4000:])
@@ -66,12 +69,16 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
     if _HEDGE_RE.search(_PLACEHOLDER_RE.sub(" ", sentence)):
         return (), "hedge"
     final = list(_PLACEHOLDER_RE.finditer(sentence))
-    if final and _AFTER_FINAL_RE.match(sentence[final[-1].end():]):
-        return _final_spans(sentence, final, spans)
+    if final and _AFTER_FINAL_RE.match(after := sentence[final[-1].end():]):
+        # An inline span must end a finished sentence (a full stop, or alone on its line): a response cut
+        # off right after "... we get $21$" has not stated an answer yet. A display equation stands alone.
+        if display[ord(final[-1].group(0)) - _PLACEHOLDER_BASE] or _ENDED_RE.search(after) or sentence == final[-1].group(0):
+            return _final_spans(sentence, final, spans)
+        return None
     if not _CONCLUSION_RE.match(sentence):
         return None
     numbers = list(_NUMBER_RE.finditer(sentence))
-    if not numbers or not _AFTER_FINAL_RE.match(sentence[numbers[-1].end():]):
+    if not numbers or not _AFTER_FINAL_RE.match(after := sentence[numbers[-1].end():]) or not _ENDED_RE.search(after):
         return None
     if len(numbers) > 1 and _OR_RE.search(sentence[numbers[-2].end():numbers[-1].start()]):
         return (numbers[-2].group(0), numbers[-1].group(0)), "or"
