@@ -165,6 +165,10 @@ def test_answers_without_an_anchor(response, truth, reward):
         ("\\boxed{f(x) = 2x}", "f(x) = 2x \\text{ for all } x \\in \\mathbb{R}", 1.0),
         ("\\boxed{2x}", "f(x) = 2x for all real x", 1.0),
         ("\\boxed{(1, 2)}", "(p, q) = (2, 1)", 0.0),
+        ("\\boxed{12}", "\\text{Area} = 12", 1.0), ("\\boxed{12}", "area of the triangle = 12", 1.0),
+        ("\\boxed{2:3}", "AB:BC = 2:3", 1.0), ("\\boxed{3:2}", "AB:BC = 2:3", 0.0),
+        ("\\boxed{x^2+1}", "f(x) = x^2 + 1, \\quad x \\in \\mathbb{R}", 1.0),
+        ("\\boxed{1}", "2x + z = 1", 0.0),  # an equation answer is not its right-hand side
         # factorials are values; a trailing `!` is not punctuation inside math
         ("\\boxed{5!}", "5", 0.0),
         ("\\boxed{5!}", "120", 1.0),

@@ -52,7 +52,11 @@ _RELATION_RE = re.compile(r">=|<=|!=|\\neq?(?![a-zA-Z])|\\lt(?![a-zA-Z])|\\gt(?!
 _RELATIONS = {">=": "\\geq ", "<=": "\\leq ", "!=": "\\neq ", "\\ne": "\\neq ", "\\neq": "\\neq ", "\\lt": "<",
               "\\gt": ">", "\\leqslant": "\\leq ", "\\geqslant": "\\geq "}
 # "f(x) = 2x for all real x": a quantifier phrase after a function is not part of the value.
-_QUANTIFIER_TAIL_RE = re.compile(r"\s*,?\s*(?:\\quad\s*)?(?:for\s+(?:all|every|any|each)\b|\\forall\b).*$", re.IGNORECASE)
+_QUANTIFIER_TAIL_RE = re.compile(
+    r"\s*,?\s*(?:\\quad\s*)?(?:for\s+(?:all|every|any|each)\b|\\forall\b).*$|"
+    r"\s*(?:,|\\quad)\s*(?:\\quad\s*)?(?:for\s+)?[a-z]\s*\\in\s*\\(?:mathbb|Bbb)\s*\{?[RZNQC]\}?\s*$",
+    re.IGNORECASE,
+)
 # "the length is 2\sqrt{2}", "AB is 5": a short label before a mathematical value.
 _NAMED_VALUE_RE = re.compile(
     r"^(?:the\s+)?(?:[A-Za-z]+\s+){0,5}?(?:is|are|equals|was)\s+(?=[-+\d\\$(.])", re.IGNORECASE
@@ -184,7 +188,7 @@ def normalize_answer(raw: str) -> str:
     text = re.sub(r"\\(?:le|ge)(?![a-zA-Z])", lambda m: m.group(0) + "q", text)
     if "infty" in text:
         text = _PLUS_INFINITY_RE.sub(r"\1\\infty", text)
-    if "=" in text and ("for" in text or "forall" in text):
+    if "=" in text and ("for" in text or "\\in" in text):
         text = _QUANTIFIER_TAIL_RE.sub("", text)
     if text[:1].isalpha() and (named := _NAMED_VALUE_RE.match(text)):
         text = text[named.end():]

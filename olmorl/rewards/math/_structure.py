@@ -12,7 +12,9 @@ _OPTION_RE = re.compile(r"^(?:option|choice)\s+\(?([A-Ja-j])\)?\s*(.*)$", re.IGN
 _SIMPLE_LHS_RE = re.compile(
     r"^(?:[a-zA-Z](?:_\{?[\w]+\}?)?(?:'+)?(?:\s*\([a-z,\s]*\))?|\\[a-zA-Z]+(?:_\{?\w+\}?)?|[A-Z]{2,3}|"
     r"m\s*\\angle\s*[A-Z]{1,3}|\\angle\s*[A-Z]{1,3}|[a-zA-Z]\^\{?-1\}?\s*\(\w\)|"
-    r"\(\s*[a-zA-Z](?:_\{?\w+\}?)?(?:\s*,\s*[a-zA-Z](?:_\{?\w+\}?)?)+\s*\))$"
+    r"\(\s*[a-zA-Z](?:_\{?\w+\}?)?(?:\s*,\s*[a-zA-Z](?:_\{?\w+\}?)?)+\s*\)|"
+    # a named quantity ("Area", "area of the triangle") or ratio ("AB:BC")
+    r"[A-Za-z][a-z]{2,}(?:\s+[a-z]+){0,4}|[A-Z]{1,3}\s*:\s*[A-Z]{1,3})$"
 )
 _INEQ_OPS = {"<": ("(", ")"), "\\leq": ("[", "]"), ">": ("(", ")"), "\\geq": ("[", "]")}
 _FLIPPED = {"<": ">", ">": "<", "\\leq": "\\geq", "\\geq": "\\leq", "\\neq": "\\neq"}
