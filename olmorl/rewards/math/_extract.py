@@ -1,8 +1,10 @@
 """Which answer counts: the final-answer anchor of a response.
 
 Anchors: `\\boxed{}` / `\\fbox{}`, `<answer>...</answer>`, Minerva's "Final Answer: The final answer is X.
-I hope it is correct.", "final answer", "the answer is", "Answer:", `####`, bold answer lines. The last
-anchor in the response wins. Text inside `<think>...</think>` never counts, a number that only appears
+I hope it is correct.", "final answer", "the answer is", "Answer:", "Answer" followed by math, `####`,
+bold answer lines, "Result =", and the answer phrase in other languages. The last anchor in the response
+wins; an anchor followed by a sentence gives the sentence's value. With no anchor at all, the closing
+statement of the response may state the answer (`_closing`). Text inside `<think>...</think>` never counts, a number that only appears
 in the reasoning is not an answer, an answer followed by a retraction does not count, and several
 different final candidates ("4 or 6", `\\boxed{A}` `\\boxed{C}`) are reported so the caller can call
 it a hedge (unless the reference itself has that many parts).

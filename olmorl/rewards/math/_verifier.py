@@ -166,8 +166,9 @@ class _MathFamily(Verifier):
 class MathVerifier(_MathFamily):
     name = "math"
     description = (
-        "Final answer (last \\boxed{}, 'final answer'/'the answer is'/'Answer:'/'####', <answer>, Minerva) "
-        "vs a reference, by mathematical equivalence (SymPy); no anchor, hedges and retractions score 0. "
+        "Final answer (last \\boxed{}, 'final answer'/'the answer is'/'Answer:'/'####', <answer>, Minerva, "
+        "else the response's closing statement) vs a reference, by mathematical equivalence (SymPy); hedges, "
+        "retractions and values inside the reasoning score 0; a reference in words is invalid. "
         "Open-instruct's `math` rows map here unchanged."
     )
 
