@@ -125,6 +125,8 @@ def test_gsm8k_numeric_verifier():
         ("Die Antwort ist 12.", "12", 1.0),
         ("Итак, ответ: 12.", "12", 1.0),
         ("所以答案是12。", "12", 1.0),
+        ("Таким образом, ответ 12.", "12", 1.0), ("Итак, x = 5.", "5", 1.0), ("最终答案：12", "12", 1.0),
+        ("Entonces, el área es 12 metros cuadrados.", "12", 1.0),
         ("Final Answer: The largest $n$ is 34.", "34", 1.0),  # Final Answer + a sentence
         ("Final Answer: The volume of $ABCDEFGH$ is 120. I hope it is correct.", "120", 1.0),
         ("Final Answer: Jane started growing Sphere 3 hours ago. I hope it is correct.", "3", 1.0),

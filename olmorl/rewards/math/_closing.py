@@ -26,7 +26,7 @@ _SENTENCE_BOUNDARY_RE = re.compile(r"(?<=[.!?。])\s+|\n")
 _CONCLUSION_RE = re.compile(
     r"^\W*(?:therefore|thus|so|hence|consequently|finally|overall|altogether|in (?:total|conclusion|summary|all)|"
     r"as a result|this (?:means|gives)|that means|donc|ainsi|par cons[ée]quent|por lo tanto|entonces|as[ií] que|"
-    r"daher|somit|portanto|quindi|pertanto|итак|следовательно|поэтому|因此|所以|故)\b",
+    r"daher|somit|portanto|quindi|pertanto|итак|следовательно|поэтому|таким образом|значит|因此|所以|故)\b",
     re.IGNORECASE,
 )
 # Words that make a stated answer a guess (an anchored answer too: "Maybe the answer is 5").

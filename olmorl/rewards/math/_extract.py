@@ -45,7 +45,7 @@ _RARE_PHRASE_RE = re.compile(
     # The answer phrase in other languages.
     r"\b(?:la\s+)?r[ée]ponse(?:\s+finale)?\s*(?:est\b|:)|\b(?:la\s+)?respuesta(?:\s+final)?\s*(?:es\b|:)|"
     r"\b(?:die\s+)?(?:endg[üu]ltige\s+)?antwort\s*(?:ist\b|lautet\b|:)|\b(?:a\s+)?resposta(?:\s+final)?\s*(?:é|:)|"
-    r"\b(?:la\s+)?risposta(?:\s+finale)?\s*(?:è|:)|\bответ\s*(?::|—|-|равен\b)|答案(?:是|为|為|：|:)|答えは|정답은)"
+    r"\b(?:la\s+)?risposta(?:\s+finale)?\s*(?:è|:)|\bответ\s*(?::|—|-|равен\b|(?=\s[-\d$\\]))|答案(?:是|为|為|：|:)|答えは|정답은)"
     r"\s*\**:?\**",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -68,7 +68,7 @@ _GAP_NOISE_RE = re.compile(
     r"\[|\]|\(|\))|\$|~"
 )
 _WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
-_BARE_ANSWER_RE = re.compile(r"^[\s$\\(\[]*[-+]?[\w\\{}^().,/+\-*= ]{1,40}[\s$\\)\].]*$")
+_BARE_ANSWER_RE = re.compile(r"^[\s$\\(\[]*[-+]?[\w\\{}^().,/+\-*= ]{1,40}[\s$\\)\].]*$", re.ASCII)
 
 
 @dataclass(frozen=True)
