@@ -258,6 +258,13 @@ def test_references_in_words_are_invalid_whatever_the_response(response, truth):
     assert score(response, truth).status == "invalid"
 
 
+def test_a_reference_that_does_not_parse_is_invalid():
+    result = score("The answer is \\boxed{5}.", "\\frac{1}{")
+    assert result.status == "invalid" and result.details["reason"] == "unparseable_reference"
+    assert score("The answer is \\boxed{\\frac{1}{}.", "5").status == "ok"  # a broken answer is just wrong
+    assert score("The answer is \\boxed{5}.", "Evelyn").status == "ok"
+
+
 def test_gsm8k_warm_up_logs_nothing(caplog):
     with caplog.at_level("WARNING"):
         VERIFIERS["gsm8k"](Settings()).warm_up()

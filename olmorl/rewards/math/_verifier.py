@@ -15,6 +15,7 @@ from olmorl.rewards.math._equivalence import Verdict, equivalent
 from olmorl.rewards.math._extract import Extraction, extract_answer
 from olmorl.rewards.math._normalize import normalize_answer
 from olmorl.rewards.math._numbers import numbers_match, parse_number
+from olmorl.rewards.math._sympy import TooLarge, parse_latex
 
 MathGroundTruth = str | int | float | list[str | int | float]
 
@@ -67,6 +68,21 @@ def normalize_reference(raw: str) -> str:
         if extraction.answer is not None:
             raw = ", ".join(extraction.candidates) if len(extraction.candidates) > 1 else extraction.answer
     return normalize_answer(raw)
+
+
+def _reference_parses(ref: str) -> bool:
+    """Whether a reference is gradable on its own (checked only after a comparison found it unparseable)."""
+    if parse_number(ref) is not None or st.as_sequence(ref) is not None or st.as_matrix(ref) is not None:
+        return True
+    if re.fullmatch(r"[A-Za-z][A-Za-z \-']*", ref):
+        return True  # a text answer
+    try:
+        parse_latex(ref)
+    except TooLarge:
+        return True
+    except ValueError:
+        return False
+    return True
 
 
 def reference_problem(raw: str, normalized: str) -> str | None:
@@ -156,6 +172,9 @@ class _MathFamily(Verifier):
                                                  task.options.rel_tol)
             if verdict.match:
                 break
+        if verdict.reason == "unparseable" and not any(_reference_parses(ref) for ref in refs):
+            return Score(0.0, {**_details(extraction, refs, compared, "unparseable_reference")}, status="invalid",
+                         error=f"ground_truth {raws!r} cannot be parsed as an answer")
         return Score(float(verdict.match), _details(extraction, refs, compared, verdict.reason))
 
     def compare(self, reference: str, extraction: Extraction, rel_tol: float) -> tuple[Verdict, list[str]]:
