@@ -100,6 +100,178 @@ def test_gsm8k_numeric_verifier():
         verifier.make_task("#### 3", "three", {}, None)
 
 
+# -- issue 13: answers without an anchor, sentences, labelled and worked references ------------------------
+# Hand-written, one or more per failure category of the issue (shapes seen in real model outputs:
+# Minerva lines, closing sentences, display equations, other languages); each was checked by hand.
+
+@pytest.mark.parametrize(
+    ("response", "truth", "reward"),
+    [
+        ("So the area is $12$.", "12", 1.0),  # the last math span ends the response
+        ("Dividing both sides by 2, $x = 5$.", "5", 1.0),
+        ("The sum is $3 + 4 = 7$, and doubling gives $14$.", "14", 1.0),
+        ("We compute things.\n\n$$x = \\frac{3}{4}$$", "3/4", 1.0),  # last display equation
+        ("Let me compute: $$A = \\frac{1}{2} \\times 378 = 189$$", "189", 1.0),
+        ("Putting it together:\n\\[\n2x - y + 1 = 0\n\\]", "y = 2x + 1", 1.0),  # an equation stays one
+        ("Therefore, the total is 42 dollars.", "42", 1.0),  # closing sentence with a conclusion word
+        ("Therefore, the probability that Alice wins is 2/3.", "\\frac{2}{3}", 1.0),
+        ("So the price went up by 25 percent.", "25", 1.0),  # percent as a word
+        ("Result = 17", "17", 1.0),
+        ("The final result: 17", "17", 1.0),
+        ("**Answer**\n\n$$ 9 $$", "9", 1.0),  # "Answer" followed by display math
+        ("Answer \\[ 9 \\]", "9", 1.0),
+        ("Donc, la réponse est 7.", "7", 1.0),  # closing sentences in other languages
+        ("Por lo tanto, la respuesta es 12.", "12", 1.0),
+        ("Die Antwort ist 12.", "12", 1.0),
+        ("Итак, ответ: 12.", "12", 1.0),
+        ("所以答案是12。", "12", 1.0),
+        ("Таким образом, ответ 12.", "12", 1.0), ("Итак, x = 5.", "5", 1.0), ("最终答案：12", "12", 1.0),
+        ("Entonces, el área es 12 metros cuadrados.", "12", 1.0),
+        ("Final Answer: The largest $n$ is 34.", "34", 1.0),  # Final Answer + a sentence
+        ("Final Answer: The volume of $ABCDEFGH$ is 120. I hope it is correct.", "120", 1.0),
+        ("Final Answer: Jane started growing Sphere 3 hours ago. I hope it is correct.", "3", 1.0),
+        ("The answer is yes, because 7 is prime.", "yes", 1.0),
+        # never an answer: hedges, competing candidates, a number inside the reasoning, a question
+        ("So the answer is maybe 5.", "5", 0.0),
+        ("Maybe the answer is $5$, but I am not sure.", "5", 0.0),
+        ("Therefore, it is either 6 or 8.", "6", 0.0),
+        ("So we get $4$ or $6$.", "4", 0.0),
+        ("So $x = 3$ and $y = 4$.", "3", 0.0),
+        ("First $x=5$, then we continue with the rest of the problem", "5", 0.0),
+        ("Is the answer $5$?", "5", 0.0),
+        ("He has 3 apples, and she has 5.", "5", 0.0),  # no conclusion word
+        ("The result is 12 and then we add 3.", "12", 0.0),
+        ("12 apples minus 5 is 7 apples.", "7", 0.0),
+        ("Let me now compute the final value. We have $7 \\times 3 = 21$", "21", 0.0),  # cut off mid-sentence
+        ("Therefore, the total is 42", "42", 0.0),
+    ],
+)
+def test_answers_without_an_anchor(response, truth, reward):
+    assert score(response, truth).reward == reward
+
+
+@pytest.mark.parametrize(
+    ("response", "truth", "reward"),
+    [
+        # several boxes joined by LaTeX spacing and \text{and}
+        ("The integers are \\boxed{-2} \\quad \\text{and} \\quad \\boxed{1}.", "1, -2", 1.0),
+        ("\\[ \\boxed{-2} \\] and \\[ \\boxed{1} \\]", "-2, 1", 1.0),
+        ("$\\boxed{1}\\boxed{2}$", "1,2", 1.0),
+        # references that are worked solutions ending in a box, or labelled
+        ("\\boxed{7}", "So the answer is: \\[ \\boxed{7} \\]", 1.0),
+        ("\\boxed{(-6, 10)}", "Therefore, $(A, B) = \\boxed{(-6, 10)}.$", 1.0),
+        ("\\boxed{(6,31,-1)}", "(p,q,r) = (6,31,-1)", 1.0),
+        ("\\boxed{6, 31, -1}", "(p,q,r) = (6,31,-1)", 1.0),
+        ("\\boxed{6}", "AB = 6", 1.0),
+        ("\\boxed{2\\sqrt{2}}", "\\text{the length is } 2\\sqrt{2}", 1.0),
+        ("\\boxed{f(x) = 2x}", "f(x) = 2x \\text{ for all } x \\in \\mathbb{R}", 1.0),
+        ("\\boxed{2x}", "f(x) = 2x for all real x", 1.0),
+        ("\\boxed{(1, 2)}", "(p, q) = (2, 1)", 0.0),
+        ("\\boxed{12}", "\\text{Area} = 12", 1.0), ("\\boxed{12}", "area of the triangle = 12", 1.0),
+        ("\\boxed{2:3}", "AB:BC = 2:3", 1.0), ("\\boxed{3:2}", "AB:BC = 2:3", 0.0),
+        ("\\boxed{x^2+1}", "f(x) = x^2 + 1, \\quad x \\in \\mathbb{R}", 1.0),
+        ("\\boxed{1}", "2x + z = 1", 0.0),  # an equation answer is not its right-hand side
+        # factorials are values; a trailing `!` is not punctuation inside math
+        ("\\boxed{5!}", "5", 0.0),
+        ("\\boxed{5!}", "120", 1.0),
+        ("The answer is $3!$.", "6", 1.0),
+        ("The answer is 5!", "5", 1.0),  # in prose the `!` is an exclamation
+        # a box that holds the whole sentence (a prediction boxed as is) holds its value
+        ("\\boxed{Therefore $x \\geq 4$ is the solution.}", "$x >= 4$", 1.0),
+        ("\\boxed{We find that $y \\lt 2$.}", "$y < 2$", 1.0),
+        ("\\boxed{The solution is $x \\leq 4$}", "$x \\geq 4$", 0.0),
+        ("\\boxed{\\{-1, 2+\\sqrt{3}, 2-\\sqrt{3}\\}}", "$\\{2\\pm\\sqrt{3},-1\\}$", 1.0),
+        ("\\boxed{\\begin{pmatrix}1 & 1 \\\\ 2 & 0\\end{pmatrix} + \\begin{pmatrix}1 & 0 \\\\ 0 & 3\\end{pmatrix}}",
+         "\\begin{pmatrix}2 & 1 \\\\ 2 & 3\\end{pmatrix}", 1.0),
+        ("\\boxed{4, 5, 6, \\ldots}", "4, 5, 6", 0.0),  # an ellipsis goes on
+        ("\\boxed{7 \\text{ cm}.}", "7", 1.0),
+    ],
+)
+def test_boxes_references_and_factorials(response, truth, reward):
+    assert score(response, truth).reward == reward
+
+
+@pytest.mark.parametrize(
+    ("reference", "answer", "equal"),
+    [
+        ("x \\leq 5", "5 \\geq x", True), ("x < 1", "-x > -1", True), ("x > \\frac{1}{2}", "x > 0.5", True),
+        ("x \\geq 5", "x >= 5", True), ("x < 3", "x \\lt 3", True), ("x > 5", "x < 5", False),
+        ("x \\geq 5", "x \\leq 5", False), ("x < 1", "x > -1", False), ("x < 1", "y < 1", False),
+        ("-2 \\le x \\le 7", "x \\in [-2,7]", True), ("x \\in [-2,7]", "-2 \\le x \\le 7", True),
+        ("[5, \\infty)", "5 \\leq x", True), ("7 \\geq x \\geq -2", "[-2, 7]", True),
+        ("(2,\\infty)", "(2, +\\infty)", True),
+        ("(-\\infty,3)\\cup(3,\\infty)", "\\mathbb{R} \\setminus \\{3\\}", True),
+        ("(-\\infty,3)\\cup(3,\\infty)", "x \\neq 3", True),
+        ("(-\\infty,1)\\cup(1,2)\\cup(2,\\infty)", "\\mathbb{R} \\setminus \\{2, 1\\}", True),
+        ("(-\\infty,3)\\cup(3,\\infty)", "\\mathbb{R} \\setminus \\{2\\}", False),
+        ("x=2 \\text{ or } x=-2", "x = \\pm 2", True), ("2, -2", "\\pm 2", True), ("2", "\\pm 2", False),
+        ("\\begin{pmatrix}2\\\\4\\end{pmatrix}", "2\\begin{pmatrix}1\\\\2\\end{pmatrix}", True),
+        ("\\begin{pmatrix}1&1\\\\0&1\\end{pmatrix}", "\\frac{1}{2}\\begin{pmatrix}2&2\\\\0&2\\end{pmatrix}", True),
+        ("\\begin{pmatrix}2\\\\4\\end{pmatrix}", "3\\begin{pmatrix}1\\\\2\\end{pmatrix}", False),
+        ("6", "3!", True), ("720", "3! \\cdot 5!", True), ("24", "5!", False),
+        ("Evelyn", "\\text{evelyn}", True), ("Bob", "bob", True), ("yes", "Yes, because 7 is prime", True),
+        ("no", "Yes, because 7 is prime", False),
+        ("5", "5 \\text{ m/s}", True), ("9.8", "9.8 \\mathrm{m/s^2}", True), ("20", "20 \\text{ N}", True),
+        ("4\\pi", "4\\pi \\text{ cm}^2", True), ("25\\pi", "25\\pi cm^2", True), ("5", "5n", False),
+        ("x = 11", "x = 5+5+1 = 7 = 11", True), ("0", "1 = z = x = 0", True), ("7 = 11a+c", "11a+c", False),
+        ("\\frac{5}{12}", "\\frac5{12}", True), ("\\frac{5}{12}", "\\frac5{13}", False),
+        ("11111111100", "11,\\! 111,\\! 111,\\! 100", True), ("32349", "32, 349", False), ("1000", "1 000", True),
+        ("2500.75", "2500,75", True), ("3,45", "3.45", True), ("0.222", "0,222", True), ("1,2", "1, 2", True),
+        ("1.2", "1, 2", False), ("2,500", "2500", True), ("\\frac{1}{3}", "0.333...", True),
+    ],
+)
+def test_issue_13_equivalent_forms(reference, answer, equal):
+    assert same(reference, answer) == equal
+
+
+def test_a_reference_in_words_is_invalid_not_a_zero():
+    result = score("The answer is \\boxed{5}.", "five")
+    assert result.status == "invalid" and result.reward == 0.0
+    assert result.details["reason"] == "unparseable_reference" and "five" in result.error
+    assert score("The answer is \\boxed{21}.", "twenty-one").status == "invalid"
+    assert score("The answer is \\boxed{5}.", ["five", "5"]).reward == 1.0  # one usable reference is enough
+    assert score("The answer is \\boxed{Evelyn}.", "Evelyn").status == "ok"  # words that are not numbers
+
+
+@pytest.mark.parametrize(
+    ("response", "truth", "reward"),
+    [
+        ("Therefore the answer is -4", "-4", 1.0), ("Therefore the answer is +9", "+9", 1.0),
+        ("Final answer: -2.5", "-2.5", 1.0), ("The answer is 8", "-8", 0.0), ("The answer is 15.0", "15", 1.0),
+        ("So she earns 18 dollars a day.", "18", 1.0),  # a closing sentence counts for gsm8k too
+        ("She earns 18 dollars a day.", "18", 0.0),  # without a conclusion word it does not
+    ],
+)
+def test_gsm8k_signed_numbers_and_closing_sentences(response, truth, reward):
+    assert score(response, truth, "gsm8k").reward == reward
+
+
+@pytest.mark.parametrize(
+    ("response", "truth"),
+    [
+        ("Answer is sixty one.", "Answer is sixty one."),  # TRL skips such rows: olmorl marks them invalid
+        ("Other text. \\boxed{62}.", "sixty-two"),
+        ("\\boxed{7}", "seven"),
+    ],
+)
+def test_references_in_words_are_invalid_whatever_the_response(response, truth):
+    assert score(response, truth).status == "invalid"
+
+
+def test_a_reference_that_does_not_parse_is_invalid():
+    result = score("The answer is \\boxed{5}.", "\\frac{1}{")
+    assert result.status == "invalid" and result.details["reason"] == "unparseable_reference"
+    assert score("The answer is \\boxed{\\frac{1}{}.", "5").status == "ok"  # a broken answer is just wrong
+    assert score("The answer is \\boxed{5}.", "Evelyn").status == "ok"
+
+
+def test_gsm8k_warm_up_logs_nothing(caplog):
+    with caplog.at_level("WARNING"):
+        VERIFIERS["gsm8k"](Settings()).warm_up()
+        VERIFIERS["math"](Settings()).warm_up()
+    assert not caplog.records
+
+
 # -- normalization and equivalence, per category -----------------------------------------------------
 
 @pytest.mark.parametrize(
@@ -273,6 +445,7 @@ def test_math_verifiers_through_the_server(reward_server):
         {"id": "tower", "verifier": "math", "response": "The answer is $\\boxed{10^{10^{10}}}$.", "ground_truth": "1"},
         {"id": "bad", "verifier": "math", "response": "The answer is \\boxed{3}.", "ground_truth": ""},
         {"id": "badopt", "verifier": "math", "response": "\\boxed{3}", "ground_truth": "3", "options": {"rel": 1}},
+        {"id": "words", "verifier": "math", "response": "The answer is \\boxed{5}.", "ground_truth": "five"},
     ]
     reply = httpx.post(f"{url}/v1/verify", json={"items": items}, timeout=60)
     assert reply.status_code == 200
@@ -282,5 +455,6 @@ def test_math_verifiers_through_the_server(reward_server):
     assert results["tower"]["status"] == "ok"
     assert results["bad"]["status"] == "invalid" and "ground_truth" in results["bad"]["error"]
     assert results["badopt"]["status"] == "invalid" and "options" in results["badopt"]["error"]
+    assert results["words"]["status"] == "invalid" and results["words"]["details"]["reason"] == "unparseable_reference"
     listing = {v["name"]: v for v in httpx.get(f"{url}/v1/verifiers", timeout=30).json()}
     assert {"math", "strict_math", "gsm8k"} <= set(listing)

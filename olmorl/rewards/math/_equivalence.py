@@ -34,6 +34,11 @@ from olmorl.rewards.math._sympy import (
 
 _BOOLEAN = {"yes": "yes", "true": "yes", "correct": "yes", "no": "no", "false": "no", "incorrect": "no"}
 _TEXTUAL_RE = re.compile(r"^[A-Za-z][A-Za-z \-']*[A-Za-z]$")
+_DECIMAL_COMMA_RE = re.compile(r"^-?\d+,\d+$")
+_POINT_DECIMAL_RE = re.compile(r"^-?\d*\.\d+$")
+_THOUSANDS_RE = re.compile(r"^-?[1-9]\d{0,2}(?:,\d{3})+$")
+_BOOLEAN_LEAD_RE = re.compile(r"^(yes|no|true|false)\b\s*[,.;:!\-(]", re.IGNORECASE)
+_REALS_MINUS_RE = re.compile(r"^(?:\\mathbb\{R\}|\(-\\infty,\s*\\infty\))\s*\\setminus\s*\\\{(.+)\\\}$")
 _EXACT_TOL = 1e-20  # relative tolerance that stands for "exactly equal" between two exact values
 
 
@@ -76,17 +81,29 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
     ans_letter = st.as_letter(ans)
     if ans_letter is not None and ans_letter[1] and ans.startswith("("):
         ans = ans_letter[1]  # "(B) 12" against the reference "12"
-    ref_bool, ans_bool = _BOOLEAN.get(ref.lower().strip(".")), _BOOLEAN.get(ans.lower().strip("."))
+    ref_bool = _boolean(ref)
     if ref_bool is not None:
-        return ref_bool == ans_bool
+        return ref_bool == _boolean(ans)
+    # A labelled value ("(p, q) = (1, 2)", "AB = 5") against an unlabelled one: compare the values.
+    ref, ans = _drop_label(ref, ans), _drop_label(ans, ref)
     if (matrix := st.as_matrix(ref)) is not None:
+        if ans.count("\\begin{") > 1:  # matrix arithmetic (`A + B`, `A B`): let SymPy evaluate it
+            try:
+                value = _parse(ans)
+                return _expr_equal(_parse(ref), value.doit() if hasattr(value, "doit") else value, None, rel_tol)
+            except (ValueError, TypeError, AttributeError):
+                return False
         return _matrix_equal(matrix, ans, rel_tol, depth)
+    ref, ans = _set_difference_as_union(ref), _set_difference_as_union(ans)
+    ref_interval, ans_interval = st.inequality_to_interval(ref), st.inequality_to_interval(ans)
+    if ref_interval and ans_interval and ref_interval[0] != ans_interval[0]:
+        return False  # x < 1 is not y < 1
+    ref, ans = ref_interval[1] if ref_interval else ref, ans_interval[1] if ans_interval else ans
     if (parts := st.union_parts(ref)) is not None:
         ans_parts = st.union_parts(ans)
         return ans_parts is not None and _unordered_equal(parts, ans_parts, rel_tol, depth)
-    ref_interval, ans_interval = st.inequality_to_interval(ref), st.inequality_to_interval(ans)
-    if (ref_interval is None) != (ans_interval is None):
-        ref, ans = ref_interval or ref, ans_interval or ans
+    if "," in ref or "," in ans:
+        ref, ans = _decimal_comma(ref, ans), _decimal_comma(ans, ref)
     if parse_number(ref) is not None:
         pass  # "1,000,000" is one number, not a list
     elif (seq := st.as_sequence(ref)) is not None or (pm := st.expand_pm(ref)) is not None:
@@ -100,6 +117,41 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
     return _scalar_equal(ref, ans, rel_tol)
 
 
+def _boolean(answer: str) -> str | None:
+    """yes/no of an answer, also with a justification after it ("Yes, because 7 is prime")."""
+    if (value := _BOOLEAN.get(answer.lower().strip("."))) is not None:
+        return value
+    m = _BOOLEAN_LEAD_RE.match(answer)
+    return _BOOLEAN.get(m.group(1).lower()) if m else None
+
+
+def _drop_label(text: str, other: str) -> str:
+    """`(p,q) = (1,2)` -> `(1,2)` when `other` is not an equation itself (two equations compare as such)."""
+    if "=" not in text or "=" in other:
+        return text
+    sides = st.equation_sides(text)
+    return sides[1] if len(sides) == 2 and st.is_simple_lhs(sides[0]) else text
+
+
+def _set_difference_as_union(text: str) -> str:
+    r"""`\mathbb{R} \setminus \{1, 3\}` -> `(-\infty, 1) \cup (1, 3) \cup (3, \infty)`."""
+    if "\\setminus" not in text:
+        return text
+    m = _REALS_MINUS_RE.match(text)
+    if not m:
+        return text
+    points = st.top_level_split(m.group(1), (",",))
+    try:
+        values = [to_complex(_parse(p)) for p in points]
+    except ValueError:
+        return text
+    if any(v is None or v.imag for v in values):
+        return text
+    ordered = [p for _, p in sorted(zip((v.real for v in values), points))]
+    bounds = ["-\\infty", *ordered, "\\infty"]
+    return " \\cup ".join(f"({a}, {b})" for a, b in zip(bounds, bounds[1:]))
+
+
 def _has_equation(text: str) -> bool:
     return len(st.equation_sides(text)) > 1
 
@@ -111,6 +163,8 @@ def _sequence_equal(ref: st.Sequence, ans: str, rel_tol: float, depth: int) -> b
         if pm is None:
             return False
         ans_seq = st.Sequence(tuple(pm), "", "")
+    if not ref.ordered:  # `\{1 \pm \sqrt{5}, -2\}` lists three solutions
+        ref, ans_seq = _expand_pm_items(ref), _expand_pm_items(ans_seq)
     if len(ans_seq.items) != len(ref.items):
         return False
     if ref.ordered:
@@ -121,6 +175,21 @@ def _sequence_equal(ref: st.Sequence, ans: str, rel_tol: float, depth: int) -> b
     if ans_seq.ordered and any("infty" in item for item in ans_seq.items):
         return False  # an interval is not a solution set
     return _unordered_equal(list(ref.items), list(ans_seq.items), rel_tol, depth)
+
+
+def _expand_pm_items(seq: st.Sequence) -> st.Sequence:
+    if not any("\\pm" in item or "\\mp" in item for item in seq.items):
+        return seq
+    items = [part for item in seq.items for part in (st.expand_pm(item) or [item])]
+    return st.Sequence(tuple(items), seq.opener, seq.closer)
+
+
+def _decimal_comma(text: str, other: str) -> str:
+    """`1000,99` -> `1000.99` against a decimal written with a point (`1,000` stays a thousands separator,
+    `1,2` against a list stays a list)."""
+    if _DECIMAL_COMMA_RE.match(text) and not _THOUSANDS_RE.match(text) and _POINT_DECIMAL_RE.match(other):
+        return text.replace(",", ".")
+    return text
 
 
 def _unordered_equal(ref_items: list[str], ans_items: list[str], rel_tol: float, depth: int) -> bool:
@@ -160,6 +229,13 @@ def _drop_simple_lhs(text: str) -> str:
 
 def _scalar_equal(ref: str, ans: str, rel_tol: float) -> bool:
     ref_sides, ans_sides = st.equation_sides(ref), st.equation_sides(ans)
+    # A chain `x = 5+5+1 = 11` states its value last.
+    if len(ref_sides) > 2:
+        ref_sides = [ref_sides[0], ref_sides[-1]] if st.is_simple_lhs(ref_sides[0]) else [ref_sides[-1]]
+        ref = " = ".join(ref_sides)
+    if len(ans_sides) > 2:
+        ans_sides = [ans_sides[0], ans_sides[-1]] if st.is_simple_lhs(ans_sides[0]) else [ans_sides[-1]]
+        ans = " = ".join(ans_sides)
     if len(ref_sides) == 2 and len(ans_sides) == 2:
         return _equation_equal(ref_sides, ans_sides, rel_tol)
     if len(ref_sides) == 2:
@@ -196,6 +272,8 @@ def _value_equal(ref: str, ans: str, rel_tol: float) -> bool:
         return numbers_match(ref_number, ans_number, rel_tol)
     if _is_textual(ref) or _is_textual(ans):
         return normalize_text(ref) == normalize_text(ans)
+    if len(ref) >= 3 and ref.isalpha() and ref.lower() == ans.lower():
+        return True  # "Bob" / "bob": one word that differs in case only
     try:
         ref_expr, ans_expr = _parse(ref), _parse(ans)
     except TooLarge:

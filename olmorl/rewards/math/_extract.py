@@ -1,8 +1,10 @@
 """Which answer counts: the final-answer anchor of a response.
 
 Anchors: `\\boxed{}` / `\\fbox{}`, `<answer>...</answer>`, Minerva's "Final Answer: The final answer is X.
-I hope it is correct.", "final answer", "the answer is", "Answer:", `####`, bold answer lines. The last
-anchor in the response wins. Text inside `<think>...</think>` never counts, a number that only appears
+I hope it is correct.", "final answer", "the answer is", "Answer:", "Answer" followed by math, `####`,
+bold answer lines, "Result =", and the answer phrase in other languages. The last anchor in the response
+wins; an anchor followed by a sentence gives the sentence's value. With no anchor at all, the closing
+statement of the response may state the answer (`_closing`). Text inside `<think>...</think>` never counts, a number that only appears
 in the reasoning is not an answer, an answer followed by a retraction does not count, and several
 different final candidates ("4 or 6", `\\boxed{A}` `\\boxed{C}`) are reported so the caller can call
 it a hedge (unless the reference itself has that many parts).
@@ -13,10 +15,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from olmorl.rewards.math._closing import ANCHOR_HEDGE_RE, closing_answer
 from olmorl.rewards.math._normalize import clean_text, matching_brace
 
 MAX_BOXES = 64  # only the last boxes matter; thousands of boxes are skipped past cheaply
 MAX_ANSWER_CHARS = 2_000
+RARE_ANCHOR_WINDOW = 3_000  # "Result =" and other-language anchors are looked for in the last 3000 characters
 
 _BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*(\{)|\\boxed\s+([^\s$]+)")
 _ANSWER_TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
@@ -25,8 +29,24 @@ _MINERVA_RE = re.compile(
 )
 _PHRASE_RE = re.compile(
     r"(?:\bfinal answer\b\s*(?:is|:|=|\*\*:?|-)?|\bthe (?:correct |final )?(?:answer|option|choice)"
-    r"(?: to (?:this|the) (?:problem|question))? (?:is|should be|would be|=)(?!\s+not\b)|^\s*\**answer\**\s*[:=]|"
+    r"(?: to (?:this|the) (?:problem|question))? (?:is|should be|would be|=)(?!\s+not\b)|"
+    # "Answer:" at a line start, or "Answer" on its own followed by math ("**Answer**\n\n$$9$$", "Answer \\[ 9 \\]").
+    r"^\s*\**(?:final\s+)?answer\**(?:\s*[:=]|[ \t]*(?=\s*(?:\$|\\\[|\\\()))|"
     r"\banswer\s*:|####)\s*\**:?\**",
+    re.IGNORECASE | re.MULTILINE,
+)
+# Rarer anchors, searched only when a cheap look for their key words finds one (most responses have none).
+_HEDGE_HINTS = ("maybe", "perhaps", "possibl", "probabl", "not sure", "not certain", "unsure", "guess")
+_RARE_PHRASE_HINTS = ("result:", "result =", "result=", "result**", "final result", "respuesta", "antwort", "resposta",
+                      "risposta", "réponse", "reponse", "ответ", "答", "정답")
+_RARE_PHRASE_RE = re.compile(
+    # "Result = 17" / "Final result: 17" (a line that starts with it, or "final result" anywhere).
+    r"(?:^[ \t]*\**(?:the\s+)?(?:final\s+)?result\**\s*[:=]|\bfinal result\b\s*(?:is|:|=)|"
+    # The answer phrase in other languages.
+    r"\b(?:la\s+)?r[ée]ponse(?:\s+finale)?\s*(?:est\b|:)|\b(?:la\s+)?respuesta(?:\s+final)?\s*(?:es\b|:)|"
+    r"\b(?:die\s+)?(?:endg[üu]ltige\s+)?antwort\s*(?:ist\b|lautet\b|:)|\b(?:a\s+)?resposta(?:\s+final)?\s*(?:é|:)|"
+    r"\b(?:la\s+)?risposta(?:\s+finale)?\s*(?:è|:)|\bответ\s*(?::|—|-|равен\b|(?=\s[-\d$\\]))|答案(?:是|为|為|：|:)|答えは|정답은)"
+    r"\s*\**:?\**",
     re.IGNORECASE | re.MULTILINE,
 )
 _BOLD_LINE_RE = re.compile(r"^\s*\*\*(?:final answer|answer)\s*:?\s*(.+?)\*\*\s*\.?\s*$", re.IGNORECASE | re.MULTILINE)
@@ -41,10 +61,14 @@ _CONFIRMATION_RE = re.compile(
     re.IGNORECASE,
 )
 _MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$((?:\\.|[^$\\])+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
-_SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
+_SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|。|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
 _OR_SPLIT_RE = re.compile(r"\s+(?:or|\\text\{\s*or\s*\}|\\vee|\\lor)\s+|\\text\{\s*or\s*\}", re.IGNORECASE)
+_GAP_NOISE_RE = re.compile(
+    r"\\(?:quad|qquad|[,;:! ]|hspace\{[^{}]*\}|text\{\s*(?:and|or)\s*\}|mbox\{\s*(?:and|or)\s*\}|text\{\s*,?\s*\}|"
+    r"\[|\]|\(|\))|\$|~"
+)
 _WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
-_BARE_ANSWER_RE = re.compile(r"^[\s$\\(\[]*[-+]?[\w\\{}^().,/+\-*= ]{1,40}[\s$\\)\].]*$")
+_BARE_ANSWER_RE = re.compile(r"^[\s$\\(\[]*[-+]?[\w\\{}^().,/+\-*= ]{1,40}[\s$\\)\].]*$", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -120,7 +144,9 @@ def _statement(text: str, start: int) -> tuple[str, int]:
         return inner, start + span.end()
     end = _SENTENCE_END_RE.search(rest)
     cut = end.start() if end else len(rest)
-    return rest[:cut], start + cut
+    # In prose a final "!" is an exclamation ("The answer is 5!"); inside math it is a factorial.
+    statement = rest[:cut]
+    return (statement.rstrip().removesuffix("!") if "!" in statement else statement), start + cut
 
 
 def _anchors(text: str) -> list[_Anchor]:
@@ -131,7 +157,12 @@ def _anchors(text: str) -> list[_Anchor]:
         anchors.append(_Anchor(m.start(), m.end(), "minerva", m.group(1)))
     for m in _BOLD_LINE_RE.finditer(text):
         anchors.append(_Anchor(m.start(), m.end(), "bold", m.group(1)))
-    for m in _PHRASE_RE.finditer(text):
+    phrases = list(_PHRASE_RE.finditer(text))
+    tail_start = max(0, len(text) - RARE_ANCHOR_WINDOW)
+    lowered = text[tail_start:].lower()
+    if any(hint in lowered for hint in _RARE_PHRASE_HINTS):
+        phrases += _RARE_PHRASE_RE.finditer(text, tail_start)
+    for m in phrases:
         answer, end = _statement(text, m.end())
         if answer.strip(" *:.\n"):
             anchors.append(_Anchor(m.start(), end, "phrase", answer))
@@ -143,7 +174,8 @@ def _final_box_group(boxes: list[_Anchor], text: str) -> tuple[list[_Anchor], st
     group = [boxes[-1]]
     joiner = None
     for previous in reversed(boxes[:-1]):
-        gap = text[previous.end:group[0].start]
+        # `\\boxed{-2} \\quad \\text{and} \\quad \\boxed{1}`: spacing, delimiters and a textual "and" join boxes.
+        gap = _GAP_NOISE_RE.sub(" ", text[previous.end:group[0].start])
         if len(gap) > 40 or "\n\n" in gap or re.search(r"[a-zA-Z]{4,}", gap.replace("and", "")):
             break
         if re.search(r"\bor\b", gap):
@@ -166,16 +198,24 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
         bare = text.strip()
         if bare and "\n" not in bare and _BARE_ANSWER_RE.match(bare) and not _WORD_RE.search(bare):
             return Extraction(bare, "bare", (bare,))
-        return Extraction(None, reason="no_answer")
+        if minerva_only or (closing := closing_answer(text)) is None:
+            return Extraction(None, reason="no_answer")
+        candidates, joiner = closing
+        if not candidates:
+            return Extraction(None, "closing", reason="hedged")
+        return Extraction(", ".join(candidates), "closing", candidates, joiner)
     last = max(anchors, key=lambda a: (a.start, a.end))
     # Anchors that contain the winner (a phrase whose statement holds the box) yield to the inner box.
     tail = text[max(a.end for a in anchors if a.start >= last.start or a.end >= last.end):]
     if _is_retracted(tail):
         return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": last.text.strip()})
+    if last.kind in ("phrase", "boxed") and _is_hedged(text, last):
+        return Extraction(None, last.kind, reason="hedged", notes={"hedged_answer": last.text.strip()})
     if last.kind == "boxed":
         boxes = [a for a in anchors if a.kind == "boxed"]
         group, joiner = _final_box_group(boxes, text)
-        candidates = tuple(box.text.strip() for box in group)
+        # A box holding a sentence ("\\boxed{Therefore $x \\geq 5$ is the solution.}") holds its value.
+        candidates = tuple(sentence_value(box.text.strip()) if "$" in box.text else box.text.strip() for box in group)
         if len(candidates) == 1:
             parts = tuple(p.strip() for p in _OR_SPLIT_RE.split(candidates[0]) if p.strip())
             if len(parts) > 1:
@@ -186,10 +226,24 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
     inner_boxes = _boxes(answer)
     if inner_boxes:
         answer = inner_boxes[-1].text.strip()
+    elif last.kind in ("phrase", "minerva", "bold"):
+        answer = sentence_value(answer)
     parts = [p.strip() for p in _OR_SPLIT_RE.split(answer) if p.strip()]
     if len(parts) > 1:
         return Extraction(answer, last.kind, tuple(parts), "or")
     return Extraction(answer, last.kind, (answer,))
+
+
+def _is_hedged(text: str, anchor: _Anchor) -> bool:
+    """"Maybe the answer is 5, but I am not sure": a hedge word in the anchor's own sentence."""
+    floor = max(0, anchor.start - 300)
+    start = max(text.rfind(". ", floor, anchor.start), text.rfind("\n", floor, anchor.start), floor - 1) + 1
+    window = text[start:min(len(text), anchor.end + 80)]
+    lowered = window.lower()
+    if not any(word in lowered for word in _HEDGE_HINTS):
+        return False
+    end = _SENTENCE_END_RE.search(window, anchor.end - start)
+    return bool(ANCHOR_HEDGE_RE.search(window[:end.start() if end else len(window)]))
 
 
 def _is_retracted(tail: str) -> bool:
@@ -199,3 +253,31 @@ def _is_retracted(tail: str) -> bool:
         return False
     # "Wait, let me double-check: ... yes, correct." keeps the answer.
     return not _CONFIRMATION_RE.search(tail[match.end():])
+
+
+_MATH_OR_NUMBER_RE = re.compile(r"\$[^$]+\$|\\\(.+?\\\)|(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:%|percent\b))?")
+_YES_NO_RE = re.compile(r"^(?:yes|no|true|false)\b", re.IGNORECASE)
+_COPULA_RE = re.compile(r"\b(?:is|are|was|were|equals|be)\b|=|:")
+
+
+def sentence_value(answer: str) -> str:
+    """The value a sentence states: "The largest $n$ is 34" -> "34" (a bare value is returned as is).
+
+    A sentence has three or more words outside math; its value follows the last "is"/"are"/"="
+    when that holds a number or math, else it is the sentence's only number or math span."""
+    if answer.count(" ") < 2 or _YES_NO_RE.match(answer):
+        return answer  # "yes, because 7 is prime": the verdict comes first
+    outside = re.sub(r"\$[^$]*\$|\\\(.*?\\\)|\\[a-zA-Z]+\{[^{}]*\}", " ", answer)
+    if len(re.findall(r"[A-Za-z]{2,}", outside)) < 3:
+        return answer
+    copulas = [m for m in _COPULA_RE.finditer(answer) if not _inside_math(answer, m.start())]
+    if copulas:
+        tail = answer[copulas[-1].end():].strip()
+        if _MATH_OR_NUMBER_RE.search(tail):
+            return tail
+    values = _MATH_OR_NUMBER_RE.findall(answer)
+    return values[0] if len(values) == 1 else answer
+
+
+def _inside_math(text: str, index: int) -> bool:
+    return text.count("$", 0, index) % 2 == 1 or text.rfind("\\(", 0, index) > text.rfind("\\)", 0, index)

@@ -35,6 +35,7 @@ _CURRENCY_RE = re.compile(r"\\\$|\$|\\euro|€|£|¥|\\pounds|\b(?:USD|EUR|GBP|R
 _PERCENT_RE = re.compile(r"\s*(?:\\%|%|\\percent|\bpercent\b|\bper cent\b)")
 _FRAC_SHORT_RE = re.compile(r"\\[dt]?frac\s*(\d)\s*(\d)")
 _FRAC_HALF_RE = re.compile(r"\\[dt]?frac\s*(\{[^{}]*\}|\d)\s*(\d)")
+_FRAC_BARE_NUM_RE = re.compile(r"\\frac\s*(\d)\s*\{")  # `\frac5{12}`: bare-digit numerator, braced denominator
 _SQRT_SHORT_RE = re.compile(r"\\sqrt\s*(\d+|[a-zA-Z])")
 _DFRAC_RE = re.compile(r"\\[dt]frac(?![a-zA-Z])")
 _CONST_E_RE = re.compile(r"\\mathrm\{e\}|\\mathrm e\b|\\operatorname\{e\}")
@@ -42,7 +43,24 @@ _CONST_I_RE = re.compile(r"\\mathrm\{i\}|\\mathrm i\b|\\imath")
 _LEADING_LABEL_RE = re.compile(
     r"^(?:the\s+)?(?:final\s+)?(?:answer|result|solution|value)s?\s*(?:is|are|:|=)\s*", re.IGNORECASE
 )
-_TRAILING_PUNCT_RE = re.compile(r"(?:[\s.,;:!?]|\\[,;!]|\\quad|~)+$")
+# `!` right after a digit or a bracket is a factorial (`5!`), never punctuation.
+_TRAILING_PUNCT_RE = re.compile(r"(?:[\s.,;:?]|(?<![\d})\]!])!|\\[,;!]|\\quad|~)+$")
+_ELLIPSIS_END_RE = re.compile(r"(?:\.\.\.|\\[lc]?dots|…)\s*$")
+_THOUSANDS_THINSPACE_RE = re.compile(r"(?<=\d),\\!\s*(?=\d{3}(?!\d))")  # `11,\! 111` is one number
+_PLUS_INFINITY_RE = re.compile(r"(^|[(\[,]\s*)\+\s*\\infty")
+_RELATION_RE = re.compile(r">=|<=|!=|\\neq?(?![a-zA-Z])|\\lt(?![a-zA-Z])|\\gt(?![a-zA-Z])|\\leqslant|\\geqslant")
+_RELATIONS = {">=": "\\geq ", "<=": "\\leq ", "!=": "\\neq ", "\\ne": "\\neq ", "\\neq": "\\neq ", "\\lt": "<",
+              "\\gt": ">", "\\leqslant": "\\leq ", "\\geqslant": "\\geq "}
+# "f(x) = 2x for all real x": a quantifier phrase after a function is not part of the value.
+_QUANTIFIER_TAIL_RE = re.compile(
+    r"\s*,?\s*(?:\\quad\s*)?(?:for\s+(?:all|every|any|each)\b|\\forall\b).*$|"
+    r"\s*(?:,|\\quad)\s*(?:\\quad\s*)?(?:for\s+)?[a-z]\s*\\in\s*\\(?:mathbb|Bbb)\s*\{?[RZNQC]\}?\s*$",
+    re.IGNORECASE,
+)
+# "the length is 2\sqrt{2}", "AB is 5": a short label before a mathematical value.
+_NAMED_VALUE_RE = re.compile(
+    r"^(?:the\s+)?(?:[A-Za-z]+\s+){0,5}?(?:is|are|equals|was)\s+(?=[-+\d\\$(.])", re.IGNORECASE
+)
 
 # Unit words dropped after a number ("5 cm", "12\text{ dollars}"); only whole words after whitespace,
 # so `5x` or `3\pi` are never touched.
@@ -57,7 +75,18 @@ _UNITS = (
     "tickets|pieces|cups|bags|employees|persons|children|trees|games|questions|balls|candies|pencils|"
     "mps|sq ft|cm\\^2|cm\\^3|m\\^2|m\\^3|ft\\^2|in\\^2|units\\^2|cm\\^\\{2\\}|m\\^\\{2\\}|cm\\^\\{3\\}"
 )
-_UNIT_TAIL_RE = re.compile(rf"(?<=[\d}}.])\s*(?:\\\s)?\s*(?:{_UNITS})(?:\s+(?:per|/)\s*\w+)?\s*$", re.IGNORECASE)
+_UNIT_TAIL_RE = re.compile(
+    rf"(?:(?<=[\d}}.])|(?<=\\pi))\s*(?:\\\s)?\s*(?:{_UNITS})(?:\s*\^\s*\{{?[23]\}}?)?(?:\s+(?:per|/)\s*\w+)?\s*$",
+    re.IGNORECASE,
+)
+# SI and physics units: case-sensitive and only after a space (`5 N` is newtons, `5n` is not).
+_SI_UNITS = (
+    "N|kN|J|kJ|MJ|eV|keV|MeV|W|kW|MW|Pa|kPa|MPa|hPa|atm|bar|Hz|kHz|MHz|GHz|V|mV|kV|mA|Ω|\\\\Omega|ohms?|mol|"
+    "mmol|K|cal|kcal|nm|µm|um|ms|ns|mg|kg|g|m|cm|mm|km|s|min|h|rad|sr|lm|lx|T|Wb|F|H|C|L|mL|dB"
+)
+_SI_TAIL_RE = re.compile(
+    rf"(?:(?<=[\d}}.])|(?<=\\pi))(?:\s+|\\\s|~)(?:(?:{_SI_UNITS})(?:\s*\^\s*\{{?-?[1-3]\}}?)?(?:\s*(?:/|\\cdot)\s*|\s+)?)+\s*$"
+)
 _NUMBER_UNIT_RE = re.compile(rf"^([-+]?[\d.,]+)\s+(?:[a-zA-Z]+\s*){{1,3}}$")
 
 
@@ -134,6 +163,8 @@ def normalize_answer(raw: str) -> str:
     text = strip_math_delimiters(text)
     text = _LEADING_LABEL_RE.sub("", text)
     text = strip_math_delimiters(text)
+    if "\\!" in text:
+        text = _THOUSANDS_THINSPACE_RE.sub(",", text)
     for command in ("boxed", "fbox", "text", "textbf", "mathrm", "mathbf", "textit", "mbox", "textrm",
                     "operatorname", "mathit", "displaystyle", "boldsymbol", "hbox", "emph"):
         if "\\" + command in text:
@@ -149,17 +180,31 @@ def normalize_answer(raw: str) -> str:
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac").replace("\\cfrac", "\\frac")
     text = _FRAC_SHORT_RE.sub(r"\\frac{\1}{\2}", text)
     text = _FRAC_HALF_RE.sub(r"\\frac\1{\2}", text)
+    text = _FRAC_BARE_NUM_RE.sub(r"\\frac{\1}{", text)
     text = _SQRT_SHORT_RE.sub(r"\\sqrt{\1}", text)
-    text = text.replace("**", "^").replace("\\leqslant", "\\leq").replace("\\geqslant", "\\geq")
-    text = re.sub(r"\\(?:le|ge|ne)(?![a-zA-Z])", lambda m: m.group(0) + "q", text)
+    text = text.replace("**", "^")
+    if "<" in text or ">" in text or "=" in text or "\\ne" in text or "\\lt" in text or "\\gt" in text or "slant" in text:
+        text = _RELATION_RE.sub(lambda m: _RELATIONS[m.group(0)], text)
+    text = re.sub(r"\\(?:le|ge)(?![a-zA-Z])", lambda m: m.group(0) + "q", text)
+    if "infty" in text:
+        text = _PLUS_INFINITY_RE.sub(r"\1\\infty", text)
+    if "=" in text and ("for" in text or "\\in" in text):
+        text = _QUANTIFIER_TAIL_RE.sub("", text)
+    if text[:1].isalpha() and (named := _NAMED_VALUE_RE.match(text)):
+        text = text[named.end():]
     text = text.replace("\\lbrace", "\\{").replace("\\rbrace", "\\}")
     text = re.sub(r"\\(?:mathbb|Bbb)\s*\{?\s*R\s*\}?", r"\\mathbb{R}", text)
     text = re.sub(r"(?<!\d)\\,|\\,(?!\d)", " ", text)  # `\,` is a space unless it groups digits
-    text = _UNIT_TAIL_RE.sub("", text)
+    ellipsis = _ELLIPSIS_END_RE.search(text) is not None  # `1, 2, 3, \ldots` goes on; `0.333...` repeats
+    if not ellipsis:
+        text = _UNIT_TAIL_RE.sub("", _TRAILING_PUNCT_RE.sub("", text))
+    if " " in text or "~" in text:
+        text = _SI_TAIL_RE.sub("", text)
     unit_match = _NUMBER_UNIT_RE.match(text)
     if unit_match:
         text = unit_match.group(1)
-    text = _TRAILING_PUNCT_RE.sub("", text)
+    if not ellipsis:
+        text = _TRAILING_PUNCT_RE.sub("", text)
     text = re.sub(r"\s+", " ", text).strip()
     text = strip_math_delimiters(text)
     return _strip_redundant_brackets(text)

@@ -11,11 +11,17 @@ _LETTER_RE = re.compile(r"^\(?([A-J])\)?(?:$|[\s.:)]|\\\s)(.*)$", re.DOTALL)
 _OPTION_RE = re.compile(r"^(?:option|choice)\s+\(?([A-Ja-j])\)?\s*(.*)$", re.IGNORECASE | re.DOTALL)
 _SIMPLE_LHS_RE = re.compile(
     r"^(?:[a-zA-Z](?:_\{?[\w]+\}?)?(?:'+)?(?:\s*\([a-z,\s]*\))?|\\[a-zA-Z]+(?:_\{?\w+\}?)?|[A-Z]{2,3}|"
-    r"m\s*\\angle\s*[A-Z]{1,3}|\\angle\s*[A-Z]{1,3}|[a-zA-Z]\^\{?-1\}?\s*\(\w\))$"
+    r"m\s*\\angle\s*[A-Z]{1,3}|\\angle\s*[A-Z]{1,3}|[a-zA-Z]\^\{?-1\}?\s*\(\w\)|"
+    r"\(\s*[a-zA-Z](?:_\{?\w+\}?)?(?:\s*,\s*[a-zA-Z](?:_\{?\w+\}?)?)+\s*\)|"
+    # a named quantity ("Area", "area of the triangle") or ratio ("AB:BC")
+    r"[A-Za-z][a-z]{2,}(?:\s+[a-z]+){0,4}|[A-Z]{1,3}\s*:\s*[A-Z]{1,3})$"
 )
 _INEQ_OPS = {"<": ("(", ")"), "\\leq": ("[", "]"), ">": ("(", ")"), "\\geq": ("[", "]")}
-_INEQ_RE = re.compile(r"^\s*([a-z])\s*(<|>|\\leq|\\geq)\s*([^<>]+)$")
+_FLIPPED = {"<": ">", ">": "<", "\\leq": "\\geq", "\\geq": "\\leq", "\\neq": "\\neq"}
+_INEQ_RE = re.compile(r"^\s*([^<>]+?)\s*(<|>|\\leq|\\geq|\\neq)\s*([^<>]+?)\s*$")
+_VARIABLE_RE = re.compile(r"^(-?)\s*([a-z])$")
 _DOUBLE_INEQ_RE = re.compile(r"^\s*([^<>]+?)\s*(<|\\leq)\s*([a-z])\s*(<|\\leq)\s*([^<>]+)$")
+_DOUBLE_INEQ_DOWN_RE = re.compile(r"^\s*([^<>]+?)\s*(>|\\geq)\s*([a-z])\s*(>|\\geq)\s*([^<>]+)$")
 _REAL_LINE = "(-\\infty, \\infty)"
 _REALS_RE = re.compile(
     r"^(?:\\mathbb\{R\}|all real(?: numbers)?|(?:the set of )?all reals?|\(-\\infty,\s*\+?\\infty\)|"
@@ -101,7 +107,7 @@ def as_sequence(text: str) -> Sequence | None:
             items = top_level_split(inner, (",",))
             if len(items) >= 2:
                 return Sequence(tuple(items), text[0], text[-1])
-    items = top_level_split(text, (",", ";", "\\text{ and }", " and ", "\\quad"))
+    items = top_level_split(text, (",", ";", "\\text{ and }", " and ", "\\quad", " or "))
     items = [i for i in items if i]
     if len(items) >= 2:
         return Sequence(tuple(items), "", "")
@@ -134,11 +140,23 @@ def union_parts(text: str) -> list[str] | None:
 
 
 def as_matrix(text: str) -> list[list[str]] | None:
-    match = _MATRIX_RE.match(text.strip())
+    """Cells of a matrix; a scalar in front (`2\\begin{pmatrix}1\\\\2\\end{pmatrix}`) multiplies every cell."""
+    text = text.strip()
+    scalar = ""
+    if not text.startswith(("\\begin", "(", "[")) and (start := text.find("\\begin{")) > 0:
+        scalar = re.sub(r"\s*(?:\\cdot|\\times)\s*$", "", text[:start]).strip()
+        if len(scalar) > 40 or not _balanced(scalar) or "\\begin" in scalar or "=" in scalar:
+            return None
+        text = text[start:]
+    match = _MATRIX_RE.match(text)
     if not match:
         return None
     rows = [r for r in re.split(r"\\\\(?:\[[^\]]*\])?", match.group(2)) if r.strip() and r.strip() != "\\hline"]
-    return [[cell.strip() for cell in row.split("&")] for row in rows]
+    cells = [[cell.strip() for cell in row.split("&")] for row in rows]
+    if scalar:
+        factor = "-1" if scalar == "-" else scalar
+        cells = [[f"({factor}) \\cdot ({cell})" for cell in row] for row in cells]
+    return cells
 
 
 def as_letter(text: str) -> tuple[str, str] | None:
@@ -171,17 +189,41 @@ def canonical_set_text(text: str) -> str:
     return text
 
 
-def inequality_to_interval(text: str) -> str | None:
-    """`x > 2` -> `(2, \\infty)`; `1 \\leq x < 3` -> `[1, 3)`; None when not a simple inequality."""
+def single_inequality(text: str) -> tuple[str, str, str] | None:
+    """(variable, op, bound) for `x > 2`, `2 < x`, `-x > -1` (sides swapped or negated), else None."""
+    m = _INEQ_RE.match(text)
+    if not m or "\\neq" in m.group(1) + m.group(3):
+        return None
+    left, op, right = m.groups()
+    if (var := _VARIABLE_RE.match(left)) is None:
+        if (var := _VARIABLE_RE.match(right)) is None:
+            return None
+        left, op, right = right, _FLIPPED[op], left
+    if var.group(1):  # -x > -1  <=>  x < 1
+        op, right = _FLIPPED[op], f"-({right})"
+    if _VARIABLE_RE.match(right):
+        return None  # x < y relates two variables
+    return var.group(2), op, right.strip()
+
+
+def inequality_to_interval(text: str) -> tuple[str, str] | None:
+    """(variable, interval): `x > 2` -> `(2, \\infty)`; `1 \\leq x < 3` -> `[1, 3)`; `x \\neq 2` -> a union."""
+    if "<" not in text and ">" not in text and "\\leq" not in text and "\\geq" not in text and "\\neq" not in text:
+        return None
     if m := _DOUBLE_INEQ_RE.match(text):
-        low, op1, _, op2, high = m.groups()
-        return f"{_INEQ_OPS[op1][0]}{low.strip()}, {high.strip()}{_INEQ_OPS[op2][1]}"
-    if m := _INEQ_RE.match(text):
-        _, op, bound = m.groups()
-        if op in ("<", "\\leq"):
-            return f"(-\\infty, {bound.strip()}{_INEQ_OPS[op][1]}"
-        return f"{_INEQ_OPS[op][0]}{bound.strip()}, \\infty)"
-    return None
+        low, op1, var, op2, high = m.groups()
+        return var, f"{_INEQ_OPS[op1][0]}{low.strip()}, {high.strip()}{_INEQ_OPS[op2][1]}"
+    if m := _DOUBLE_INEQ_DOWN_RE.match(text):
+        high, op1, var, op2, low = m.groups()
+        return var, f"{_INEQ_OPS[op2][0]}{low.strip()}, {high.strip()}{_INEQ_OPS[op1][1]}"
+    if (single := single_inequality(text)) is None:
+        return None
+    var, op, bound = single
+    if op == "\\neq":
+        return var, f"(-\\infty, {bound}) \\cup ({bound}, \\infty)"
+    if op in ("<", "\\leq"):
+        return var, f"(-\\infty, {bound}{_INEQ_OPS[op][1]}"
+    return var, f"{_INEQ_OPS[op][0]}{bound}, \\infty)"
 
 
 def expand_cis(text: str) -> str:

@@ -15,10 +15,18 @@ from olmorl.rewards.math._equivalence import Verdict, equivalent
 from olmorl.rewards.math._extract import Extraction, extract_answer
 from olmorl.rewards.math._normalize import normalize_answer
 from olmorl.rewards.math._numbers import numbers_match, parse_number
+from olmorl.rewards.math._sympy import TooLarge, parse_latex
 
 MathGroundTruth = str | int | float | list[str | int | float]
 
 _PERCENT_RE = re.compile(r"%|\bpercent\b")
+_SOLUTION_RE = re.compile(r"\b(?:the (?:final )?answer is|final answer)\b", re.IGNORECASE)
+_NUMBER_WORD = (
+    r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+    r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|"
+    r"billion|half|halves|thirds?|quarters?|fourths?|fifths?|sixths?|sevenths?|eighths?|ninths?|tenths?)"
+)
+_NUMBER_WORDS_RE = re.compile(rf"^(?:minus\s+|negative\s+)?{_NUMBER_WORD}(?:(?:\s+and\s+|[\s-]+){_NUMBER_WORD})*$")
 _LAST_NUMBER_RE = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 
 
@@ -54,7 +62,34 @@ def normalize_reference(raw: str) -> str:
     """References are trusted but messy: `$42$`, `\\boxed{42}`, `x=2`, GSM8K's `... #### 42`."""
     if "####" in raw:
         raw = raw.rpartition("####")[2]
+    elif "\\boxed" in raw or "\\fbox" in raw or (len(raw) > 60 and _SOLUTION_RE.search(raw)):
+        # A worked solution ending in a box (or "the answer is"): its final answer is the reference.
+        extraction = extract_answer(raw)
+        if extraction.answer is not None:
+            raw = ", ".join(extraction.candidates) if len(extraction.candidates) > 1 else extraction.answer
     return normalize_answer(raw)
+
+
+def _reference_parses(ref: str) -> bool:
+    """Whether a reference is gradable on its own (checked only after a comparison found it unparseable)."""
+    if parse_number(ref) is not None or st.as_sequence(ref) is not None or st.as_matrix(ref) is not None:
+        return True
+    if re.fullmatch(r"[A-Za-z][A-Za-z \-']*", ref):
+        return True  # a text answer
+    try:
+        parse_latex(ref)
+    except TooLarge:
+        return True
+    except ValueError:
+        return False
+    return True
+
+
+def reference_problem(raw: str, normalized: str) -> str | None:
+    """Why a reference cannot be graded against (a number written in words), else None."""
+    if _NUMBER_WORDS_RE.match(normalized.strip().lower()):
+        return f"ground_truth {raw!r} is a number written in words; write it with digits"
+    return None
 
 
 def _percent_fraction(raw: str) -> str | None:
@@ -113,7 +148,13 @@ class _MathFamily(Verifier):
         self.score(self.make_task("The answer is $\\boxed{\\frac{\\sqrt{2}}{x^{2}+1}}$.", "\\sqrt{2}/(1+x^2)", {}, None))
 
     def score(self, task: Task) -> Score:
-        refs = [normalize_reference(r) for r in references(task.ground_truth)]
+        raws = references(task.ground_truth)
+        refs = [normalize_reference(r) for r in raws]
+        problems = [p for raw, ref in zip(raws, refs) if (p := reference_problem(raw, ref))]
+        if len(problems) == len(refs):
+            # A broken label must not train as "every answer is wrong": the item is invalid, not a 0.
+            return Score(0.0, {"reason": "unparseable_reference", "normalized_reference": refs},
+                         status="invalid", error="; ".join(problems))
         extraction = extract_answer(task.response, minerva_only=self.minerva_only)
         if extraction.answer is None:
             return Score(0.0, _details(extraction, refs, [], extraction.reason or "no_answer"))
@@ -131,6 +172,9 @@ class _MathFamily(Verifier):
                                                  task.options.rel_tol)
             if verdict.match:
                 break
+        if verdict.reason == "unparseable" and not any(_reference_parses(ref) for ref in refs):
+            return Score(0.0, {**_details(extraction, refs, compared, "unparseable_reference")}, status="invalid",
+                         error=f"ground_truth {raws!r} cannot be parsed as an answer")
         return Score(float(verdict.match), _details(extraction, refs, compared, verdict.reason))
 
     def compare(self, reference: str, extraction: Extraction, rel_tol: float) -> tuple[Verdict, list[str]]:
@@ -141,8 +185,9 @@ class _MathFamily(Verifier):
 class MathVerifier(_MathFamily):
     name = "math"
     description = (
-        "Final answer (last \\boxed{}, 'final answer'/'the answer is'/'Answer:'/'####', <answer>, Minerva) "
-        "vs a reference, by mathematical equivalence (SymPy); no anchor, hedges and retractions score 0. "
+        "Final answer (last \\boxed{}, 'final answer'/'the answer is'/'Answer:'/'####', <answer>, Minerva, "
+        "else the response's closing statement) vs a reference, by mathematical equivalence (SymPy); hedges, "
+        "retractions and values inside the reasoning score 0; a reference in words is invalid. "
         "Open-instruct's `math` rows map here unchanged."
     )
 
@@ -164,6 +209,10 @@ class GSM8KVerifier(_MathFamily):
         "Numeric final answer (same anchors as `math`; '#### 42' included) vs a numeric reference "
         "(GSM8K's '... #### 42' accepted), exact for integers; open-instruct's `gsm8k` rows map here."
     )
+
+    def warm_up(self) -> None:
+        # gsm8k references are numbers: warm the parser with one (a non-numeric one is invalid input here).
+        self.score(self.make_task("So the answer is $\\boxed{\\frac{144}{2}}$.", "72", {}, None))
 
     def make_task(self, response: str, ground_truth: Any, options: dict[str, Any], prompt: Any) -> Task:
         task = super().make_task(response, ground_truth, options, prompt)

@@ -1,0 +1,119 @@
+"""Final answers stated without an anchor: the closing statement of a response.
+
+Used only when a response has no anchor at all (no box, no "the answer is", no Minerva line). What counts:
+
+- the last math span when it ends the response (`... so $x = 5$.`, a last display equation `\\[ A = 189 \\]`),
+  with at most a short unit after it; an equation chain gives its last side (`$3 + 4 = 7$` -> `7`);
+- a closing sentence that opens with a conclusion word (Therefore, Thus, So, Hence, In total, Donc, Por lo
+  tanto, ...) and ends with a number (`Therefore, the total is 42 dollars.`, `So it rose by 25 percent.`).
+
+What never counts: a number or math span that is followed by more reasoning (only the very end of the
+response is read), a closing sentence without a conclusion word ("12 apples minus 5 is 7 apples."), a
+question, and a hedge ("maybe 5", "either 6 or 8", "$4$ or $6$": reported as several candidates, which
+the verifier scores as a hedge).
+"""
+
+from __future__ import annotations
+
+import re
+
+_MATH_RE = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$((?:\\.|[^$\\])+?)\$", re.DOTALL)
+_SIGN_OFF_RE = re.compile(r"\s*(?:I hope (?:it|this) is correct|Hope (?:this|that) helps)[.!]?\s*$", re.IGNORECASE)
+# What may follow the final value: punctuation and up to three short words ("square units", "dollars a day").
+_AFTER_FINAL_RE = re.compile(r"^[ \t]*(?:\\?%|[A-Za-z]{1,12}(?:[ \t]+[A-Za-z]{1,12}){0,2})?[ \t]*[.!]?\s*$")
+_ENDED_RE = re.compile(r"[.!。]\s*$")
+_SENTENCE_BOUNDARY_RE = re.compile(r"(?<=[.!?。])\s+|\n")
+_CONCLUSION_RE = re.compile(
+    r"^\W*(?:therefore|thus|so|hence|consequently|finally|overall|altogether|in (?:total|conclusion|summary|all)|"
+    r"as a result|this (?:means|gives)|that means|donc|ainsi|par cons[ée]quent|por lo tanto|entonces|as[ií] que|"
+    r"daher|somit|portanto|quindi|pertanto|итак|следовательно|поэтому|таким образом|значит|因此|所以|故)\b",
+    re.IGNORECASE,
+)
+# Words that make a stated answer a guess (an anchored answer too: "Maybe the answer is 5").
+ANCHOR_HEDGE_RE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|not (?:sure|certain)|unsure|i guess|i'm guessing)\b", re.IGNORECASE
+)
+_HEDGE_RE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|might be|could be|either|not (?:sure|certain)|unsure|i guess)\b",
+    re.IGNORECASE,
+)
+_NUMBER_RE = re.compile(
+    r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?(?:\s*(?:%|percent\b|per cent\b))?"
+)
+_OR_RE = re.compile(r"\bor\b|\\text\{\s*or\s*\}", re.IGNORECASE)
+_JOIN_RE = re.compile(r"^[\s,;]*(?:and|,|\\text\{\s*and\s*\})?[\s,;]*$", re.IGNORECASE)
+_PLACEHOLDER_BASE = 0xE000  # math span k is masked as the private-use character U+E000+k (no digits to misread)
+_PLACEHOLDER_RE = re.compile("[\uE000-\uF8FF]")
+
+
+def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
+    """(candidates, joiner) stated at the very end of `text`, or None when the end states no answer.
+
+    `joiner` is "or" when the candidates are offered as alternatives (a hedge); an empty candidate tuple
+    with joiner "hedge" means a hedged closing sentence ("maybe 5")."""
+    body = _SIGN_OFF_RE.sub("", text.rstrip()).rstrip()
+    if not body:
+        return None
+    spans: list[str] = []
+    display: list[bool] = []
+
+    def mask(match: re.Match[str]) -> str:
+        spans.append(next(g for g in match.groups() if g is not None).strip())
+        display.append(match.group(1) is not None or match.group(2) is not None)
+        return chr(_PLACEHOLDER_BASE + min(len(spans) - 1, 0x18FF))
+
+    masked = _MATH_RE.sub(mask, body[-4000:])
+    sentence = _last_sentence(masked)
+    if not sentence or sentence.rstrip().endswith("?"):
+        return None
+    if _HEDGE_RE.search(_PLACEHOLDER_RE.sub(" ", sentence)):
+        return (), "hedge"
+    final = list(_PLACEHOLDER_RE.finditer(sentence))
+    if final and _AFTER_FINAL_RE.match(after := sentence[final[-1].end():]):
+        # An inline span must end a finished sentence (a full stop, or alone on its line): a response cut
+        # off right after "... we get $21$" has not stated an answer yet. A display equation stands alone.
+        if display[ord(final[-1].group(0)) - _PLACEHOLDER_BASE] or _ENDED_RE.search(after) or sentence == final[-1].group(0):
+            return _final_spans(sentence, final, spans)
+        return None
+    if not _CONCLUSION_RE.match(sentence):
+        return None
+    numbers = list(_NUMBER_RE.finditer(sentence))
+    if not numbers or not _AFTER_FINAL_RE.match(after := sentence[numbers[-1].end():]) or not _ENDED_RE.search(after):
+        return None
+    if len(numbers) > 1 and _OR_RE.search(sentence[numbers[-2].end():numbers[-1].start()]):
+        return (numbers[-2].group(0), numbers[-1].group(0)), "or"
+    return (numbers[-1].group(0),), None
+
+
+def _last_sentence(masked: str) -> str:
+    stripped = masked.rstrip()
+    parts = [p for p in _SENTENCE_BOUNDARY_RE.split(stripped) if p.strip()]
+    return parts[-1].strip() if parts else ""
+
+
+def _final_spans(sentence: str, final: list[re.Match[str]], spans: list[str]) -> tuple[tuple[str, ...], str | None]:
+    """The last span, plus the spans right before it that are joined to it by `and`/`,`/`or`."""
+    chosen = [final[-1]]
+    joiner = None
+    for previous in reversed(final[:-1]):
+        gap = sentence[previous.end():chosen[0].start()]
+        if _OR_RE.fullmatch(gap.strip()) or re.fullmatch(r"\s*,?\s*or\s*", gap, re.IGNORECASE):
+            joiner = "or"
+        elif not _JOIN_RE.match(gap):
+            break
+        chosen.insert(0, previous)
+    values = tuple(_span_value(spans[ord(m.group(0)) - _PLACEHOLDER_BASE]) for m in chosen)
+    return values, joiner
+
+
+def _span_value(span: str) -> str:
+    """`3 + 4 = 7` -> `7`; `x = 5` stays (a labelled value); `A \\approx 16386.17` -> the last side."""
+    sides = [s.strip() for s in re.split(r"(?<![<>\\!])=(?!=)|\\approx", span) if s.strip()]
+    if len(sides) < 2:
+        return span
+    if len(sides) == 2:
+        # `2x - y + 1 = 0` is an equation answer; `3 + 4 = 7` (no variable on the left) states 7.
+        return span if re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", sides[0])) else sides[-1]
+    lhs = sides[0]
+    return f"{lhs} = {sides[-1]}" if re.fullmatch(r"[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+", lhs) else sides[-1]
+
