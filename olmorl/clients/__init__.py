@@ -2,11 +2,10 @@
 
 from olmorl.clients._client import AsyncRewardClient, RewardClient
 from olmorl.clients._exceptions import ItemFailed, OlmorlError, RewardServerError, RewardServerUnavailable
-from olmorl.clients._policy import SERVER_UNAVAILABLE, OnError
+from olmorl.clients._policy import OnError
 from olmorl.rewards._models import VerifyItem, VerifyResult
 
 __all__ = [
-    "SERVER_UNAVAILABLE",
     "AsyncRewardClient",
     "ItemFailed",
     "OlmorlError",
