@@ -10,7 +10,8 @@ from olmorl.rewards._local import LocalRewardServer
 
 @pytest.fixture(scope="module")
 def server():
-    with LocalRewardServer(workers=1, max_items_per_request=50, max_body_bytes=200_000) as srv:
+    with LocalRewardServer(workers=1, max_items_per_request=50, max_body_bytes=200_000,
+                           max_ground_truth_chars=100_000) as srv:
         yield srv.url
 
 
@@ -41,6 +42,19 @@ def test_mixed_batch_every_item_gets_a_status_in_order(server):
     assert results[4]["error"].startswith("ground_truth")
     assert results[5]["error"].startswith("options: z")
     assert all(r["elapsed_ms"] >= 0 for r in results)
+
+
+def test_missing_and_oversized_ground_truths_are_invalid_and_say_so(server):
+    items = [{"verifier": "math", "response": "\\boxed{1}"},
+             {"verifier": "string_match", "response": "x", "ground_truth": None},
+             {"verifier": "math", "response": "\\boxed{1}", "ground_truth": "1+" * 60_000 + "1"}]
+    results = post(server, {"items": items}).json()["results"]
+    assert [r["status"] for r in results] == ["invalid"] * 3
+    assert results[0]["error"] == "ground_truth: missing; the math verifier needs one (GET /v1/verifiers shows its shape)"
+    assert results[1]["error"].startswith("ground_truth: missing; the string_match verifier")
+    # refused at once (like an over-long response), not after holding a worker until the item timeout
+    assert results[2]["error"] == ("ground_truth has 120001 characters as JSON; the limit is 100000 "
+                                   "(max_ground_truth_chars)") and results[2]["elapsed_ms"] < 1000
 
 
 def test_empty_batch(server):

@@ -22,21 +22,28 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--plugin", action="append", dest="plugins", help="module that registers verifiers")
     serve.add_argument("--log-level", help="debug, info, warning, error")
 
-    verify = sub.add_parser("verify", help="score a JSONL or Parquet file and print a summary")
-    verify.add_argument("file", help="JSONL (.jsonl/.json) or Parquet (.parquet) file")
-    verify.add_argument("--output", "-o", help="write the scored rows as JSONL here")
-    verify.add_argument("--server", help="score through this server (comma-separated replicas) instead of "
-                                         "in-process")
+    verify = sub.add_parser("verify", help="score a JSONL or Parquet file and print a summary",
+                            description="Score every row of FILE and print a summary (mean reward and accuracy "
+                                        "over the rows scored ok). Exit 0 when some row was scored, 1 when none "
+                                        "was or no server answered, 2 for a missing file or column.")
+    verify.add_argument("file", help="JSONL (.jsonl/.json) or Parquet (.parquet, needs pyarrow) file")
+    verify.add_argument("--output", "-o", help="write the scored rows as JSONL here (default: none)")
+    verify.add_argument("--server", help="score through this server (comma-separated replicas) "
+                                         "(default: in-process)")
     verify.add_argument("--api-key", help="bearer token for --server (default: OLMORL_API_KEY)")
-    verify.add_argument("--verifier", help="use this verifier for every row (overrides the column)")
+    verify.add_argument("--verifier", help="use this verifier for every row (default: the verifier column)")
     verify.add_argument("--verifier-column", help="column naming the verifier (default: verifier, else dataset)")
-    verify.add_argument("--response-column", default="response", help="column with the completion")
-    verify.add_argument("--ground-truth-column", default="ground_truth", help="column with the reference")
+    verify.add_argument("--response-column", default="response", help="column with the completion "
+                                                                      "(default: %(default)s)")
+    verify.add_argument("--ground-truth-column", default="ground_truth", help="column with the reference "
+                                                                              "(default: %(default)s)")
     verify.add_argument("--prompt-column", help="column with the prompt (default: prompt, else messages)")
-    verify.add_argument("--label-column", default="label", help="column with a true/false label, if any")
-    verify.add_argument("--batch-size", type=int, default=256, help="items per batch")
+    verify.add_argument("--label-column", default="label", help="column with a true/false label, if any "
+                                                                "(default: %(default)s)")
+    verify.add_argument("--batch-size", type=int, default=256, help="items per batch (default: %(default)s)")
     verify.add_argument("--workers", type=int, help="in-process worker processes (default: one per core)")
-    verify.add_argument("--plugin", action="append", dest="plugins", help="module that registers verifiers")
+    verify.add_argument("--plugin", action="append", dest="plugins", help="module that registers verifiers "
+                                                                          "(repeatable; default: none)")
     return parser
 
 
@@ -62,9 +69,19 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "serve":
         serve(args)
     else:
-        from olmorl.rewards._evaluate import run_evaluation
+        from olmorl.rewards._evaluate import InputError, NothingScored, run_evaluation
 
-        sys.exit(run_evaluation(args, settings_from(args, ("workers", "plugins"))))
+        try:
+            sys.exit(run_evaluation(args, settings_from(args, ("workers", "plugins"))))
+        except InputError as exc:
+            sys.exit(_fail(2, exc))
+        except NothingScored as exc:
+            sys.exit(_fail(1, exc))
+
+
+def _fail(code: int, exc: Exception) -> int:
+    print(f"olmorl-rewards verify: error: {exc}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+import sys
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from olmorl import __version__
 from olmorl.rewards._engine import RewardEngine
@@ -101,6 +104,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def prometheus_metrics() -> Response:
         return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
+    app.add_exception_handler(StarletteHTTPException, _too_deep_or_default)
     for build in route_builders():
         app.include_router(build(engine), dependencies=[Depends(require_api_key)])
 
@@ -125,6 +129,8 @@ async def _read_items(request: Request, settings: Settings) -> list[Any]:
     except (ValueError, UnicodeDecodeError) as exc:
         raise HTTPException(422, [{"loc": ["body"], "msg": f"body is not valid JSON: {exc}",
                                    "type": "json_invalid"}]) from None
+    except RecursionError:
+        raise HTTPException(422, _TOO_DEEP) from None
     if not isinstance(body, dict) or "items" not in body:
         raise HTTPException(422, [{"loc": ["body", "items"], "msg": "field required: a JSON object with "
                                    "an `items` list", "type": "missing"}])
@@ -136,6 +142,18 @@ async def _read_items(request: Request, settings: Settings) -> list[Any]:
         raise HTTPException(413, f"batch of {len(items)} items exceeds "
                                  f"max_items_per_request={settings.max_items_per_request}")
     return items
+
+
+_TOO_DEEP = [{"loc": ["body"], "type": "json_invalid",
+              "msg": f"body nests deeper than the JSON parser's limit (about {sys.getrecursionlimit()} levels "
+                     "of arrays/objects)"}]
+
+
+async def _too_deep_or_default(request: Request, exc: StarletteHTTPException) -> Response:
+    """Routes whose body FastAPI parses turn the parser's RecursionError into a bare 400: name the limit."""
+    if isinstance(exc.__cause__, RecursionError):
+        return JSONResponse({"detail": _TOO_DEEP}, status_code=422)
+    return await http_exception_handler(request, exc)
 
 
 def _document_verify_request(app: FastAPI) -> None:
