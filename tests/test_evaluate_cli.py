@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -110,3 +111,16 @@ def test_help_shows_each_default():
     for default in ("(default: response)", "(default: ground_truth)", "(default: label)", "(default: 256)",
                     "(default: in-process)", "(default: verifier, else dataset)", "(default: one per core)"):
         assert default in text
+
+
+def test_unconfigured_judge_in_process_names_the_variables_to_set(tmp_path):
+    data, out = tmp_path / "rows.jsonl", tmp_path / "scored.jsonl"
+    data.write_text(json.dumps({"prompt": "Hi?", "response": "Hello.", "ground_truth": None, "verifier": "judge"}) + "\n"
+                    + json.dumps(ROWS[0]) + "\n")
+    proc = subprocess.run([sys.executable, "-m", "olmorl.rewards", "verify", str(data), "-o", str(out), "--workers", "1"],
+                          capture_output=True, text=True, timeout=120,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("OLMORL_JUDGE_")})
+    assert proc.returncode == 0, proc.stderr
+    judged = json.loads(out.read_text().splitlines()[0])
+    assert judged["status"] == "error" and "OLMORL_JUDGE_BASE_URL and OLMORL_JUDGE_MODEL" in judged["error"]
+    assert "`olmorl-rewards verify` when it scores in-process" in judged["error"]

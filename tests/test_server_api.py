@@ -88,7 +88,17 @@ def test_verifier_listing_and_docs(server):
     assert "VerifyRequest" in schema["components"]["schemas"]
     body = schema["paths"]["/v1/verify"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert body == {"$ref": "#/components/schemas/VerifyRequest"}
-    assert httpx.get(f"{server}/docs").status_code == 200
+    # the docs pages load their JavaScript and CSS from this server, not a CDN (they work offline)
+    for page, assets in (("/docs", ("swagger-ui-bundle.js", "swagger-ui.css")), ("/redoc", ("redoc.standalone.js",))):
+        html = httpx.get(f"{server}{page}").text
+        assert "cdn" not in html.lower() and "googleapis" not in html
+        for asset in assets:
+            assert f'"/docs/static/{asset}"' in html
+            fetched = httpx.get(f"{server}/docs/static/{asset}")
+            assert fetched.status_code == 200 and len(fetched.content) > 100_000
+    text = httpx.get(f"{server}/metrics").text
+    for route in ("/docs", "/redoc", "/openapi.json", "/docs/static"):
+        assert f'olmorl_requests_total{{code="200",route="{route}"}}' in text, route
 
 
 def test_health_ready_metrics(server):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import socket
 import sys
 from typing import Any
 
@@ -11,7 +12,10 @@ from olmorl.rewards._settings import Settings
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from olmorl import __version__
+
     parser = argparse.ArgumentParser(prog="olmorl-rewards", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the reward server (settings also from OLMORL_* env vars)")
@@ -53,21 +57,43 @@ def settings_from(args: argparse.Namespace, names: tuple[str, ...]) -> Settings:
     return Settings(**overrides)
 
 
-def serve(args: argparse.Namespace) -> None:
+def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from olmorl.rewards._server import create_app
 
     settings = settings_from(args, ("host", "port", "workers", "item_timeout_s", "plugins", "log_level"))
+    try:  # before the workers and the sandbox warm up: a taken port fails in a second, not after them
+        listener = listening_socket(settings.host, settings.port)
+    except OSError as exc:
+        print(f"olmorl-rewards serve: error: cannot listen on {settings.host}:{settings.port}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 1
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level,
-                timeout_graceful_shutdown=30)
+    config = uvicorn.Config(create_app(settings), host=settings.host, port=settings.port,
+                            log_level=settings.log_level, timeout_graceful_shutdown=30)
+    uvicorn.Server(config).run(sockets=[listener])
+    return 0
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A bound socket for uvicorn (which binds only after the app's start-up); OSError if the port is taken."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                         flags=socket.AI_PASSIVE)[0]
+    listener = socket.socket(family, kind, proto)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+    except OSError:
+        listener.close()
+        raise
+    return listener
 
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
-        serve(args)
+        sys.exit(serve(args))
     else:
         from olmorl.rewards._evaluate import InputError, NothingScored, run_evaluation
 

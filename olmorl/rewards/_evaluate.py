@@ -43,14 +43,14 @@ class NothingScored(Exception):
 
 def load_rows(path: str) -> list[dict[str, Any]]:
     """JSONL through the stdlib JSON parser (one document a line, mixed value types allowed); Parquet
-    through pyarrow (optional: `pip install pyarrow`)."""
+    through pyarrow (the `parquet` extra)."""
     if not Path(path).is_file():
         raise InputError(f"{path}: no such file")
     if path.endswith(".parquet"):
         try:
             import pyarrow.parquet as pq
         except ImportError:
-            raise InputError(f"{path}: reading Parquet needs pyarrow (pip install pyarrow), "
+            raise InputError(f"{path}: reading Parquet needs pyarrow (pip install 'olmorl[parquet]'), "
                              "or convert the file to JSONL") from None
         return pq.read_table(path).to_pylist()
     rows = []

@@ -1,12 +1,13 @@
 """The reward server: FastAPI app around one RewardEngine.
 
-Routes: POST /v1/verify, GET /v1/verifiers, /healthz, /readyz, /metrics, plus routes registered by
-verifier modules (`register_routes`). CPU work never runs on the event loop, so /healthz stays fast
+Routes: POST /v1/verify, GET /v1/verifiers, /healthz, /readyz, /metrics, /docs, /redoc, /openapi.json,
+plus routes registered by verifier modules (`register_routes`). CPU work never runs on the event loop, so /healthz stays fast
 while a batch of pathological items is being scored.
 """
 
 from __future__ import annotations
 
+import importlib.resources
 import json
 import logging
 import secrets
@@ -16,8 +17,10 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exception_handlers import http_exception_handler
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from olmorl import __version__
@@ -47,6 +50,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         description="Batch verification of model completions: math, code, instruction following, LM judge.",
         lifespan=lifespan,
+        docs_url=None, redoc_url=None, openapi_url=None,  # served below, from the package: no CDN, own metrics
     )
     app.state.engine = engine
     app.state.settings = settings
@@ -63,8 +67,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.middleware("http")
     async def count_requests(request: Request, call_next):
         response = await call_next(request)
-        route = request.scope.get("route")
-        metrics.requests.labels(getattr(route, "path", "unmatched"), str(response.status_code)).inc()
+        route = getattr(request.scope.get("route"), "path", None)
+        if route is None and request.url.path.startswith(DOCS_STATIC + "/"):
+            route = DOCS_STATIC
+        metrics.requests.labels(route or "unmatched", str(response.status_code)).inc()
         return response
 
     @app.post(
@@ -109,6 +115,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(build(engine), dependencies=[Depends(require_api_key)])
 
     _document_verify_request(app)
+    _serve_docs(app)
     return app
 
 
@@ -154,6 +161,33 @@ async def _too_deep_or_default(request: Request, exc: StarletteHTTPException) ->
     if isinstance(exc.__cause__, RecursionError):
         return JSONResponse({"detail": _TOO_DEEP}, status_code=422)
     return await http_exception_handler(request, exc)
+
+
+DOCS_STATIC = "/docs/static"
+
+
+def _serve_docs(app: FastAPI) -> None:
+    """/openapi.json, /docs (Swagger UI) and /redoc with their JavaScript and CSS served from the installed
+    `fastapi-offline` package (FastAPI's self-hosting recipe), so the docs work without internet access."""
+    static = importlib.resources.files("fastapi_offline") / "static"
+    app.mount(DOCS_STATIC, StaticFiles(directory=str(static)), name="docs-static")
+
+    @app.get("/openapi.json", include_in_schema=False)
+    async def openapi_json() -> JSONResponse:
+        return JSONResponse(app.openapi())
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title=f"{app.title} - Swagger UI",
+                                   swagger_js_url=f"{DOCS_STATIC}/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{DOCS_STATIC}/swagger-ui.css",
+                                   swagger_favicon_url=f"{DOCS_STATIC}/favicon.png")
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc() -> HTMLResponse:
+        return get_redoc_html(openapi_url="/openapi.json", title=f"{app.title} - ReDoc",
+                              redoc_js_url=f"{DOCS_STATIC}/redoc.standalone.js",
+                              redoc_favicon_url=f"{DOCS_STATIC}/favicon.png", with_google_fonts=False)
 
 
 def _document_verify_request(app: FastAPI) -> None:
