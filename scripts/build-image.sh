@@ -60,9 +60,9 @@ started=$SECONDS
 # --network host: anything in the build that does reach out goes the way this host does.
 # The legacy builder leaves each earlier stage behind as an untagged image; building the stages
 # first under tags of their own (<image>-build, <image>-wheel) keeps them named and keeps them as
-# the cache of the next build.
+# the cache of the next build. --force-rm: a failed step leaves no stopped container behind either.
 for stage in build wheel ""; do
-    DOCKER_BUILDKIT=0 docker build --quiet --network host --build-arg BASE_IMAGE="$base" \
+    DOCKER_BUILDKIT=0 docker build --quiet --force-rm --network host --build-arg BASE_IMAGE="$base" \
         ${stage:+--target "$stage"} -t "$image${stage:+-$stage}" "$@" "$repo" >/dev/null \
         || die "docker build${stage:+ of stage $stage} failed"
 done
