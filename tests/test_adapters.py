@@ -227,3 +227,15 @@ def test_openrlhf_empty_batch_bare_labels_and_bad_shapes(server_url):
     assert unnamed["rewards"] == [0.0] and unnamed["extra_logs"]["olmorl_invalid"] == [1.0]
     mismatched = httpx.post(f"{server_url}/openrlhf/get_reward", json={"query": ["a", "b"], "labels": ["1"]})
     assert mismatched.status_code == 422 and "labels" in mismatched.text
+
+
+def test_openrlhf_unscored_samples_are_flagged_and_logged_with_counts(reward_server):
+    url = reward_server(workers=1)
+    body = {"query": ["Q: \\boxed{2}", "Q: \\boxed{3}", "Q: x"], "prompts": ["Q: "] * 3,
+            "labels": [json.dumps({"verifier": "math", "ground_truth": "2"}), "3",
+                       json.dumps({"verifier": "no_such_verifier", "ground_truth": "x"})]}
+    data = httpx.post(f"{url}/openrlhf/get_reward", json=body, timeout=30).json()
+    assert data["rewards"] == [1.0, 0.0, 0.0] and data["extra_logs"]["olmorl_invalid"] == [0.0, 1.0, 1.0]
+    log = reward_server.servers[0].log_path
+    warning = next(line for line in open(log) if "/openrlhf/get_reward:" in line)
+    assert "2 of 3 items not scored (invalid 2) -> reward 0 with its olmorl_<status> flag" in warning
