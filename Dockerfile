@@ -1,6 +1,6 @@
 # olmorl reward server.
 #
-#   docker build -t olmorl-rewards .
+#   docker build -t olmorl-rewards .      (where a registry is reachable; else scripts/build-image.sh)
 #   docker run -p 8000:8000 olmorl-rewards
 #
 # The code verifier's bubblewrap sandbox needs two more run flags to create its namespaces
@@ -25,19 +25,26 @@ ENV VIRTUAL_ENV=/opt/olmorl \
 # build cannot reach PyPI, scripts/build-image.sh fills it on the host and pip stays offline.
 COPY pyproject.toml /src/pyproject.toml
 COPY docker/wheels/ /wheels/
+# The run stage gets this venv as it is, so what the server never needs at run time goes here:
+# package test suites (sympy's and numpy's are ~45 MB) and pip itself (the run stage installs the
+# package with the base image's pip).
 RUN python3 -m venv "$VIRTUAL_ENV" \
     && python3 -c 'import tomllib; p = tomllib.load(open("/src/pyproject.toml", "rb"))["project"]; \
 print("\n".join(r for r in p["dependencies"] + p["optional-dependencies"]["server"] if not r.startswith("olmorl")))' \
         >/tmp/requirements.txt \
     && if ls /wheels/*.whl >/dev/null 2>&1; then set -- --no-index --find-links /wheels; fi \
-    && pip install "$@" "setuptools>=69" wheel \
-    && pip install "$@" -r /tmp/requirements.txt
+    && pip install "$@" -r /tmp/requirements.txt \
+    && find "$VIRTUAL_ENV" -depth -type d -name tests -path '*/site-packages/*' -exec rm -rf {} + \
+    && pip uninstall --yes pip
 
-# The package itself, as a wheel: no dependency resolution, no network. Installing it in the run
-# stage keeps a code change from re-copying the whole environment into a new layer.
+# ---- wheel stage: the package itself, as a wheel (no dependency resolution, no network) ----------
+# Its own stage, so a code change rebuilds only this and the last layer of the run stage.
+FROM ${BASE_IMAGE} AS wheel
+COPY docker/wheels/ /wheels/
 COPY pyproject.toml README.md* /src/
 COPY olmorl /src/olmorl
-RUN pip wheel --no-deps --no-build-isolation --wheel-dir /dist /src
+RUN if ls /wheels/*.whl >/dev/null 2>&1; then set -- --no-index --find-links /wheels; fi \
+    && python3 -m pip wheel --no-cache-dir --disable-pip-version-check --no-deps "$@" --wheel-dir /dist /src
 
 # ---- run stage ---------------------------------------------------------------------------------
 FROM ${BASE_IMAGE}
@@ -53,7 +60,13 @@ RUN if ! command -v bwrap >/dev/null || ! command -v tini >/dev/null || ! [ -x /
     && useradd --uid 10001 --user-group --create-home --home-dir /home/olmorl olmorl
 
 COPY --from=build /opt/olmorl /opt/olmorl
-COPY --from=build /dist /dist
+COPY --from=wheel /dist /dist
+
+# The base image's pip installs the package into the venv (which has no pip of its own).
+RUN python3 -m pip --python /opt/olmorl/bin/python install --no-deps --no-index --no-cache-dir \
+        --disable-pip-version-check /dist/*.whl \
+    && rm -rf /dist \
+    && /opt/olmorl/bin/olmorl-rewards --version
 
 ENV VIRTUAL_ENV=/opt/olmorl \
     PATH=/opt/olmorl/bin:$PATH \
@@ -61,10 +74,6 @@ ENV VIRTUAL_ENV=/opt/olmorl \
     PYTHONUNBUFFERED=1 \
     OLMORL_HOST=0.0.0.0 \
     OLMORL_PORT=8000
-
-RUN pip install --no-deps --no-index --no-cache-dir --disable-pip-version-check /dist/*.whl \
-    && rm -rf /dist \
-    && olmorl-rewards --help >/dev/null
 
 USER olmorl
 WORKDIR /home/olmorl

@@ -58,6 +58,13 @@ fi
 started=$SECONDS
 # Legacy builder: the engine is Debian's 20.10 and no buildx plugin is installed.
 # --network host: anything in the build that does reach out goes the way this host does.
-DOCKER_BUILDKIT=0 docker build --network host \
-    --build-arg BASE_IMAGE="$base" -t "$image" "$@" "$repo"
-say "built $image on $base in $((SECONDS - started))s"
+# The legacy builder leaves each earlier stage behind as an untagged image; building the stages
+# first under tags of their own (<image>-build, <image>-wheel) keeps them named and keeps them as
+# the cache of the next build. --force-rm: a failed step leaves no stopped container behind either.
+for stage in build wheel ""; do
+    DOCKER_BUILDKIT=0 docker build --quiet --force-rm --network host --build-arg BASE_IMAGE="$base" \
+        ${stage:+--target "$stage"} -t "$image${stage:+-$stage}" "$@" "$repo" >/dev/null \
+        || die "docker build${stage:+ of stage $stage} failed"
+done
+say "built $image on $base in $((SECONDS - started))s: $(docker image inspect --format '{{.Size}}' "$image" \
+    | awk '{printf "%.0f MB", $1 / 1e6}')"

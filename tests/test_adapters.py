@@ -4,6 +4,7 @@ calls the scripted OpenAI server): TRL reward functions, verl `compute_score`, t
 from __future__ import annotations
 
 import functools
+import gc
 import importlib
 import inspect
 import json
@@ -15,9 +16,10 @@ import pytest
 from fake_openai import FakeOpenAI
 from trl.trainer.utils import get_callable_name, is_async_callable
 
+from olmorl.clients import ItemFailed, RewardServerUnavailable
 from olmorl.clients import trl as olmorl_trl
 from olmorl.clients import verl as olmorl_verl
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards._local import LocalRewardServer, free_port
 from olmorl.rewards._settings import JudgeSettings
 
 IFEVAL_TRUTH = json.dumps({"instruction_id": ["change_case:english_lowercase"], "kwargs": [None]})
@@ -82,25 +84,62 @@ async def test_trl_families_share_a_multi_task_dataset(server_url):
     assert await olmorl_trl.code_reward(**rows, **common) == [None] * 5
     assert await olmorl_trl.olmorl_reward(**rows, **common) == [1.0, 1.0, 1.0, 1.0, 1.0]
     assert logged["olmorl/math_reward/not_ok_frac"] == 0.0
-    # a `verifier` column wins over `dataset`
-    assert await olmorl_trl.olmorl_reward(**{**rows, "verifier": ["string_match"] * 5}, **common) == [0.0, 0.0, 0.0, 0.0,
-                                                                                                    1.0]
+    # a `verifier` column wins over `dataset` (row 2 has no reference for string_match: not scored, None)
+    assert await olmorl_trl.olmorl_reward(**{**rows, "verifier": ["string_match"] * 5}, **common) == [0.0, 0.0, None,
+                                                                                                    0.0, 1.0]
 
 
-async def test_trl_multi_verifier_rows_sum_and_errors_follow_on_error(server_url):
+async def test_trl_multi_verifier_rows_sum_and_errors_follow_on_error(server_url, caplog):
     both = await olmorl_trl.olmorl_reward(
         prompts=["q"], completions=["\\boxed{4} <answer>4</answer>"], dataset=[["math", "string_match"]],
         ground_truth=[["4", "4"]], base_url=server_url)
     assert both == [2.0]
-    bad = dict(prompts=["q", "q"], completions=["\\boxed{1}", "x"], verifier=["math", "no_such_verifier"],
-               ground_truth=["1", "1"], base_url=server_url)
-    assert await olmorl_trl.olmorl_reward(**bad) == [1.0, 0.0]
+    bad = dict(prompts=["q", "q", "q"], completions=["\\boxed{1}", "x", "\\boxed{1} <answer>1</answer>"],
+               verifier=["math", "no_such_verifier", ["math", "no_such_verifier"]], ground_truth=["1", "1", "1"],
+               base_url=server_url)
     logged: dict[str, float] = {}
-    none = functools.partial(olmorl_trl.olmorl_reward, on_error="none")
-    assert await none(**bad, log_metric=logged.__setitem__) == [1.0, None]
+    with caplog.at_level("WARNING", logger="olmorl.clients"):
+        # default: an unscored item is None (TRL skips it); a multi-verifier row with an unscored check too
+        assert await olmorl_trl.olmorl_reward(**bad, log_metric=logged.__setitem__) == [1.0, None, None]
     assert logged == {"olmorl/olmorl_reward/not_ok_frac": 0.5}
+    warning = [r.getMessage() for r in caplog.records if r.name == "olmorl.clients"][-1]
+    assert "2 of 4 items not scored (invalid 2) -> reward None" in warning and "no_such_verifier" in warning
+    zero = functools.partial(olmorl_trl.olmorl_reward, on_error="zero")  # the explicit choice
+    assert await zero(**bad) == [1.0, 0.0, 1.0]
+    with pytest.raises(ItemFailed, match="invalid"):
+        await functools.partial(olmorl_trl.olmorl_reward, on_error="raise")(**bad)
     with pytest.raises(ValueError, match="verifier.*dataset"):
-        await olmorl_trl.olmorl_reward(prompts=["q"], completions=["a"], base_url=server_url)
+        await olmorl_trl.olmorl_reward(prompts=["q"], completions=["a"], ground_truth=["a"], base_url=server_url)
+
+
+async def test_trl_dead_server_raises_instead_of_zero_rewards():
+    dead = f"http://127.0.0.1:{free_port()}"
+    for func in (olmorl_trl.math_reward, functools.partial(olmorl_trl.olmorl_reward, on_error="zero")):
+        with pytest.raises(RewardServerUnavailable, match="unavailable after 6 attempts: ConnectError"):
+            await func(prompts=["q"], completions=["\\boxed{1}"], ground_truth=["1"], verifier=["math"],
+                       base_url=dead)
+
+
+async def test_trl_missing_ground_truth_column_is_a_configuration_error(server_url):
+    with pytest.raises(ValueError, match=r"math_reward needs a `ground_truth` \(or `solution`\) column.*"
+                                         r"columns are: answer, trainer_state"):
+        await olmorl_trl.math_reward(prompts=["q"], completions=["\\boxed{1}"], answer=["1"], trainer_state=None,
+                                     base_url=server_url)
+    # a judge needs no reference
+    assert await olmorl_trl.judge_reward(prompts=["q"], completions=["Kind words."], base_url=server_url) == [1.0]
+
+
+async def test_trl_function_called_without_await_says_so(server_url):
+    pending = olmorl_trl.math_reward(prompts=["q"], completions=["\\boxed{1}"], ground_truth=["1"],
+                                     base_url=server_url)
+    with pytest.raises(TypeError, match=r"math_reward is a coroutine function \(TRL awaits it\): use "
+                                        r"`await math_reward\(...\)` or `asyncio.run"):
+        pending[0]
+    with pytest.warns(RuntimeWarning, match="called but never awaited, so nothing was scored"):
+        del pending
+        gc.collect()
+    assert await olmorl_trl.math_reward(prompts=["q"], completions=["\\boxed{1}"], ground_truth=["1"],
+                                        base_url=server_url) == [1.0]
 
 
 async def test_trl_url_and_token_from_environment(reward_server, monkeypatch):
@@ -128,6 +167,20 @@ def test_verl_compute_score_as_the_naive_manager_calls_it(server_url):
     assert chosen["score"] == 1.0
     unknown = compute_score("my_private_set", "x", "y")
     assert unknown["score"] == 0.0 and unknown["invalid"] == 1.0
+    with pytest.raises(ItemFailed, match="my_private_set"):
+        load_like_verl("compute_score", base_url=server_url, on_error="raise")("my_private_set", "x", "y")
+
+
+def test_verl_dead_server_raises_and_failures_are_logged_with_counts(server_url, caplog):
+    dead = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(RewardServerUnavailable, match="ConnectError"):
+        load_like_verl("compute_score_batch", base_url=dead)(["openai/gsm8k"], ["#### 1"], ["1"])
+    olmorl_verl._NOT_OK._last_line = float("-inf")  # the log is rate-limited: open the window for this test
+    with caplog.at_level("WARNING", logger="olmorl.clients"):
+        scores = load_like_verl("compute_score_batch", base_url=server_url)(
+            ["openai/gsm8k", "my_private_set", "my_private_set"], ["#### 1", "x", "y"], ["1", "1", "1"])
+    assert [s["invalid"] for s in scores] == [0.0, 1.0, 1.0]
+    assert any("2 of 3 items not scored (invalid 2)" in r.getMessage() for r in caplog.records)
 
 
 def test_verl_batch_variant_and_numpy_ground_truths(server_url):
@@ -174,3 +227,15 @@ def test_openrlhf_empty_batch_bare_labels_and_bad_shapes(server_url):
     assert unnamed["rewards"] == [0.0] and unnamed["extra_logs"]["olmorl_invalid"] == [1.0]
     mismatched = httpx.post(f"{server_url}/openrlhf/get_reward", json={"query": ["a", "b"], "labels": ["1"]})
     assert mismatched.status_code == 422 and "labels" in mismatched.text
+
+
+def test_openrlhf_unscored_samples_are_flagged_and_logged_with_counts(reward_server):
+    url = reward_server(workers=1)
+    body = {"query": ["Q: \\boxed{2}", "Q: \\boxed{3}", "Q: x"], "prompts": ["Q: "] * 3,
+            "labels": [json.dumps({"verifier": "math", "ground_truth": "2"}), "3",
+                       json.dumps({"verifier": "no_such_verifier", "ground_truth": "x"})]}
+    data = httpx.post(f"{url}/openrlhf/get_reward", json=body, timeout=30).json()
+    assert data["rewards"] == [1.0, 0.0, 0.0] and data["extra_logs"]["olmorl_invalid"] == [0.0, 1.0, 1.0]
+    log = reward_server.servers[0].log_path
+    warning = next(line for line in open(log) if "/openrlhf/get_reward:" in line)
+    assert "2 of 3 items not scored (invalid 2) -> reward 0 with its olmorl_<status> flag" in warning

@@ -11,7 +11,6 @@ import pytest
 
 from fake_reward_server import Failure, FakeRewardServer
 from olmorl.clients import (
-    SERVER_UNAVAILABLE,
     AsyncRewardClient,
     ItemFailed,
     RewardClient,
@@ -74,12 +73,13 @@ async def test_typed_items_and_verify_one(server_url):
 
 async def test_on_error_policies(server_url):
     items = [*numbered_items(2), {"id": "bad", "verifier": "no_such_verifier", "response": "r"}]
-    async with AsyncRewardClient(server_url) as client:
-        zero = await client.verify(items)
-    assert (zero[2].status, zero[2].reward) == ("invalid", 0.0) and "no_such_verifier" in zero[2].error
-    async with AsyncRewardClient(server_url, on_error="none") as client:
+    async with AsyncRewardClient(server_url) as client:  # default: an unscored item's reward is None, never 0
         none = await client.verify(items)
     assert [r.reward for r in none] == [1.0, 0.0, None] and none[2].status == "invalid"
+    assert "no_such_verifier" in none[2].error
+    async with AsyncRewardClient(server_url, on_error="zero") as client:  # the explicit choice
+        zero = await client.verify(items)
+    assert (zero[2].status, zero[2].reward) == ("invalid", 0.0)
     async with AsyncRewardClient(server_url, on_error="raise") as client:
         with pytest.raises(ItemFailed) as raised:
             await client.verify(items)
@@ -137,31 +137,28 @@ async def test_4xx_is_final_and_not_retried(fake):
     assert len(fake.requests) == 1
 
 
-async def test_exhausted_retries_keep_every_item(fake):
-    fake.fail_next(*[Failure(503)] * 3)
+async def test_exhausted_retries_raise_and_never_make_up_a_reward(fake):
     items = [{"id": str(i), "verifier": "v", "response": "x", "ground_truth": "x"} for i in range(5)]
-    async with AsyncRewardClient(fake.url, max_retries=2, max_batch_size=2, max_concurrency=1) as client:
-        results = await client.verify(items)
-    # The first chunk used up the three scripted failures; the other two chunks were scored.
-    assert [r.id for r in results] == [str(i) for i in range(5)]
-    assert [r.status for r in results] == ["error", "error", "ok", "ok", "ok"]
-    assert "unavailable after 3 attempts: HTTP 503" in results[0].error and results[0].reward == 0.0
-    # never-scored items are marked so callers (the trainer) can retry them instead of counting a 0
-    assert [r.details.get("reason") == SERVER_UNAVAILABLE for r in results] == [True, True, False, False, False]
-    fake.fail_next(*[Failure(503)] * 3)
-    async with AsyncRewardClient(fake.url, max_retries=2, on_error="raise") as client:
-        with pytest.raises(RewardServerUnavailable, match="3 attempts"):
-            await client.verify(items)
+    for on_error in ("none", "zero", "raise"):  # whatever the item policy: no server answered, nothing was scored
+        fake.fail_next(*[Failure(503)] * 3)
+        async with AsyncRewardClient(fake.url, max_retries=2, max_batch_size=2, max_concurrency=1,
+                                     on_error=on_error) as client:
+            with pytest.raises(RewardServerUnavailable, match="after 3 attempts: HTTP 503"):
+                await client.verify(items)
+    # the same client scores again once the server answers
+    async with AsyncRewardClient(fake.url, max_retries=2) as client:
+        assert [r.status for r in await client.verify(items)] == ["ok"] * 5
 
 
-async def test_connection_errors_are_retried_then_reported():
+async def test_a_dead_port_raises_after_the_retries():
     dead = f"http://127.0.0.1:{free_port()}"
-    async with AsyncRewardClient(dead, max_retries=2, on_error="none") as client:
-        results = await client.verify([{"id": "a", "verifier": "v", "response": "x"}])
-    assert results[0].status == "error" and results[0].reward is None
-    assert "ConnectError" in results[0].error
-    with RewardClient(dead, max_retries=1) as client:
-        assert client.verify_one(verifier="v", response="x").status == "error"
+    async with AsyncRewardClient(dead, max_retries=2, on_error="zero") as client:
+        with pytest.raises(RewardServerUnavailable, match="after 3 attempts: ConnectError") as raised:
+            await client.verify([{"id": "a", "verifier": "v", "response": "x"}])
+    assert raised.value.attempts == 3 and "ConnectError" in raised.value.last_error
+    with RewardClient(dead, max_retries=1, max_batch_size=1, max_concurrency=2) as client:
+        with pytest.raises(RewardServerUnavailable, match="after 2 attempts"):
+            client.verify([{"verifier": "v", "response": "x"}] * 3)
 
 
 async def test_failover_skips_a_dead_replica_and_returns_when_it_is_back(fake):

@@ -7,6 +7,7 @@ can be had, these tests fail with the script's reason: they never skip.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -18,6 +19,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from olmorl.rewards._local import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "olmorl-rewards:test"
@@ -55,24 +58,33 @@ def image() -> str:
     return IMAGE
 
 
-@pytest.fixture(scope="module")
-def container(image: str) -> Iterator[tuple[str, str]]:
-    """A running container, published on a random 127.0.0.1 port: (container id, base URL)."""
+SANDBOX_FLAGS = ("--security-opt", "seccomp=unconfined", "--security-opt", "systempaths=unconfined")
+
+
+@contextlib.contextmanager
+def running(image: str, *flags: str) -> Iterator[tuple[str, str, str]]:
+    """A container run as the README runs it on this machine (host network: the engine of
+    scripts/docker-engine.sh has no IP forwarding for bridge networks), on a free port:
+    (name, base URL, what `docker run` printed on stderr)."""
     name = f"olmorl-test-{uuid.uuid4().hex[:12]}"
-    env_args = [arg for key, value in CONTAINER_ENV.items() for arg in ("-e", f"{key}={value}")]
+    port = free_port()
+    env = {**CONTAINER_ENV, "OLMORL_HOST": "127.0.0.1", "OLMORL_PORT": str(port)}
+    env_args = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
     try:
-        docker(
-            "run", "--detach", "--name", name, "--publish", "127.0.0.1::8000",
-            # What the code sandbox (bubblewrap) needs inside the container; see the Dockerfile.
-            "--security-opt", "seccomp=unconfined", "--security-opt", "systempaths=unconfined",
-            *env_args, image,
-        )
-        port = docker("port", name, "8000/tcp").stdout.splitlines()[0].rsplit(":", 1)[1]
+        started = docker("run", "--detach", "--name", name, "--network", "host", *flags, *env_args, image)
         base_url = f"http://127.0.0.1:{port}"
         _wait_ready(name, base_url)
-        yield name, base_url
+        yield name, base_url, started.stderr
     finally:
         docker("rm", "--force", "--volumes", name, check=False)
+
+
+@pytest.fixture(scope="module")
+def container(image: str) -> Iterator[tuple[str, str]]:
+    """A running container with the flags the code sandbox (bubblewrap) needs: (name, base URL)."""
+    with running(image, *SANDBOX_FLAGS) as (name, base_url, stderr):
+        assert stderr == "", stderr  # no "IPv4 forwarding is disabled" or any other warning
+        yield name, base_url
 
 
 def _wait_ready(name: str, base_url: str) -> None:
@@ -150,6 +162,24 @@ def test_code_runs_in_the_bubblewrap_sandbox_inside(container: tuple[str, str]) 
     right, wrong = reply.json()["results"]
     assert (right["status"], right["reward"], right["details"]["backend"]) == ("ok", 1.0, "bwrap"), right
     assert (wrong["status"], wrong["reward"]) == ("ok", 0.0), wrong
+
+
+def test_without_the_sandbox_flags_code_is_not_ready_and_says_which_flags(image: str) -> None:
+    with running(image) as (_, base_url, _stderr):
+        code = httpx.get(f"{base_url}/readyz", timeout=5).json()["verifiers"]["code"]
+        item = {"verifier": "code", "response": "print(1)", "ground_truth": ["assert True"]}
+        result = httpx.post(f"{base_url}/v1/verify", json={"items": [item]}, timeout=60).json()["results"][0]
+    assert code["ready"] is False, code
+    assert "--security-opt seccomp=unconfined --security-opt systempaths=unconfined" in code["unavailable"]
+    assert result["status"] == "error" and "--security-opt seccomp=unconfined" in result["error"], result
+
+
+def test_image_size_and_no_untagged_stage_images(image: str) -> None:
+    size_mb = int(docker("image", "inspect", "--format", "{{.Size}}", image).stdout) / 1e6
+    print(f"{image}: {size_mb:.0f} MB")
+    assert size_mb <= 350, f"{image} is {size_mb:.0f} MB"
+    for stage in ("build", "wheel"):  # the earlier stages are named images (and the next build's cache)
+        docker("image", "inspect", f"{image}-{stage}")
 
 
 def _tail(text: str | bytes | None, lines: int = 40) -> str:

@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+from olmorl.rewards._local import free_port
+
 ROWS = [
     {"response": "The answer is $\\boxed{\\frac{1}{2}}$.", "ground_truth": "0.5", "verifier": "math", "label": True},
     {"response": "#### 17", "ground_truth": "18", "verifier": "gsm8k", "label": False},
@@ -46,3 +48,14 @@ def test_server_scoring_matches_in_process(reward_server, tmp_path):
     assert statuses[:5] == ["ok", "ok", "ok", "invalid", "ok"] and json.loads(remote_rows[4])["reward"] == 2.0
     assert summary_without_timing(remote.stdout) == summary_without_timing(local.stdout)
     assert "rows/s" in remote.stdout and "│ all" in remote.stdout
+
+
+def test_a_dead_server_exits_non_zero_with_one_line_and_no_table(tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in ROWS[:4]))
+    dead = f"http://127.0.0.1:{free_port()}"
+    proc = subprocess.run([sys.executable, "-m", "olmorl.rewards", "verify", str(data), "--server", dead],
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 1 and "accuracy" not in proc.stdout and "│" not in proc.stdout
+    assert proc.stderr.splitlines()[-1] == ("olmorl-rewards verify: error: nothing scored: reward server unavailable "
+                                            "after 6 attempts: ConnectError: All connection attempts failed")

@@ -94,7 +94,7 @@ def test_judge_upstream_errors_fail_judge_items_only(reward_server):
             results = client.verify(items)
     by_id = {r.id: r for r in results}
     for judged in ("j1", "j2"):
-        assert by_id[judged].status == "error" and by_id[judged].reward == 0.0 and by_id[judged].error
+        assert by_id[judged].status == "error" and by_id[judged].reward is None and by_id[judged].error
     assert by_id["m"].status == "ok" and by_id["m"].reward == 1.0
     assert all(by_id[f"s{i}"].status == "ok" for i in range(5))
 

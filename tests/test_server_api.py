@@ -10,7 +10,8 @@ from olmorl.rewards._local import LocalRewardServer
 
 @pytest.fixture(scope="module")
 def server():
-    with LocalRewardServer(workers=1, max_items_per_request=50, max_body_bytes=200_000) as srv:
+    with LocalRewardServer(workers=1, max_items_per_request=50, max_body_bytes=200_000,
+                           max_ground_truth_chars=100_000) as srv:
         yield srv.url
 
 
@@ -41,6 +42,19 @@ def test_mixed_batch_every_item_gets_a_status_in_order(server):
     assert results[4]["error"].startswith("ground_truth")
     assert results[5]["error"].startswith("options: z")
     assert all(r["elapsed_ms"] >= 0 for r in results)
+
+
+def test_missing_and_oversized_ground_truths_are_invalid_and_say_so(server):
+    items = [{"verifier": "math", "response": "\\boxed{1}"},
+             {"verifier": "string_match", "response": "x", "ground_truth": None},
+             {"verifier": "math", "response": "\\boxed{1}", "ground_truth": "1+" * 60_000 + "1"}]
+    results = post(server, {"items": items}).json()["results"]
+    assert [r["status"] for r in results] == ["invalid"] * 3
+    assert results[0]["error"] == "ground_truth: missing; the math verifier needs one (GET /v1/verifiers shows its shape)"
+    assert results[1]["error"].startswith("ground_truth: missing; the string_match verifier")
+    # refused at once (like an over-long response), not after holding a worker until the item timeout
+    assert results[2]["error"] == ("ground_truth has 120001 characters as JSON; the limit is 100000 "
+                                   "(max_ground_truth_chars)") and results[2]["elapsed_ms"] < 1000
 
 
 def test_empty_batch(server):
@@ -74,7 +88,17 @@ def test_verifier_listing_and_docs(server):
     assert "VerifyRequest" in schema["components"]["schemas"]
     body = schema["paths"]["/v1/verify"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert body == {"$ref": "#/components/schemas/VerifyRequest"}
-    assert httpx.get(f"{server}/docs").status_code == 200
+    # the docs pages load their JavaScript and CSS from this server, not a CDN (they work offline)
+    for page, assets in (("/docs", ("swagger-ui-bundle.js", "swagger-ui.css")), ("/redoc", ("redoc.standalone.js",))):
+        html = httpx.get(f"{server}{page}").text
+        assert "cdn" not in html.lower() and "googleapis" not in html
+        for asset in assets:
+            assert f'"/docs/static/{asset}"' in html
+            fetched = httpx.get(f"{server}/docs/static/{asset}")
+            assert fetched.status_code == 200 and len(fetched.content) > 100_000
+    text = httpx.get(f"{server}/metrics").text
+    for route in ("/docs", "/redoc", "/openapi.json", "/docs/static"):
+        assert f'olmorl_requests_total{{code="200",route="{route}"}}' in text, route
 
 
 def test_health_ready_metrics(server):

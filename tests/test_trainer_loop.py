@@ -1,6 +1,8 @@
 """The training loop end to end against live reward servers: learning, resume, reward-server outage, CLI."""
 
 import json
+import re
+import signal
 import threading
 import time
 
@@ -54,8 +56,11 @@ def test_async_grpo_raises_held_out_accuracy(toy, tmp_path, reward_server):
     # async: the learner trained on tokens sampled by the previous policy, within the bound
     assert max(h["staleness_max"] for h in history) <= 1 and any(h["staleness_mean"] > 0 for h in history)
     for key in ("is_weight_max", "clip_high_frac", "entropy", "zero_std_frac", "gen_tokens_per_s",
-                "learner_idle_frac", "engine_idle_frac", "truncated_frac", "reward_latency_s", "reward/math"):
+                "learner_idle_frac", "engine_idle_frac", "truncated_frac", "reward_latency_s", "reward_trained",
+                "learning_rate"):
         assert key in history[-1], key
+    # a reward point only for steps that scored new groups, never a 0 standing in for "no data"
+    assert all(("reward" in h) == ("reward/math" in h) for h in history) and any("reward" in h for h in history)
 
 
 def test_resumed_run_ends_with_the_parameters_of_an_uninterrupted_one(toy, tmp_path, reward_server):
@@ -65,6 +70,8 @@ def test_resumed_run_ends_with_the_parameters_of_an_uninterrupted_one(toy, tmp_p
     Trainer(_config(toy, tmp_path / "straight", total_steps=4, **common)).run()
     Trainer(_config(toy, tmp_path / "resumed", total_steps=2, **common)).run()
     assert latest_checkpoint(tmp_path / "resumed").name == "step_0000002"
+    with (tmp_path / "resumed" / "metrics.jsonl").open("a") as log:  # a step logged after the last checkpoint,
+        log.write(json.dumps({"step": 3, "reward": 123.0}) + "\n" + '{"step": 4, "rew')  # then a crash mid-line
     Trainer(_config(toy, tmp_path / "resumed", total_steps=4, **common)).run()
     straight = load_checkpoint(latest_checkpoint(tmp_path / "straight"))
     resumed = load_checkpoint(latest_checkpoint(tmp_path / "resumed"))
@@ -77,7 +84,8 @@ def test_resumed_run_ends_with_the_parameters_of_an_uninterrupted_one(toy, tmp_p
         moved += float((value - halfway[name]).abs().sum())
     assert moved > 0  # steps 3-4 did train
     lines = (tmp_path / "resumed" / "metrics.jsonl").read_text().splitlines()
-    assert [json.loads(x)["step"] for x in lines] == [1, 2, 3, 4]
+    assert [json.loads(x)["step"] for x in lines] == [1, 2, 3, 4]  # each step once: the resumed run's step 3
+    assert json.loads(lines[2])["reward"] != 123.0
     saved_config = json.loads((latest_checkpoint(tmp_path / "resumed") / "config.json").read_text())
     assert saved_config["total_steps"] == 4 and saved_config["async_steps"] == 0
 
@@ -127,9 +135,52 @@ def test_cli_runs_from_a_yaml_config_with_flag_overrides(toy, tmp_path, reward_s
     assert '"total_steps": 2' in proc.stdout  # the resolved config is printed at start
     assert latest_checkpoint(tmp_path / "out").name == "step_0000002"
     assert list((tmp_path / "out" / "tensorboard").iterdir())
+    # not a terminal: one plain line per step (step/total, the learning rate), then the stop line
+    steps = [line for line in proc.stdout.splitlines() if line.startswith("step ")]
+    assert [line.split()[1] for line in steps] == ["1/2", "2/2"] and all(" lr=" in line for line in steps)
+    assert proc.stdout.splitlines()[-1] == (f"olmorl-train: finished at step 2/2; last checkpoint: "
+                                            f"{latest_checkpoint(tmp_path / 'out')}")
+    assert "FutureWarning" not in proc.stderr and "deprecated" not in proc.stderr  # the current transformers API
+
+    # SIGTERM: the run stops and says at which step and where its checkpoint is
+    run = subprocess.Popen([sys.executable, "-m", "olmorl.trainer._cli", "--config", str(config), "--save-every", "1",
+                            "--output-dir", str(tmp_path / "stopped"), "--reward-urls", f"[{url}]"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        for line in run.stdout:
+            if line.startswith("step 2/50"):
+                run.send_signal(signal.SIGTERM)
+                break
+        tail = run.stdout.read().splitlines()
+        assert run.wait(timeout=120) != 0
+    finally:
+        run.kill()
+    last = latest_checkpoint(tmp_path / "stopped")  # the step's checkpoint, or the one before if SIGTERM came first
+    stopped = re.fullmatch(r"olmorl-train: stopped by SIGTERM at step (\d+)/50; last checkpoint: (.+)", tail[-1])
+    assert stopped and int(stopped[1]) >= 2 and stopped[2] == str(last), tail[-3:]
     bad = subprocess.run([sys.executable, "-m", "olmorl.trainer._cli", "--config", str(config), "--objective", "reinforce"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "objective must be one of" in bad.stderr
+
+
+def test_a_step_without_new_groups_logs_no_reward_point(toy, tmp_path):
+    from collections import Counter
+
+    from olmorl.trainer._loop import ScoredGroup
+    from olmorl.trainer._rewards import GroupScorer
+    from olmorl.trainer.engines._torch import Completion, Group
+
+    trainer = Trainer(_config(toy, tmp_path / "run", learning_rate=3e-4))
+    trainer.scorer = GroupScorer(["http://127.0.0.1:1"], api_key=None, timeout_s=1.0, batch_size=8, max_wait_s=1.0)
+    trainer.counters, trainer.completion_stats = Counter(), []
+    prompt = trainer.mixer.next()
+    batch = [ScoredGroup(prompt, Group(0, [1], [Completion([7], [-1.0], [0], "stop")] * 2, None, 0), [1.0, 0.0], [])]
+    trainer.scored_rewards = [("math", [1.0, 0.0, 1.0, 1.0])]  # scored since the last step: a zero-std group too
+    first = trainer._step_metrics(batch, {}, Counter())
+    assert (first["reward"], first["reward/math"], first["reward_trained"]) == (0.75, 0.75, 0.5)
+    assert first["learning_rate"] == pytest.approx(3e-4)
+    second = trainer._step_metrics(batch, {}, Counter())  # trained on groups sampled earlier: nothing new scored
+    assert "reward" not in second and "reward/math" not in second and second["reward_trained"] == 0.5
 
 
 def test_staleness_bound_drops_too_old_groups_before_training(toy, tmp_path):

@@ -8,13 +8,12 @@ from olmorl.clients._exceptions import (
     RewardServerUnavailable,
     SessionNotFound,
 )
-from olmorl.clients._policy import SERVER_UNAVAILABLE, OnError
+from olmorl.clients._policy import OnError
 from olmorl.clients._sessions import AsyncSession, AsyncSessionClient, Session, SessionClient
 from olmorl.rewards._models import VerifyItem, VerifyResult
 from olmorl.rewards._session_models import EnvInfo, ToolResult
 
 __all__ = [
-    "SERVER_UNAVAILABLE",
     "AsyncRewardClient",
     "AsyncSession",
     "AsyncSessionClient",

@@ -24,7 +24,6 @@ from olmorl.clients._policy import (
     as_payload,
     auth_headers,
     classify,
-    failed_results,
     parse_results,
     parse_verifiers,
     resolve_urls,
@@ -51,10 +50,6 @@ class _ClientConfig:
         self.retry = RetryPolicy(max_retries=max_retries)
         self.on_error = on_error
 
-    def give_up(self, chunk: list[dict[str, Any]], attempts: int, reason: str) -> list[VerifyResult]:
-        if self.on_error == "raise":
-            raise RewardServerUnavailable(attempts, reason)
-        return failed_results(chunk, f"reward server unavailable after {attempts} attempts: {reason}")
 
 
 class RewardClient:
@@ -67,14 +62,16 @@ class RewardClient:
     - `timeout`: seconds per HTTP request. `max_batch_size`: items per request. `max_concurrency`:
       requests in flight at once. `max_retries`: retries per request after the first attempt, with
       jittered exponential backoff; a server's Retry-After is honoured.
-    - `on_error`: what a result that is not `ok` becomes: `zero` (reward 0, status kept), `none`
-      (reward None) or `raise` (ItemFailed; RewardServerUnavailable when retries run out). A 4xx other
-      than 429 (a wrong token, a malformed request) raises RewardServerError whatever the policy.
+    - `on_error`: what the reward of an item the server scored `invalid`, `timeout` or `error` becomes:
+      `none` (default: None, status and error kept), `zero` (0.0, status kept) or `raise` (ItemFailed).
+    - A server that no replica reaches after all retries raises RewardServerUnavailable, whatever
+      `on_error` says: no reward is ever made up for an item no server scored. A 4xx other than 429
+      (a wrong token, a malformed request) raises RewardServerError.
     """
 
     def __init__(self, base_url: str | Sequence[str] | None = None, *, api_key: str | None = None,
                  timeout: float = 120.0, max_batch_size: int = 256, max_concurrency: int = 4,
-                 max_retries: int = 5, on_error: OnError = "zero", replica_cooldown_s: float = 5.0) -> None:
+                 max_retries: int = 5, on_error: OnError = "none", replica_cooldown_s: float = 5.0) -> None:
         self._config = _ClientConfig(base_url, api_key, timeout, max_batch_size, max_concurrency, max_retries,
                                      on_error, replica_cooldown_s)
         self._http = httpx.Client(headers=self._config.headers, timeout=self._config.timeout)
@@ -103,7 +100,7 @@ class RewardClient:
     def _send(self, chunk: list[dict[str, Any]]) -> list[VerifyResult]:
         response, reason = self._exchange("POST", "/v1/verify", {"items": chunk})
         if response is None:
-            return self._config.give_up(chunk, self._config.retry.max_retries + 1, reason)
+            raise RewardServerUnavailable(self._config.retry.max_retries + 1, reason)
         return parse_results(response, len(chunk))
 
     def _exchange(self, method: str, path: str, body: Any = None) -> tuple[httpx.Response | None, str]:
@@ -145,7 +142,7 @@ class AsyncRewardClient:
 
     def __init__(self, base_url: str | Sequence[str] | None = None, *, api_key: str | None = None,
                  timeout: float = 120.0, max_batch_size: int = 256, max_concurrency: int = 8,
-                 max_retries: int = 5, on_error: OnError = "zero", replica_cooldown_s: float = 5.0) -> None:
+                 max_retries: int = 5, on_error: OnError = "none", replica_cooldown_s: float = 5.0) -> None:
         self._config = _ClientConfig(base_url, api_key, timeout, max_batch_size, max_concurrency, max_retries,
                                      on_error, replica_cooldown_s)
         limits = httpx.Limits(max_connections=max(max_concurrency, 1) * 2)
@@ -176,7 +173,7 @@ class AsyncRewardClient:
     async def _send(self, chunk: list[dict[str, Any]]) -> list[VerifyResult]:
         response, reason = await self._exchange("POST", "/v1/verify", {"items": chunk})
         if response is None:
-            return self._config.give_up(chunk, self._config.retry.max_retries + 1, reason)
+            raise RewardServerUnavailable(self._config.retry.max_retries + 1, reason)
         return parse_results(response, len(chunk))
 
     async def _exchange(self, method: str, path: str, body: Any = None) -> tuple[httpx.Response | None, str]:

@@ -117,22 +117,12 @@ def parse_verifiers(response: httpx.Response) -> list[VerifierInfo]:
         raise RewardServerError(response.status_code, f"unreadable reply: {exc.errors()[0]['msg']}") from None
 
 
-SERVER_UNAVAILABLE = "server_unavailable"  # details["reason"] of results the client made up because no server answered
-
-
-def failed_results(chunk: list[dict[str, Any]], reason: str) -> list[VerifyResult]:
-    """Results for a chunk the server never scored (all retries failed), so no item is lost."""
-    return [VerifyResult(id=item.get("id") if isinstance(item.get("id"), str) else None,
-                         verifier=str(item.get("verifier", "")), reward=0.0, status="error",
-                         error=reason, details={"reason": SERVER_UNAVAILABLE}) for item in chunk]
-
-
 def apply_on_error(results: list[VerifyResult], on_error: OnError) -> list[VerifyResult]:
+    """What a result that is not `ok` becomes: reward None (`none`), 0.0 (`zero`), or ItemFailed (`raise`)."""
     for index, result in enumerate(results):
         if result.status == "ok":
             continue
         if on_error == "raise":
             raise ItemFailed(index, result)
-        if on_error == "none":
-            results[index] = result.model_copy(update={"reward": None})
+        results[index] = result.model_copy(update={"reward": None if on_error == "none" else 0.0})
     return results

@@ -25,17 +25,35 @@ their own verifier when it has no verifier column, and give `None` (TRL: "not ap
 whose verifier belongs to another family, so several can share one multi-task dataset. The generic
 `olmorl_reward` scores every row with the verifier its column names.
 
-Completions in the conversational format are scored on the last assistant message. An item the
-server could not score gets reward 0 (`on_error="zero"`, the default) or `None` (`on_error="none"`,
-which TRL leaves out of that row's reward); `log_metric` receives the fraction of items not `ok`.
+Completions in the conversational format are scored on the last assistant message.
+
+Errors (`olmorl.clients` exceptions):
+- A reward server no replica reaches after all retries raises `RewardServerUnavailable`: the step
+  fails rather than train on rewards nobody computed.
+- An item the server scored `invalid`, `timeout` or `error` gives that completion `None` (the default,
+  `on_error="none"`): TRL leaves it out of the group's baseline and gives it no advantage. Each call
+  logs a warning with the counts by status (logger `olmorl.clients`), and `log_metric` receives
+  `olmorl/<name>/not_ok_frac`. `on_error="zero"` scores such items 0.0 instead (an explicit choice),
+  `on_error="raise"` raises `ItemFailed`. A multi-verifier row with one failed check is None as a whole.
+- No `ground_truth` (or `solution`) column is a configuration error, raised at the first call
+  (`judge_reward` alone accepts rows without a reference).
+
+These are coroutine functions: TRL awaits them. Outside TRL, `asyncio.run(math_reward(...))` or
+`await math_reward(...)`; a call without either fails with a message saying so.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import collections.abc
+import functools
+import logging
+import warnings
+from typing import Any, Callable, Generator
 
 from olmorl.clients._client import AsyncRewardClient
 from olmorl.clients._policy import OnError, resolve_urls
+from olmorl.rewards._not_ok import NotOkLog
+from olmorl.rewards._models import VerifyResult
 
 __all__ = ["FAMILIES", "code_reward", "ifeval_reward", "judge_reward", "math_reward", "olmorl_reward"]
 
@@ -48,38 +66,97 @@ FAMILIES: dict[str, tuple[str, Callable[[str], bool]]] = {
 }
 
 _ALIASES: dict[tuple[str, ...], dict[str, str]] = {}  # server URLs -> lower-cased name/alias -> name
+log = logging.getLogger("olmorl.clients")
+_NOT_OK: dict[str, NotOkLog] = {}  # function name -> its warning log
 
 
+class PendingRewards(collections.abc.Coroutine):
+    """What calling a reward function returns: a coroutine (TRL awaits it). Used as the list of rewards
+    without being awaited, it fails naming the fix, instead of Python's "coroutine was never awaited"."""
+
+    def __init__(self, name: str, coroutine: collections.abc.Coroutine) -> None:
+        self._name, self._coroutine, self._started = name, coroutine, False
+
+    def __await__(self) -> Generator[Any, None, list[float | None]]:
+        self._started = True
+        return self._coroutine.__await__()
+
+    def send(self, value: Any) -> Any:
+        self._started = True
+        return self._coroutine.send(value)
+
+    def throw(self, *args: Any) -> Any:
+        return self._coroutine.throw(*args)
+
+    def close(self) -> None:
+        self._coroutine.close()
+
+    def _not_awaited(self, *args: Any) -> Any:
+        raise TypeError(f"{self._name} is a coroutine function (TRL awaits it): use `await {self._name}(...)` "
+                        f"or `asyncio.run({self._name}(...))` to get the rewards")
+
+    __iter__ = __len__ = __getitem__ = __bool__ = _not_awaited
+
+    def __del__(self) -> None:
+        if not self._started:
+            self._coroutine.close()  # no second, vaguer "never awaited" warning from Python
+            warnings.warn(f"{self._name}(...) was called but never awaited, so nothing was scored: use "
+                          f"`await {self._name}(...)` or `asyncio.run({self._name}(...))`", RuntimeWarning,
+                          stacklevel=2)
+
+
+class RewardFunction(functools.partial):
+    """A module-level coroutine function as TRL sees it (`inspect.iscoroutinefunction` is true, the name is
+    the function's) whose call returns a `PendingRewards`; pickled by reference, like a function."""
+
+    def __call__(self, /, *args: Any, **kwargs: Any) -> PendingRewards:
+        return PendingRewards(self.func.__name__, super().__call__(*args, **kwargs))
+
+    def __reduce__(self) -> str:
+        return self.func.__name__
+
+
+def _reward_function(func: Callable[..., Any]) -> RewardFunction:
+    wrapped = RewardFunction(func)
+    wrapped.__name__, wrapped.__doc__ = func.__name__, func.__doc__  # type: ignore[attr-defined]
+    return wrapped
+
+
+@_reward_function
 async def math_reward(prompts: list[Any], completions: list[Any], *, base_url: str | list[str] | None = None,
-                      api_key: str | None = None, on_error: OnError = "zero", timeout: float = 600.0,
+                      api_key: str | None = None, on_error: OnError = "none", timeout: float = 600.0,
                       **columns: Any) -> list[float | None]:
     """Math answers (`math` verifier and its relatives, e.g. `gsm8k`); other families' rows get None."""
     return await _score("math", prompts, completions, columns, base_url, api_key, on_error, timeout)
 
 
+@_reward_function
 async def code_reward(prompts: list[Any], completions: list[Any], *, base_url: str | list[str] | None = None,
-                      api_key: str | None = None, on_error: OnError = "zero", timeout: float = 600.0,
+                      api_key: str | None = None, on_error: OnError = "none", timeout: float = 600.0,
                       **columns: Any) -> list[float | None]:
     """Programs run against the row's tests in the server's sandbox (`code`, `code_stdio`, ...)."""
     return await _score("code", prompts, completions, columns, base_url, api_key, on_error, timeout)
 
 
+@_reward_function
 async def ifeval_reward(prompts: list[Any], completions: list[Any], *, base_url: str | list[str] | None = None,
-                        api_key: str | None = None, on_error: OnError = "zero", timeout: float = 600.0,
+                        api_key: str | None = None, on_error: OnError = "none", timeout: float = 600.0,
                         **columns: Any) -> list[float | None]:
     """Instruction-following constraints (`ifeval` and its aliases: IFEval, IFBench, IF-RLVR)."""
     return await _score("ifeval", prompts, completions, columns, base_url, api_key, on_error, timeout)
 
 
+@_reward_function
 async def judge_reward(prompts: list[Any], completions: list[Any], *, base_url: str | list[str] | None = None,
-                       api_key: str | None = None, on_error: OnError = "zero", timeout: float = 600.0,
+                       api_key: str | None = None, on_error: OnError = "none", timeout: float = 600.0,
                        **columns: Any) -> list[float | None]:
     """LM-judge score in [0, 1] (`judge` and open-instruct's `general-*` presets)."""
     return await _score("judge", prompts, completions, columns, base_url, api_key, on_error, timeout)
 
 
+@_reward_function
 async def olmorl_reward(prompts: list[Any], completions: list[Any], *, base_url: str | list[str] | None = None,
-                        api_key: str | None = None, on_error: OnError = "zero", timeout: float = 600.0,
+                        api_key: str | None = None, on_error: OnError = "none", timeout: float = 600.0,
                         **columns: Any) -> list[float | None]:
     """Any verifier: each row's `verifier` (else `dataset`) column names it."""
     return await _score(None, prompts, completions, columns, base_url, api_key, on_error, timeout)
@@ -109,9 +186,13 @@ def _column(columns: dict[str, Any], *names: str) -> list[Any] | None:
 async def _score(family: str | None, prompts: list[Any], completions: list[Any], columns: dict[str, Any],
                  base_url: str | list[str] | None, api_key: str | None, on_error: OnError,
                  timeout: float) -> list[float | None]:
+    label = f"{family}_reward" if family else "olmorl_reward"
     urls = tuple(resolve_urls(base_url))
     names = _column(columns, "verifier", "dataset")
     truths = _column(columns, "ground_truth", "solution")
+    if family != "judge" and "ground_truth" not in columns and "solution" not in columns:
+        raise ValueError(f"{label} needs a `ground_truth` (or `solution`) column with each row's reference; "
+                         f"the dataset's columns are: {', '.join(sorted(columns)) or 'none'}")
     options = columns.get("options")
     items: list[dict[str, Any]] = []
     owner: list[int] = []  # row of each item
@@ -134,15 +215,27 @@ async def _score(family: str | None, prompts: list[Any], completions: list[Any],
                 items.append(item)
                 owner.append(row)
         results = await client.verify(items) if items else []
+    return _row_rewards(label, len(completions), owner, results, on_error, columns.get("log_metric"))
 
-    rewards: list[float | None] = [None] * len(completions)
+
+def _row_rewards(label: str, rows: int, owner: list[int], results: list[VerifyResult], on_error: OnError,
+                 log_metric: Any) -> list[float | None]:
+    """Each row's summed reward; None for rows with no item of this family, and (on_error="none") for rows
+    with a check that was not scored, which are logged with counts."""
+    rewards: list[float | None] = [None] * rows
+    failed: set[int] = set()
     for row, result in zip(owner, results):
-        if result.reward is not None:
+        if result.reward is None:
+            failed.add(row)
+        else:
             rewards[row] = (rewards[row] or 0.0) + result.reward
-    log_metric = columns.get("log_metric")
-    if callable(log_metric) and results:
-        label = f"{family}_reward" if family else "olmorl_reward"
-        log_metric(f"olmorl/{label}/not_ok_frac", sum(r.status != "ok" for r in results) / len(results))
+    for row in failed:
+        rewards[row] = None
+    if results:
+        _NOT_OK.setdefault(label, NotOkLog(log, f"olmorl.clients.trl.{label}")).record(
+            results, "None" if on_error == "none" else "0.0")
+        if callable(log_metric):
+            log_metric(f"olmorl/{label}/not_ok_frac", sum(r.status != "ok" for r in results) / len(results))
     return rewards
 
 

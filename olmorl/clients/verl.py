@@ -6,7 +6,7 @@
     custom_reward_function.name=compute_score_batch    # one HTTP batch per verl batch
 
 The server URL and token come from `OLMORL_URL` / `OLMORL_API_KEY`, or from
-`custom_reward_function.reward_kwargs` (`base_url`, `api_key`, `timeout`).
+`custom_reward_function.reward_kwargs` (`base_url`, `api_key`, `timeout`, `on_error`).
 
 Which verifier scores a sample, first match wins:
 1. `extra_info["verifier"]` when the row names one (with optional `extra_info["verifier_options"]`);
@@ -17,18 +17,26 @@ Which verifier scores a sample, first match wins:
    `invalid=1`, never an exception in the training loop.
 
 The result is a dict with `score` (the reward) and, with the same keys for every sample as verl
-requires: `acc` (score >= 0.5), and `invalid`, `timeout`, `error` (1.0 when the item had that
-status, so a silent zero from an outage shows up in verl's reward_extra_info).
+requires: `acc` (score >= 0.5), and `invalid`, `timeout`, `error` (1.0 when the item had that status).
+
+Errors. A reward server no replica reaches after all retries raises `RewardServerUnavailable`: the
+step fails instead of training on made-up zeros. verl's reward managers need a number for every
+sample (no per-sample skip like TRL's None), so an item scored `invalid`, `timeout` or `error` gets
+`score` 0.0 with its status flag at 1.0 (verl averages these keys into its metrics), and a warning
+with the counts by status is logged (logger `olmorl.clients`, at most every 30 s).
+`on_error="raise"` raises `ItemFailed` instead.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
-from typing import Any
+from typing import Any, Literal
 
 from olmorl.clients._client import RewardClient
 from olmorl.clients._policy import resolve_urls
+from olmorl.rewards._not_ok import NotOkLog
 from olmorl.rewards._models import VerifyResult
 
 __all__ = ["DATA_SOURCES", "DATA_SOURCE_PREFIXES", "compute_score", "compute_score_batch", "verifier_for"]
@@ -64,8 +72,10 @@ DATA_SOURCE_PREFIXES: tuple[tuple[str, str], ...] = (
     ("livecodebench", "code"),
 )
 
-_clients: dict[tuple[int, tuple[str, ...], str | None, float], RewardClient] = {}
+VerlOnError = Literal["zero", "raise"]  # verl needs a number per sample: there is no "none"
+_clients: dict[tuple[int, tuple[str, ...], str | None, float, str], RewardClient] = {}
 _clients_lock = threading.Lock()
+_NOT_OK = NotOkLog(logging.getLogger("olmorl.clients"), "olmorl.clients.verl", every_s=30.0)
 
 
 def verifier_for(data_source: str, extra_info: dict[str, Any] | None = None) -> str:
@@ -83,20 +93,20 @@ def verifier_for(data_source: str, extra_info: dict[str, Any] | None = None) -> 
 
 def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict[str, Any] | None = None,
                   *, base_url: str | list[str] | None = None, api_key: str | None = None, timeout: float = 600.0,
-                  **kwargs: Any) -> dict[str, float]:
+                  on_error: VerlOnError = "zero", **kwargs: Any) -> dict[str, float]:
     """verl's per-sample reward function: `{"score": reward, "acc", "invalid", "timeout", "error"}`."""
-    client = _client(base_url, api_key, timeout)
-    return _as_verl(client.verify([_item(data_source, solution_str, ground_truth, extra_info)])[0])
+    client = _client(base_url, api_key, timeout, on_error)
+    return _as_verl(client.verify([_item(data_source, solution_str, ground_truth, extra_info)]))[0]
 
 
 def compute_score_batch(data_sources: list[str], solution_strs: list[str], ground_truths: list[Any],
                         extra_infos: list[dict[str, Any] | None] | None = None, *,
                         base_url: str | list[str] | None = None, api_key: str | None = None,
-                        timeout: float = 600.0, **kwargs: Any) -> list[dict[str, float]]:
+                        timeout: float = 600.0, on_error: VerlOnError = "zero", **kwargs: Any) -> list[dict[str, float]]:
     """verl's `batch` reward manager: the whole batch in one call, one dict per sample, in order."""
     extra_infos = extra_infos if extra_infos is not None else [None] * len(solution_strs)
     items = [_item(*sample) for sample in zip(data_sources, solution_strs, ground_truths, extra_infos, strict=True)]
-    return [_as_verl(result) for result in _client(base_url, api_key, timeout).verify(items)]
+    return _as_verl(_client(base_url, api_key, timeout, on_error).verify(items))
 
 
 def _item(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict[str, Any] | None) -> dict[str, Any]:
@@ -118,18 +128,23 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _as_verl(result: VerifyResult) -> dict[str, float]:
-    score = float(result.reward or 0.0)
-    return {"score": score, "acc": float(score >= 0.5), "invalid": float(result.status == "invalid"),
-            "timeout": float(result.status == "timeout"), "error": float(result.status == "error")}
+def _as_verl(results: list[VerifyResult]) -> list[dict[str, float]]:
+    with _clients_lock:
+        _NOT_OK.record(results, "0.0 with its status flag")
+    return [{"score": float(r.reward or 0.0), "acc": float((r.reward or 0.0) >= 0.5),
+             "invalid": float(r.status == "invalid"), "timeout": float(r.status == "timeout"),
+             "error": float(r.status == "error")} for r in results]
 
 
-def _client(base_url: str | list[str] | None, api_key: str | None, timeout: float) -> RewardClient:
+def _client(base_url: str | list[str] | None, api_key: str | None, timeout: float, on_error: VerlOnError) -> RewardClient:
     """One client per process and configuration: verl's naive manager calls once per sample."""
+    if on_error not in ("zero", "raise"):
+        raise ValueError(f"verl's on_error is 'zero' (with status flags) or 'raise', not {on_error!r}: "
+                         "verl needs a number for every sample")
     urls = tuple(resolve_urls(base_url))
-    key = (os.getpid(), urls, api_key if api_key is not None else os.environ.get("OLMORL_API_KEY"), timeout)
+    key = (os.getpid(), urls, api_key if api_key is not None else os.environ.get("OLMORL_API_KEY"), timeout, on_error)
     with _clients_lock:
         client = _clients.get(key)
         if client is None:
-            client = _clients[key] = RewardClient(list(urls), api_key=key[2], timeout=timeout, on_error="zero")
+            client = _clients[key] = RewardClient(list(urls), api_key=key[2], timeout=timeout, on_error=on_error)
         return client

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import socket
 import sys
 from typing import Any
 
@@ -11,7 +12,10 @@ from olmorl.rewards._settings import Settings
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from olmorl import __version__
+
     parser = argparse.ArgumentParser(prog="olmorl-rewards", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the reward server (settings also from OLMORL_* env vars)")
@@ -22,21 +26,28 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--plugin", action="append", dest="plugins", help="module that registers verifiers")
     serve.add_argument("--log-level", help="debug, info, warning, error")
 
-    verify = sub.add_parser("verify", help="score a JSONL or Parquet file and print a summary")
-    verify.add_argument("file", help="JSONL (.jsonl/.json) or Parquet (.parquet) file")
-    verify.add_argument("--output", "-o", help="write the scored rows as JSONL here")
-    verify.add_argument("--server", help="score through this server (comma-separated replicas) instead of "
-                                         "in-process")
+    verify = sub.add_parser("verify", help="score a JSONL or Parquet file and print a summary",
+                            description="Score every row of FILE and print a summary (mean reward and accuracy "
+                                        "over the rows scored ok). Exit 0 when some row was scored, 1 when none "
+                                        "was or no server answered, 2 for a missing file or column.")
+    verify.add_argument("file", help="JSONL (.jsonl/.json) or Parquet (.parquet, needs pyarrow) file")
+    verify.add_argument("--output", "-o", help="write the scored rows as JSONL here (default: none)")
+    verify.add_argument("--server", help="score through this server (comma-separated replicas) "
+                                         "(default: in-process)")
     verify.add_argument("--api-key", help="bearer token for --server (default: OLMORL_API_KEY)")
-    verify.add_argument("--verifier", help="use this verifier for every row (overrides the column)")
+    verify.add_argument("--verifier", help="use this verifier for every row (default: the verifier column)")
     verify.add_argument("--verifier-column", help="column naming the verifier (default: verifier, else dataset)")
-    verify.add_argument("--response-column", default="response", help="column with the completion")
-    verify.add_argument("--ground-truth-column", default="ground_truth", help="column with the reference")
+    verify.add_argument("--response-column", default="response", help="column with the completion "
+                                                                      "(default: %(default)s)")
+    verify.add_argument("--ground-truth-column", default="ground_truth", help="column with the reference "
+                                                                              "(default: %(default)s)")
     verify.add_argument("--prompt-column", help="column with the prompt (default: prompt, else messages)")
-    verify.add_argument("--label-column", default="label", help="column with a true/false label, if any")
-    verify.add_argument("--batch-size", type=int, default=256, help="items per batch")
+    verify.add_argument("--label-column", default="label", help="column with a true/false label, if any "
+                                                                "(default: %(default)s)")
+    verify.add_argument("--batch-size", type=int, default=256, help="items per batch (default: %(default)s)")
     verify.add_argument("--workers", type=int, help="in-process worker processes (default: one per core)")
-    verify.add_argument("--plugin", action="append", dest="plugins", help="module that registers verifiers")
+    verify.add_argument("--plugin", action="append", dest="plugins", help="module that registers verifiers "
+                                                                          "(repeatable; default: none)")
     return parser
 
 
@@ -46,25 +57,57 @@ def settings_from(args: argparse.Namespace, names: tuple[str, ...]) -> Settings:
     return Settings(**overrides)
 
 
-def serve(args: argparse.Namespace) -> None:
+def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from olmorl.rewards._server import create_app
 
     settings = settings_from(args, ("host", "port", "workers", "item_timeout_s", "plugins", "log_level"))
+    try:  # before the workers and the sandbox warm up: a taken port fails in a second, not after them
+        listener = listening_socket(settings.host, settings.port)
+    except OSError as exc:
+        print(f"olmorl-rewards serve: error: cannot listen on {settings.host}:{settings.port}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 1
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level,
-                timeout_graceful_shutdown=30)
+    config = uvicorn.Config(create_app(settings), host=settings.host, port=settings.port,
+                            log_level=settings.log_level, timeout_graceful_shutdown=30)
+    uvicorn.Server(config).run(sockets=[listener])
+    return 0
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A bound socket for uvicorn (which binds only after the app's start-up); OSError if the port is taken."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                         flags=socket.AI_PASSIVE)[0]
+    listener = socket.socket(family, kind, proto)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+    except OSError:
+        listener.close()
+        raise
+    return listener
 
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
-        serve(args)
+        sys.exit(serve(args))
     else:
-        from olmorl.rewards._evaluate import run_evaluation
+        from olmorl.rewards._evaluate import InputError, NothingScored, run_evaluation
 
-        sys.exit(run_evaluation(args, settings_from(args, ("workers", "plugins"))))
+        try:
+            sys.exit(run_evaluation(args, settings_from(args, ("workers", "plugins"))))
+        except InputError as exc:
+            sys.exit(_fail(2, exc))
+        except NothingScored as exc:
+            sys.exit(_fail(1, exc))
+
+
+def _fail(code: int, exc: Exception) -> int:
+    print(f"olmorl-rewards verify: error: {exc}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

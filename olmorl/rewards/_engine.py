@@ -9,6 +9,7 @@ verifiers.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import os
@@ -154,6 +155,11 @@ class RewardEngine:
             return _result(item.id, name, "invalid",
                            f"response has {len(item.response)} characters; the limit is "
                            f"{self.settings.max_response_chars} (max_response_chars)", started)
+        truth_chars = _json_chars(item.ground_truth)
+        if truth_chars > self.settings.max_ground_truth_chars:
+            return _result(item.id, name, "invalid",
+                           f"ground_truth has {truth_chars} characters as JSON; the limit is "
+                           f"{self.settings.max_ground_truth_chars} (max_ground_truth_chars)", started)
         verifier = self.verifiers[name]
         try:
             task = verifier.make_task(item.response, item.ground_truth, item.options, item.prompt)
@@ -197,7 +203,14 @@ class RewardEngine:
         return await asyncio.wrap_future(future)
 
 
+def _json_chars(value: Any) -> int:
+    return len(value) if isinstance(value, str) else len(json.dumps(value))
+
+
 def _describe(exc: ValidationError) -> str:
     err = exc.errors(include_url=False)[0]
-    loc = ".".join(str(p) for p in err["loc"])
+    parts = [str(p) for p in err["loc"]]
+    if len(parts) > 8:  # deeply nested input: the path's ends say where, the middle would be thousands of characters
+        parts = [*parts[:4], f"...({len(parts) - 6} levels)...", *parts[-2:]]
+    loc = ".".join(parts)
     return f"{loc}: {err['msg']}" if loc else err["msg"]

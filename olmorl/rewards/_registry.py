@@ -124,6 +124,9 @@ class Verifier:
         try:
             gt = self._ground_truth_adapter().validate_python(ground_truth)
         except ValidationError as exc:
+            if ground_truth is None:
+                raise InvalidInput(f"ground_truth: missing; the {self.name} verifier needs one "
+                                   "(GET /v1/verifiers shows its shape)") from None
             raise InvalidInput(f"ground_truth: {_first_error(exc)}") from None
         try:
             opts = self.options_model.model_validate(options or {})

@@ -1,22 +1,28 @@
 """The reward server: FastAPI app around one RewardEngine.
 
 Routes: POST /v1/verify, GET /v1/verifiers, the session API (/v1/sessions, /v1/envs) and its
-NeMo Gym face (/seed_session, /{tool}, /verify), /healthz, /readyz, /metrics, plus routes registered by
-verifier modules (`register_routes`). CPU work never runs on the event loop, so /healthz stays fast
-while a batch of pathological items is being scored.
+NeMo Gym face (/seed_session, /{tool}, /verify), /healthz, /readyz, /metrics, /docs, /redoc, /openapi.json,
+plus routes registered by verifier modules (`register_routes`). CPU work never runs on the event loop, so
+/healthz stays fast while a batch of pathological items is being scored.
 """
 
 from __future__ import annotations
 
+import importlib.resources
 import json
 import logging
 import secrets
+import sys
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from olmorl import __version__
 from olmorl.rewards._engine import RewardEngine
@@ -51,6 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         description="Batch verification of model completions: math, code, instruction following, LM judge.",
         lifespan=lifespan,
+        docs_url=None, redoc_url=None, openapi_url=None,  # served below, from the package: no CDN, own metrics
     )
     app.state.engine = engine
     app.state.sessions = sessions
@@ -68,8 +75,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.middleware("http")
     async def count_requests(request: Request, call_next):
         response = await call_next(request)
-        route = request.scope.get("route")
-        metrics.requests.labels(getattr(route, "path", "unmatched"), str(response.status_code)).inc()
+        route = getattr(request.scope.get("route"), "path", None)
+        if route is None and request.url.path.startswith(DOCS_STATIC + "/"):
+            route = DOCS_STATIC
+        metrics.requests.labels(route or "unmatched", str(response.status_code)).inc()
         return response
 
     @app.post(
@@ -109,6 +118,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def prometheus_metrics() -> Response:
         return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
+    app.add_exception_handler(StarletteHTTPException, _too_deep_or_default)
     app.include_router(build_session_routes(sessions), dependencies=[Depends(require_api_key)])
     for build in route_builders():
         app.include_router(build(engine), dependencies=[Depends(require_api_key)])
@@ -116,6 +126,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(build_gym_routes(sessions), dependencies=[Depends(require_api_key)])
 
     _document_verify_request(app)
+    _serve_docs(app)
     return app
 
 
@@ -136,6 +147,8 @@ async def _read_items(request: Request, settings: Settings) -> list[Any]:
     except (ValueError, UnicodeDecodeError) as exc:
         raise HTTPException(422, [{"loc": ["body"], "msg": f"body is not valid JSON: {exc}",
                                    "type": "json_invalid"}]) from None
+    except RecursionError:
+        raise HTTPException(422, _TOO_DEEP) from None
     if not isinstance(body, dict) or "items" not in body:
         raise HTTPException(422, [{"loc": ["body", "items"], "msg": "field required: a JSON object with "
                                    "an `items` list", "type": "missing"}])
@@ -147,6 +160,45 @@ async def _read_items(request: Request, settings: Settings) -> list[Any]:
         raise HTTPException(413, f"batch of {len(items)} items exceeds "
                                  f"max_items_per_request={settings.max_items_per_request}")
     return items
+
+
+_TOO_DEEP = [{"loc": ["body"], "type": "json_invalid",
+              "msg": f"body nests deeper than the JSON parser's limit (about {sys.getrecursionlimit()} levels "
+                     "of arrays/objects)"}]
+
+
+async def _too_deep_or_default(request: Request, exc: StarletteHTTPException) -> Response:
+    """Routes whose body FastAPI parses turn the parser's RecursionError into a bare 400: name the limit."""
+    if isinstance(exc.__cause__, RecursionError):
+        return JSONResponse({"detail": _TOO_DEEP}, status_code=422)
+    return await http_exception_handler(request, exc)
+
+
+DOCS_STATIC = "/docs/static"
+
+
+def _serve_docs(app: FastAPI) -> None:
+    """/openapi.json, /docs (Swagger UI) and /redoc with their JavaScript and CSS served from the installed
+    `fastapi-offline` package (FastAPI's self-hosting recipe), so the docs work without internet access."""
+    static = importlib.resources.files("fastapi_offline") / "static"
+    app.mount(DOCS_STATIC, StaticFiles(directory=str(static)), name="docs-static")
+
+    @app.get("/openapi.json", include_in_schema=False)
+    async def openapi_json() -> JSONResponse:
+        return JSONResponse(app.openapi())
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title=f"{app.title} - Swagger UI",
+                                   swagger_js_url=f"{DOCS_STATIC}/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{DOCS_STATIC}/swagger-ui.css",
+                                   swagger_favicon_url=f"{DOCS_STATIC}/favicon.png")
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc() -> HTMLResponse:
+        return get_redoc_html(openapi_url="/openapi.json", title=f"{app.title} - ReDoc",
+                              redoc_js_url=f"{DOCS_STATIC}/redoc.standalone.js",
+                              redoc_favicon_url=f"{DOCS_STATIC}/favicon.png", with_google_fonts=False)
 
 
 def _document_verify_request(app: FastAPI) -> None:

@@ -10,8 +10,10 @@ Each label says how to score its sample, as a JSON object (or its JSON text):
 A label that is not such an object is taken as the ground truth itself, scored with the verifier named
 by the `verifier` query parameter (`.../openrlhf/get_reward?verifier=math`); without one, that sample
 is `invalid`. The response is `query` minus its `prompts` prefix, with trailing end-of-turn tokens
-(`END_TOKENS`) removed. Every sample gets a reward (0 unless scored `ok`); `extra_logs` carries
-per-sample 0/1 status flags. An empty batch (OpenRLHF sends one to every server but the first when it
+(`END_TOKENS`) removed. OpenRLHF needs a number for every sample (no per-sample skip), so a sample
+not scored `ok` gets reward 0 with its status flag at 1 in `extra_logs` (`olmorl_invalid`,
+`olmorl_timeout`, `olmorl_error`, which OpenRLHF averages into its logged metrics), and the server logs
+a warning with the counts by status (at most every 30 s). An empty batch (OpenRLHF sends one to every server but the first when it
 shards one sample over several URLs) gets empty lists.
 
 OpenRLHF sends no Authorization header, so a server started with an API key refuses this route with
@@ -21,12 +23,14 @@ OpenRLHF sends no Authorization header, so a server started with an API key refu
 from __future__ import annotations
 
 import json
+import logging
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
 from olmorl.rewards._models import VerifyResult
+from olmorl.rewards._not_ok import NotOkLog
 from olmorl.rewards._registry import register_routes
 
 if TYPE_CHECKING:
@@ -85,6 +89,7 @@ def item_of(query: str, prompt: str | None, label: Any, default_verifier: str | 
 @register_routes
 def openrlhf_routes(engine: RewardEngine) -> APIRouter:
     router = APIRouter(tags=["compat"])
+    not_ok = NotOkLog(logging.getLogger("olmorl.rewards"), "/openrlhf/get_reward", every_s=30.0)
 
     @router.post("/openrlhf/get_reward", response_model=OpenRLHFResponse,
                  summary="OpenRLHF remote reward model (--reward.remote_url)")
@@ -104,6 +109,7 @@ def openrlhf_routes(engine: RewardEngine) -> APIRouter:
         results = [VerifyResult(verifier="", reward=0.0, status="invalid", error=NO_VERIFIER)] * size
         for index, result in zip(named, await engine.verify_batch([items[i] for i in named])):
             results[index] = result
+        not_ok.record(results, "0 with its olmorl_<status> flag")
         rewards = [float(r.reward or 0.0) for r in results]
         logs = {f"olmorl_{status}": [float(r.status == status) for r in results]
                 for status in ("ok", "invalid", "timeout", "error")}

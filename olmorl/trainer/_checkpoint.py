@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 import torch
 
+from olmorl.trainer._console import StepConsole
 from olmorl.trainer._trackers import TrackerRun, finish_trackers, start_trackers
 
 if TYPE_CHECKING:
@@ -66,13 +67,22 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
 
 
 class MetricsLog:
-    """One JSON line per step, optional TensorBoard scalars and tracker runs (wandb, trackio), a console line."""
+    """One JSON line per step, optional TensorBoard scalars and tracker runs (wandb, trackio), the console.
 
-    def __init__(self, output_dir: str | Path, tensorboard: bool = True, trackers: Sequence[TrackerRun] = ()) -> None:
+    `resumed_step`: the step of the checkpoint the run resumed from; records past it (written after that
+    checkpoint by the interrupted run) are dropped, so every step appears once. None: a fresh run, which
+    starts a fresh file."""
+
+    def __init__(self, output_dir: str | Path, tensorboard: bool = True, trackers: Sequence[TrackerRun] = (),
+                 console: StepConsole | None = None, resumed_step: int | None = None) -> None:
         self.trackers = list(trackers)
+        self.console = console or StepConsole(total_steps=0)
         self.path = Path(output_dir) / "metrics.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.file = self.path.open("a")
+        kept = _records_through(self.path, resumed_step) if resumed_step is not None else []
+        self.file = self.path.open("w")
+        self.file.writelines(kept)
+        self.file.flush()
         self.writer = None
         if tensorboard:
             try:
@@ -81,15 +91,9 @@ class MetricsLog:
                 self.writer = SummaryWriter(str(Path(output_dir) / "tensorboard"))
             except ImportError:  # tensorboard is in the [train] extra; without it, JSONL only
                 self.writer = None
-        try:
-            from rich.console import Console
-
-            self.console = Console(highlight=False)
-        except ImportError:
-            self.console = None
 
     @classmethod
-    def from_config(cls, cfg: TrainConfig) -> MetricsLog:
+    def from_config(cls, cfg: TrainConfig, resumed_step: int | None = None) -> MetricsLog:
         """The run's sinks; trackers named in `report_to` start here (ImportError when a package is missing)."""
         run_name = cfg.run_name or Path(cfg.output_dir).resolve().name
         config = cfg.to_dict()
@@ -97,7 +101,8 @@ class MetricsLog:
             config["reward_api_key"] = "<redacted>"
         trackers = start_trackers(cfg.report_to, project=cfg.tracker_project, run_name=run_name, config=config,
                                   output_dir=cfg.output_dir)
-        return cls(cfg.output_dir, cfg.tensorboard, trackers)
+        console = StepConsole(cfg.total_steps, start_step=resumed_step or 0)
+        return cls(cfg.output_dir, cfg.tensorboard, trackers, console, resumed_step)
 
     def write(self, step: int, metrics: dict[str, Any], echo: bool = True) -> None:
         record = {"step": step, "time": time.time(), **metrics}
@@ -109,15 +114,24 @@ class MetricsLog:
                 self.writer.add_scalar(key, value, step)
         for run in self.trackers:
             run.log(scalars, step=step)
-        if echo:
-            keys = ("reward", "eval/accuracy", "eval/greedy_accuracy", "zero_std_frac", "gen_tokens_per_s",
-                    "staleness_mean", "is_weight_max", "loss", "entropy", "step_s")
-            parts = [f"{k}={metrics[k]:.3g}" for k in keys if isinstance(metrics.get(k), (int, float))]
-            line = f"step {step:5d} " + " ".join(parts)
-            print(line, flush=True) if self.console is None else self.console.print(line)
+        self.console.step(step, metrics, echo)
 
     def close(self) -> None:
         self.file.close()
         if self.writer is not None:
             self.writer.close()
         finish_trackers(self.trackers)
+
+
+def _records_through(path: Path, step: int) -> list[str]:
+    """The lines of an existing metrics.jsonl whose step is at most `step`."""
+    if not path.exists():
+        return []
+    kept = []
+    for line in path.read_text().splitlines(keepends=True):
+        try:
+            if json.loads(line).get("step", 0) <= step:
+                kept.append(line if line.endswith("\n") else line + "\n")
+        except ValueError:  # a line cut short by the crash that made this a resume
+            continue
+    return kept

@@ -1,13 +1,33 @@
-"""`olmorl-train --config run.yaml [--field-name value ...]`: the async GRPO trainer."""
+"""`olmorl-train --config run.yaml [--field-name value ...]`: the async GRPO trainer.
+`olmorl-train filter ...`: offline difficulty filtering. `olmorl-train plot OUTPUT_DIR`: metric curves as PNG."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import signal
 import sys
 
-from olmorl.trainer._config import add_config_flags, field_comments, load_config, overrides_from_args
+import typing
+
+from olmorl import __version__
+from olmorl.trainer._config import (
+    TrainConfig,
+    add_config_flags,
+    field_comments,
+    field_sections,
+    load_config,
+    overrides_from_args,
+)
+
+SUBCOMMANDS = """subcommands:
+  filter     offline difficulty filter: keep prompts whose pass rate is in range (olmorl-train filter --help)
+  plot       PNG curves of a run's metrics.jsonl (olmorl-train plot --help)
+
+settings: every config field is a flag (--learning-rate 3e-4, --train-files [a.jsonl,b.parquet]; values are
+YAML) and a key of the --config file; `olmorl-train --help-config` lists them all with type, default and
+meaning, grouped in sections."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -16,17 +36,22 @@ def main(argv: list[str] | None = None) -> int:
         from olmorl.trainer._filter import main as filter_main
 
         return filter_main(argv[1:])
+    if argv and argv[0] == "plot":  # `olmorl-train plot OUTPUT_DIR`: curves from metrics.jsonl
+        from olmorl.trainer._plot import main as plot_main
+
+        return plot_main(argv[1:])
     parser = argparse.ArgumentParser(
-        prog="olmorl-train",
-        description="Async GRPO (OlmoRL defaults) with rewards from an olmorl reward server. Every config field "
-                    "is also a flag: --learning-rate 3e-4, --train-files [a.jsonl,b.parquet] (values are YAML).")
+        prog="olmorl-train", usage="%(prog)s [--config FILE] [--FIELD VALUE ...] | filter ... | plot ...",
+        description="Async GRPO (OlmoRL defaults) with rewards from an olmorl reward server.",
+        epilog=SUBCOMMANDS, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", help="YAML file of config fields")
-    parser.add_argument("--help-config", action="store_true", help="list the config fields and exit")
+    parser.add_argument("--help-config", action="store_true",
+                        help="list every config field (type, default, meaning) by section and exit")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     add_config_flags(parser)
     args = parser.parse_args(argv)
     if args.help_config:
-        for name, comment in field_comments().items():
-            print(f"{name:24s} {comment}")
+        print(config_help())
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per reward request is noise
@@ -55,6 +80,21 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(trainer.learner, "close"):  # releases the follower ranks
             trainer.learner.close()
     return 0
+
+
+def config_help() -> str:
+    """Every TrainConfig field as `--flag  type  default  meaning`, under the sections of _config.py."""
+    hints = typing.get_type_hints(TrainConfig)
+    defaults = TrainConfig().to_dict()
+    comments = field_comments()
+    lines = ["Every field is a flag (--field-name VALUE, parsed as YAML) and a key of the --config file."]
+    for section, names in field_sections().items():
+        lines.append(f"\n{section}:")
+        for name in names:
+            kind = str(hints[name]).replace("typing.", "").replace("<class '", "").replace("'>", "")
+            flag = "--" + name.replace("_", "-")
+            lines.append(f"  {flag:28s} {kind:20s} {json.dumps(defaults[name]):14s} {comments[name]}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -205,12 +205,27 @@ def dump_config(config: TrainConfig) -> str:
 
 def field_comments() -> dict[str, str]:
     """The one-line comment of each field, read from this source file (for `olmorl-train --help-config`)."""
-    comments = {}
+    return {name: comment for _, name, comment in _commented_fields()}
+
+
+def field_sections() -> dict[str, list[str]]:
+    """Section (the `# -- name` lines of TrainConfig) -> its fields, in source order."""
+    sections: dict[str, list[str]] = {}
+    for section, name, _ in _commented_fields():
+        sections.setdefault(section, []).append(name)
+    return sections
+
+
+def _commented_fields() -> list[tuple[str, str, str]]:
+    """(section, field, comment) for each commented field line of TrainConfig."""
+    found, section = [], "other"
     for line in Path(__file__).read_text().splitlines():
         line = line.strip()
-        if ":" in line and "  # " in line and not line.startswith("#"):
+        if line.startswith("# -- "):
+            section = line[len("# -- "):]
+        elif ":" in line and "  # " in line and not line.startswith("#"):
             name = line.split(":", 1)[0]
             if name.isidentifier():
-                comments[name] = line.split("  # ", 1)[1]
-    return comments
+                found.append((section, name, line.split("  # ", 1)[1]))
+    return found
 

@@ -251,12 +251,16 @@ class Trainer:
 
     def _step_metrics(self, batch: list[ScoredGroup], stats: dict, lags: Counter) -> dict:
         metrics = dict(stats)
-        scored = self.scored_rewards
-        all_rewards = [r for _, rs in scored for r in rs]
-        metrics["reward"] = sum(all_rewards) / max(len(all_rewards), 1)
-        for verifier in sorted({v for v, _ in scored}):
-            rs = [r for v, group in scored if v == verifier for r in group]
-            metrics[f"reward/{verifier}"] = sum(rs) / len(rs)
+        metrics["learning_rate"] = self.learner.scheduler.get_last_lr()[0]
+        scored = self.scored_rewards  # every group scored since the last step; none when the batch was queued
+        if scored:  # no new groups: no reward point (a 0 would be a false dip in every reward curve)
+            all_rewards = [r for _, rs in scored for r in rs]
+            metrics["reward"] = sum(all_rewards) / len(all_rewards)
+            for verifier in sorted({v for v, _ in scored}):
+                rs = [r for v, group in scored if v == verifier for r in group]
+                metrics[f"reward/{verifier}"] = sum(rs) / len(rs)
+        trained = [r for sg in batch for r in sg.rewards]
+        metrics["reward_trained"] = sum(trained) / max(len(trained), 1)  # the groups this step trained on
         n_scored = max(self.counters["groups_scored"], 1)
         metrics.update(zero_std_frac=self.counters["filtered"] / n_scored,
                        sampling_rounds=n_scored / self.config.prompts_per_step,
@@ -292,7 +296,8 @@ class Trainer:
         self.history: list[dict] = []
         self.scored_rewards, self.completion_stats = [], []
         self.draining = False
-        self.metrics = MetricsLog.from_config(cfg)  # first: a missing tracker package fails before anything starts
+        # first: a missing tracker package fails before anything starts
+        self.metrics = MetricsLog.from_config(cfg, resumed_step=self.step if self.step > 0 else None)
         server = None
         urls = list(cfg.reward_urls)
         if not urls:  # embedded mode: the same HTTP path, against a child olmorl-rewards on loopback
@@ -306,14 +311,19 @@ class Trainer:
         was_deterministic = torch.are_deterministic_algorithms_enabled()
         torch.use_deterministic_algorithms(cfg.deterministic or was_deterministic)
         self.engine.start()
+        stopped_by: BaseException | None = None
         try:
             asyncio.run(self._main(urls))
+        except BaseException as exc:
+            stopped_by = exc
+            raise
         finally:
             torch.use_deterministic_algorithms(was_deterministic)
             self.engine.stop()
             self.metrics.close()
             if server is not None:
                 server.stop()
+            self.metrics.console.stopped(self.step, latest_checkpoint(cfg.output_dir), stopped_by)
         return self.history
 
     async def _main(self, urls: list[str]) -> None:

@@ -11,7 +11,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from olmorl.clients import SERVER_UNAVAILABLE, AsyncRewardClient, OlmorlError, RewardServerError, VerifyResult
+from olmorl.clients import AsyncRewardClient, OlmorlError, RewardServerError, VerifyResult
 
 if TYPE_CHECKING:
     from olmorl.trainer._data import Prompt
@@ -47,15 +47,11 @@ class GroupScorer:
             start = time.perf_counter()
             try:
                 results = await self.client.verify(items)
-                # items no server answered were never scored: retry the batch rather than drop them
-                unscored = [r for r in results if r.details.get("reason") == SERVER_UNAVAILABLE]
-                if not unscored:
-                    self.latencies.append(time.perf_counter() - start)
-                    return results
-                reason = unscored[0].error
+                self.latencies.append(time.perf_counter() - start)
+                return results
             except RewardServerError:
                 raise  # the server refused the request itself: retrying cannot help
-            except (OlmorlError, OSError) as exc:
+            except (OlmorlError, OSError) as exc:  # RewardServerUnavailable: no replica answered; retry the batch
                 reason = f"{type(exc).__name__}: {exc}"
             now = time.monotonic()
             first_failure = first_failure or now

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 from typing import Any, Literal
 
@@ -75,6 +76,16 @@ class _Pools:
                 self.pool, self.users = None, 0
 
 
+DOCKER_RUN_FLAGS = "--security-opt seccomp=unconfined --security-opt systempaths=unconfined"
+
+
+def container_hint() -> str:
+    """Inside a container, the `docker run` flags that let bubblewrap create its namespaces."""
+    in_container = os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv") or "container" in os.environ
+    return (f". In a container, start it with `docker run {DOCKER_RUN_FLAGS} ...` so bubblewrap can create its "
+            "namespaces") if in_container else ""
+
+
 def make_pool(settings: SandboxSettings) -> SandboxPool:
     limits = SandboxLimits(
         test_timeout_s=settings.test_timeout_s, memory_mb=settings.memory_mb,
@@ -107,8 +118,8 @@ class _CodeVerifierBase(Verifier):
         try:
             self.pool = await self._pools.acquire(self.settings.sandbox)
         except SandboxUnavailable as exc:
-            self.unavailable = str(exc)
-            log.error("code verifiers disabled: %s", exc)
+            self.unavailable = str(exc) + container_hint()
+            log.error("code verifiers disabled: %s", self.unavailable)
 
     async def stop(self) -> None:
         if self.pool is not None:
@@ -117,8 +128,8 @@ class _CodeVerifierBase(Verifier):
 
     def readiness(self) -> dict[str, Any] | None:
         if self.pool is not None:
-            return self.pool.readiness()
-        return {"started": False, "unavailable": self.unavailable}
+            return {"ready": True, **self.pool.readiness()}
+        return {"ready": False, "started": False, "unavailable": self.unavailable}
 
     def notes(self) -> list[str]:
         sandbox = self.settings.sandbox

@@ -29,8 +29,8 @@ from olmorl.rewards.judge._templates import (
     truncate_middle,
 )
 
-NOT_CONFIGURED = ("the LM judge is not configured: set OLMORL_JUDGE_BASE_URL and OLMORL_JUDGE_MODEL "
-                  "(judge.base_url, judge.model) on the reward server")
+NOT_CONFIGURED = ("the LM judge is not configured: set OLMORL_JUDGE_BASE_URL and OLMORL_JUDGE_MODEL in the "
+                  "environment of the reward server, or of `olmorl-rewards verify` when it scores in-process")
 _RAW_EXCERPT_CHARS = 1000
 
 

@@ -35,6 +35,7 @@ from typing import Any
 
 import torch
 
+from olmorl import __version__
 from olmorl.rewards._local import stop_process_group
 from olmorl.trainer.engines._torch import GenerationRequest, Group, TorchEngine
 
@@ -264,6 +265,7 @@ class EngineServerProcess:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="olmorl-engine", description="Serve olmorl's transformers engine over HTTP.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--model", required=True, help="HF model directory")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8100)

@@ -11,6 +11,7 @@ the policy version that sampled it.
 
 from __future__ import annotations
 
+import inspect
 import queue
 import threading
 import time
@@ -109,6 +110,8 @@ class TorchEngine:
                  version: int = 0, admit_chunk: int | None = None) -> None:
         if update_mode not in ("inflight", "abort"):
             raise ValueError(f"update_mode must be inflight or abort, not {update_mode!r}")
+        # transformers 5 calls the KV cache `cache` (argument and output) and warns on `past_key_values`, the 4.x name
+        self._cache_arg = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
         check_sampling(temperature, top_k, top_p)
         self.model = model.eval()
         self.eos_ids = set([eos_token_id] if isinstance(eos_token_id, int) else eos_token_id)
@@ -267,8 +270,8 @@ class TorchEngine:
 
     def _forward(self, input_ids, attention_mask, position_ids, cache):
         out = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                         past_key_values=cache, use_cache=True)
-        return out.logits[:, -1, :].float(), out.past_key_values
+                         use_cache=True, **{self._cache_arg: cache})
+        return out.logits[:, -1, :].float(), getattr(out, self._cache_arg)
 
     def _prefill(self, id_lists: list[list[int]]):
         from transformers import DynamicCache

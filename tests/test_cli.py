@@ -1,0 +1,53 @@
+"""The command lines as a user runs them (real subprocesses): versions, help, a taken port."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from olmorl import __version__
+
+CLIS = {"olmorl-rewards": "olmorl.rewards", "olmorl-train": "olmorl.trainer._cli",
+        "olmorl-engine": "olmorl.trainer.engines._server"}
+
+
+def run(module: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("prog", sorted(CLIS))
+def test_version(prog):
+    proc = run(CLIS[prog], "--version")
+    assert proc.returncode == 0 and proc.stdout.strip().endswith(f" {__version__}"), proc.stderr
+
+
+def test_train_help_lists_subcommands_and_the_config_help():
+    text = run(CLIS["olmorl-train"], "--help").stdout
+    assert "filter" in text and "plot" in text and "--help-config" in text and "olmorl-train filter --help" in text
+    config = run(CLIS["olmorl-train"], "--help-config").stdout
+    # grouped in the sections the README refers to, each field with its type, default and meaning
+    for section in ("model and data:", "sampling:", "scale-out (README \"Scaling out\"):", "algorithm:", "rewards:"):
+        assert f"\n{section}\n" in config
+    line = next(line for line in config.splitlines() if line.strip().startswith("--learning-rate "))
+    assert line.split()[1:4] == ["float", "1e-06", "AdamW"]
+    line = next(line for line in config.splitlines() if line.strip().startswith("--train-files "))
+    assert line.split()[1:5] == ["tuple[str,", "...]", "[]", "RLVR"]
+    assert json.loads(next(l for l in config.splitlines() if l.strip().startswith("--output-dir ")).split()[2]) \
+        == "runs/olmorl"
+    assert run(CLIS["olmorl-train"], "filter", "--help").returncode == 0
+
+
+def test_serve_on_a_taken_port_fails_before_warming_anything():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = run(CLIS["olmorl-rewards"], "serve", "--port", str(port), "--workers", "2", "--log-level", "info",
+                   timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == (f"olmorl-rewards serve: error: cannot listen on 127.0.0.1:{port}: "
+                                   "Address already in use")
