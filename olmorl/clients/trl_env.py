@@ -17,12 +17,16 @@ TRL's `get_reward()` takes no answer, so it is not used: the final answer matter
 from __future__ import annotations
 
 import inspect
+import logging
 from typing import Any, Sequence
 
 from olmorl.clients._sessions import Session, SessionClient
+from olmorl.rewards._models import VerifyResult
+from olmorl.rewards._not_ok import NotOkLog
 
 __all__ = ["session_environment", "session_reward"]
 
+_NOT_OK = NotOkLog(logging.getLogger(__name__), "olmorl.clients.trl_env.session_reward")
 _JSON_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool, "object": dict, "array": list}
 
 
@@ -49,12 +53,12 @@ class _SessionEnvironment:
         result = self._session.call(tool, arguments)
         return result.output if result.status == "ok" else "\n".join(filter(None, [result.output, result.error]))
 
-    def _verify(self, response: str) -> float | None:
+    def _verify(self, response: str) -> VerifyResult | None:
         """Score the final answer and end the session; None when there is no session to score."""
         session, self._session = self._session, None
         if session is None:
             return None
-        return session.verify(response).reward
+        return session.verify(response)
 
     def _close(self) -> None:
         session, self._session = self._session, None
@@ -123,5 +127,8 @@ def session_reward(completions: list[Any], environments: list[Any] | None = None
     """Reward function for GRPOTrainer: verify each rollout's final answer in its own session."""
     if environments is None:
         raise ValueError("session_reward needs GRPOTrainer(environment_factory=session_environment(...))")
-    return [env._verify(_final_text(completion)) if isinstance(env, _SessionEnvironment) else None
-            for completion, env in zip(completions, environments, strict=True)]
+    results = [env._verify(_final_text(completion)) if isinstance(env, _SessionEnvironment) else None
+               for completion, env in zip(completions, environments, strict=True)]
+    _NOT_OK.record([r for r in results if r is not None], becomes="None")
+    # Not scored (invalid, timeout, error) is None, which TRL leaves out of the group: never a silent 0.
+    return [r.reward if r is not None and r.status == "ok" else None for r in results]

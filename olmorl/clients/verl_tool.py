@@ -23,6 +23,7 @@ server could not run comes back as text the model sees, never an exception in th
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 from uuid import uuid4
 
@@ -31,8 +32,11 @@ from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
 
 from olmorl.clients._exceptions import OlmorlError
 from olmorl.clients._sessions import AsyncSession, AsyncSessionClient, SessionClient
+from olmorl.rewards._not_ok import NotOkLog
 
 __all__ = ["OlmorlSessionTool"]
+
+_NOT_OK = NotOkLog(logging.getLogger(__name__), "olmorl.clients.verl_tool.calc_reward", every_s=30.0)
 
 
 class OlmorlSessionTool(BaseTool):
@@ -111,7 +115,9 @@ class OlmorlSessionTool(BaseTool):
         self._last_reward.pop(key, None)
         self._opening.pop(key, None)
         result = await session.verify(str(kwargs["response"]))
-        return result.reward or 0.0
+        # verl needs a float: an answer that could not be scored is 0.0 here, and a counted warning says so.
+        _NOT_OK.record([result], "0.0")
+        return result.reward if result.status == "ok" else 0.0
 
     async def release(self, instance_id: str, **kwargs: Any) -> None:
         self._create_kwargs.pop(instance_id, None)
