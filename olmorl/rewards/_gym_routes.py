@@ -94,14 +94,12 @@ def build_gym_routes(manager: SessionManager) -> APIRouter:
     @router.post("/{tool}", summary="NeMo Gym: call a tool of the cookie's session (body: the arguments)")
     async def call_tool(tool: str, request: Request) -> JSONResponse:
         """The reply is the ToolResult (output, status, error, reward, done); Gym hands its text to the model."""
+        arguments = await _json_object(request) if await request.body() else {}  # a bad body is a 422 first
         session_id = request.cookies.get(COOKIE)
         if session_id is None:
             return JSONResponse({"detail": "no olmorl session cookie: call /seed_session first"}, status_code=404)
         try:
-            arguments = await _json_object(request) if await request.body() else {}
             result = await manager.call_tool(session_id, tool, arguments)
-        except HTTPException as exc:
-            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
         except SessionNotFound as exc:
             return JSONResponse({"detail": str(exc)}, status_code=404)
         return JSONResponse(result.model_dump())
