@@ -3,7 +3,8 @@
 Stepping stone until the reward server's own sessions (issue 17 sections 1-2) are merged: it speaks the
 issue's wire protocol over real HTTP (uvicorn on 127.0.0.1) with one environment, `python`, whose tool runs
 the code in a real `python3` subprocess (no persistent state) and whose /verify compares the last
-`\\boxed{...}` with the task's ground truth. `tool_delay_s` holds every tool call that long.
+`\\boxed{...}` with the task's ground truth. `tool_delay_s` holds every tool call that long. `/v1/verify`
+is forwarded to a real reward server (`verify_url`) so single-turn rows of the same run are scored for real.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import threading
 import time
 import uuid
 
+import httpx
 import uvicorn
-from fastapi import FastAPI, HTTPException
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import Response
 
 from olmorl.rewards._local import free_port
 
@@ -26,7 +29,8 @@ TOOLS = [{"type": "function", "function": {
 
 
 class SessionEnvServer:
-    def __init__(self, tool_delay_s: float = 0.0) -> None:
+    def __init__(self, tool_delay_s: float = 0.0, verify_url: str | None = None) -> None:
+        self.verify_url = verify_url
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.tool_delay_s = tool_delay_s
@@ -42,6 +46,13 @@ class SessionEnvServer:
             if sid not in self.sessions:
                 raise HTTPException(404, f"unknown or expired session {sid!r}")
             return self.sessions[sid]
+
+        @app.post("/v1/verify")
+        async def forward_verify(request: Request):
+            async with httpx.AsyncClient(timeout=60) as client:
+                r = await client.post(f"{self.verify_url}/v1/verify", content=await request.body(),
+                                      headers={"content-type": "application/json"})
+            return Response(r.content, status_code=r.status_code, media_type="application/json")
 
         @app.post("/v1/sessions")
         async def create(body: dict):
