@@ -113,6 +113,15 @@ class RewardEngine:
     def describe(self) -> list[VerifierInfo]:
         return [v.info() for v in self.verifiers.values()]
 
+    def check_item(self, verifier: str, ground_truth: Any, options: dict[str, Any]) -> str:
+        """Validate a verifier name, ground truth and options without scoring (raises InvalidInput);
+        returns the canonical verifier name. Sessions check their final-answer item up front."""
+        name = canonical_name(verifier)
+        if name is None or name not in self.verifiers:
+            raise InvalidInput(f"unknown verifier {verifier!r} (GET /v1/verifiers lists them)")
+        self.verifiers[name].make_task("", ground_truth, options, None)
+        return name
+
     # -- scoring ---------------------------------------------------------------------------------------
     async def verify_batch(self, raw_items: list[Any]) -> list[VerifyResult]:
         """Score raw (unvalidated) items; one result per item, in order, whatever fails."""

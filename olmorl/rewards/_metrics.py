@@ -29,5 +29,17 @@ class RewardMetrics:
             ["reason"], registry=self.registry,
         )
 
+        self.sessions_open = Gauge("olmorl_sessions_open", "Open tool sessions by environment.", ["env"],
+                                   registry=self.registry)
+        self.sessions_created = Counter("olmorl_sessions_created_total", "Sessions created by environment.",
+                                        ["env"], registry=self.registry)
+        self.sessions_expired = Counter("olmorl_sessions_expired_total",
+                                        "Sessions closed by the idle TTL, by environment.", ["env"],
+                                        registry=self.registry)
+        self.tool_calls = Counter("olmorl_tool_calls_total", "Session tool calls by environment, tool and status.",
+                                  ["env", "tool", "status"], registry=self.registry)
+        self.tool_latency = Histogram("olmorl_tool_call_duration_seconds", "Wall-clock time of one tool call.",
+                                      ["env", "tool"], buckets=_LATENCY_BUCKETS, registry=self.registry)
+
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -33,6 +33,7 @@ BUILTIN_MODULES = (
     "olmorl.rewards.judge",
     "olmorl.rewards.compat_openrlhf",
     "olmorl.rewards.code",
+    "olmorl.rewards.environments",
 )
 
 
@@ -65,6 +66,7 @@ class Score:
 
 
 class Verifier:
+    kind: ClassVar[str] = "verifier"  # what `register` files it under; environments say "environment"
     name: ClassVar[str]
     aliases: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = ""
@@ -152,11 +154,20 @@ def _first_error(exc: ValidationError) -> str:
 
 _VERIFIERS: dict[str, type[Verifier]] = {}
 _ALIASES: dict[str, str] = {}
+_ENVIRONMENTS: dict[str, type[Any]] = {}  # olmorl.rewards.Environment subclasses, by name
 _loaded: set[str] = set()
 
 
-def register(cls: type[Verifier]) -> type[Verifier]:
-    """Class decorator: add a verifier to the registry under its name and aliases (case-insensitive)."""
+def register(cls: Any) -> Any:
+    """Class decorator: add a verifier (or a session environment, `kind = "environment"`) to the
+    registry under its name and aliases (case-insensitive)."""
+    if getattr(cls, "kind", "verifier") == "environment":
+        key = cls.name.lower()
+        taken = _ENVIRONMENTS.get(key)
+        if taken is not None and taken is not cls and taken.__qualname__ != cls.__qualname__:
+            raise ValueError(f"environment name {key!r} is taken by {taken.__module__}.{taken.__qualname__}")
+        _ENVIRONMENTS[key] = cls
+        return cls
     name = cls.name.lower()
     existing = _VERIFIERS.get(name)
     if existing is not None and existing is not cls and existing.__qualname__ != cls.__qualname__:
@@ -177,6 +188,12 @@ def load_verifiers(plugins: tuple[str, ...] | list[str] = ()) -> dict[str, type[
             importlib.import_module(module)
             _loaded.add(module)
     return dict(_VERIFIERS)
+
+
+def load_environments(plugins: tuple[str, ...] | list[str] = ()) -> dict[str, type[Any]]:
+    """Import the same modules as `load_verifiers` (plugins register both kinds); return name -> class."""
+    load_verifiers(plugins)
+    return dict(_ENVIRONMENTS)
 
 
 def canonical_name(name: str) -> str | None:

@@ -1,6 +1,6 @@
 """The reward server: FastAPI app around one RewardEngine.
 
-Routes: POST /v1/verify, GET /v1/verifiers, /healthz, /readyz, /metrics, plus routes registered by
+Routes: POST /v1/verify, GET /v1/verifiers, the session API (/v1/sessions, /v1/envs), /healthz, /readyz, /metrics, plus routes registered by
 verifier modules (`register_routes`). CPU work never runs on the event loop, so /healthz stays fast
 while a batch of pathological items is being scored.
 """
@@ -21,6 +21,8 @@ from olmorl import __version__
 from olmorl.rewards._engine import RewardEngine
 from olmorl.rewards._models import VerifierInfo, VerifyRequest, VerifyResponse
 from olmorl.rewards._registry import route_builders
+from olmorl.rewards._session_routes import build_session_routes
+from olmorl.rewards._sessions import SessionManager
 from olmorl.rewards._settings import Settings
 
 log = logging.getLogger("olmorl.rewards")
@@ -29,14 +31,17 @@ log = logging.getLogger("olmorl.rewards")
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     engine = RewardEngine(settings)
+    sessions = SessionManager(engine)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         log.info("olmorl-rewards %s settings: %s", __version__, json.dumps(settings.summary(), default=str))
         await engine.start()
+        await sessions.start()
         try:
             yield
         finally:
+            await sessions.stop()
             await engine.stop()
 
     app = FastAPI(
@@ -46,6 +51,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.engine = engine
+    app.state.sessions = sessions
     app.state.settings = settings
     metrics = engine.metrics
 
@@ -101,6 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def prometheus_metrics() -> Response:
         return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
+    app.include_router(build_session_routes(sessions), dependencies=[Depends(require_api_key)])
     for build in route_builders():
         app.include_router(build(engine), dependencies=[Depends(require_api_key)])
 

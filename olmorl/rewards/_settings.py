@@ -58,6 +58,24 @@ class SandboxSettings(BaseSettings):
     docker_runtime: str | None = None  # OCI runtime of those containers, e.g. `runsc` (gVisor) for a paranoid mode
 
 
+class SessionSettings(BaseSettings):
+    """Stateful tool sessions (`/v1/sessions`)."""
+
+    model_config = SettingsConfigDict(env_prefix="OLMORL_SESSIONS_", extra="ignore")
+
+    max_sessions: int = 1024  # open sessions at once; past it POST /v1/sessions gets 503 + Retry-After
+    max_sandboxed: int = 64  # open sessions that hold a sandboxed interpreter (a process each)
+    idle_ttl_s: float = 600.0  # a session unused this long is closed; later calls get 404 "expired"
+    call_timeout_s: float = 30.0  # wall-clock limit of one tool call (setup and verify included)
+    memory_mb: int = 512  # memory ceiling of one session's sandbox (address space; cgroup as root)
+    cpu_s: int = 120  # CPU seconds one session's sandbox may use in all; past it the interpreter is killed
+    max_processes: int = 16  # processes + threads of one session's sandbox
+    max_output_chars: int = 8192  # tool output kept per call; the rest is cut with a marker
+    max_calls: int = 256  # tool calls per session; later ones are `invalid`
+    retry_after_s: int = 1  # Retry-After of the 503 sent when max_sessions is reached
+    state_dir: str | None = None  # records of live sandboxes, swept at start; default <tmp>/olmorl-sessions
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="OLMORL_", extra="ignore")
 
@@ -76,6 +94,7 @@ class Settings(BaseSettings):
     log_level: str = "info"  # uvicorn/olmorl log level
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    sessions: SessionSettings = Field(default_factory=SessionSettings)
 
     def summary(self) -> dict[str, object]:
         """The resolved settings with secrets masked, for the start-up log."""

@@ -55,6 +55,8 @@ class Launch:
     pass_fds: tuple[int, ...] = ()
     preexec: Callable[[], None] | None = None
     cleanup: list[Callable[[], None]] = field(default_factory=list)
+    scratch: str | None = None  # a host directory the sandbox writes to (None: a tmpfs inside it)
+    cgroup: SlotCgroup | None = None
 
 
 def _dev_args() -> list[str]:
@@ -192,7 +194,8 @@ class Backend:
         """Why this backend cannot run here, or None."""
         return None
 
-    def launch(self, slot: int) -> Launch:
+    def launch(self, slot: int, script: Path = HARNESS) -> Launch:
+        """How to start `script` (the zygote by default; a session's interpreter) in slot `slot`."""
         raise NotImplementedError
 
     async def open(self, slot: int) -> Channel:
@@ -232,7 +235,7 @@ class BwrapBackend(Backend):
         # Only the standard library is visible: installed packages (and olmorl itself) are masked.
         return ["--ro-bind", prefix, prefix, "--tmpfs", site]
 
-    def launch(self, slot: int) -> Launch:
+    def launch(self, slot: int, script: Path = HARNESS) -> Launch:
         limits = self.limits
         cgroup = SlotCgroup.create(slot, limits) if self.root else None
         argv = [
@@ -246,9 +249,9 @@ class BwrapBackend(Backend):
             "--proc", "/proc", *_dev_args(),
             "--size", str(limits.scratch_mb << 20), "--tmpfs", "/tmp",
         ]
-        launch = Launch(argv=argv, preexec=_preexec(self._slot_uid(slot), cgroup, limits))
+        launch = Launch(argv=argv, preexec=_preexec(self._slot_uid(slot), cgroup, limits), cgroup=cgroup)
         # The harness goes in as data, so the slot uid never needs to read the server's files.
-        harness_fd = _memfd("harness", HARNESS.read_bytes())
+        harness_fd = _memfd("harness", script.read_bytes())
         argv += ["--ro-bind-data", str(harness_fd), INSIDE_HARNESS, "--remount-ro", "/", "--chdir", "/tmp"]
         fds = [harness_fd]
         bpf = seccomp_filter()
@@ -270,16 +273,18 @@ class ProcessBackend(Backend):
     name = "process"
     secure = False
 
-    def launch(self, slot: int) -> Launch:
+    def launch(self, slot: int, script: Path = HARNESS) -> Launch:
         uid = self._slot_uid(slot)
         cgroup = SlotCgroup.create(slot, self.limits) if self.root else None
         scratch = tempfile.mkdtemp(prefix=f"olmorl-sandbox-{slot}-")
         if uid is not None:
             os.chown(scratch, uid, uid)
         launch = Launch(
-            argv=[self.python, "-X", "utf8", "-I", "-B", str(HARNESS), "--scratch", scratch],
+            argv=[self.python, "-X", "utf8", "-I", "-B", str(script), "--scratch", scratch],
             cwd=scratch,
             preexec=_preexec(uid, cgroup, self.limits),
+            scratch=scratch,
+            cgroup=cgroup,
         )
         launch.cleanup.append(lambda: shutil.rmtree(scratch, ignore_errors=True))
         if cgroup is not None:

@@ -1,0 +1,76 @@
+"""HTTP routes of the session API: /v1/sessions and /v1/envs (mounted under the same bearer token)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, Request
+
+from olmorl.rewards._models import VerifyResult
+from olmorl.rewards._registry import InvalidInput
+from olmorl.rewards._session_models import (
+    EnvInfo,
+    SessionClosed,
+    SessionCreate,
+    SessionCreated,
+    SessionVerify,
+    ToolCall,
+    ToolResult,
+)
+from olmorl.rewards._sessions import SessionFailed, SessionManager, SessionNotFound, SessionsFull
+
+_ERRORS = {404: {"description": "Unknown, expired or closed session"},
+           422: {"description": "Malformed body, unknown environment, or a task/options the environment refuses"},
+           503: {"description": "Session limit reached (Retry-After), or the sandbox is unavailable"}}
+
+
+def build_session_routes(manager: SessionManager) -> APIRouter:
+    router = APIRouter(prefix="/v1", tags=["sessions"], responses=_ERRORS)
+    settings = manager.settings
+
+    def check_size(request: Request) -> None:
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > settings.max_body_bytes:
+            raise HTTPException(413, f"body of {declared} bytes exceeds max_body_bytes={settings.max_body_bytes}")
+
+    @router.post("/sessions", response_model=SessionCreated, summary="Open a session of an environment")
+    async def create(body: SessionCreate, request: Request) -> SessionCreated:
+        check_size(request)
+        try:
+            return await manager.create(body.env, body.task, body.options)
+        except InvalidInput as exc:
+            raise HTTPException(422, str(exc)) from None
+        except SessionsFull as exc:
+            raise HTTPException(503, str(exc), headers={"Retry-After": str(manager.config.retry_after_s)}) from None
+        except SessionFailed as exc:
+            raise HTTPException(exc.status_code, str(exc)) from None
+
+    @router.post("/sessions/{session_id}/tool", response_model=ToolResult, summary="Call one of the session's tools")
+    async def tool(session_id: str, body: ToolCall, request: Request) -> ToolResult:
+        """A bad call (unknown tool, bad arguments) is a result with status `invalid`, not an HTTP error."""
+        check_size(request)
+        try:
+            return await manager.call_tool(session_id, body.name, body.arguments)
+        except SessionNotFound as exc:
+            raise HTTPException(404, str(exc)) from None
+
+    @router.post("/sessions/{session_id}/verify", response_model=VerifyResult,
+                 summary="Score the final answer and end the session")
+    async def verify(session_id: str, body: SessionVerify, request: Request) -> VerifyResult:
+        check_size(request)
+        try:
+            return await manager.verify(session_id, body.response, body.messages)
+        except SessionNotFound as exc:
+            raise HTTPException(404, str(exc)) from None
+
+    @router.delete("/sessions/{session_id}", response_model=SessionClosed, summary="Close a session")
+    async def delete(session_id: str) -> SessionClosed:
+        try:
+            await manager.delete(session_id)
+        except SessionNotFound as exc:
+            raise HTTPException(404, str(exc)) from None
+        return SessionClosed(session_id=session_id)
+
+    @router.get("/envs", response_model=list[EnvInfo], summary="Environments, their tools and task schema")
+    async def envs() -> list[EnvInfo]:
+        return manager.describe()
+
+    return router

@@ -1,0 +1,307 @@
+"""Stateful tool sessions: the store behind `/v1/sessions`, its limits and its reaper.
+
+A session is one environment instance. Calls on one session run one at a time (a lock), each under
+the per-call timeout; sessions past the idle TTL are closed by a reaper; `max_sessions` bounds how
+many are open (past it: `SessionsFull`, a 503 with Retry-After). Every exit path (delete, verify,
+expiry, server stop) goes through `_close`, which calls the environment's `close` exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import tempfile
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from olmorl.rewards._environment import Environment, Step
+from olmorl.rewards._models import VerifyResult
+from olmorl.rewards._registry import InvalidInput, load_environments
+from olmorl.rewards._session_models import EnvInfo, SessionCreated, ToolResult
+from olmorl.sandbox import SandboxUnavailable
+from olmorl.sandbox._session import InterpreterFailed
+
+if TYPE_CHECKING:
+    from olmorl.rewards._engine import RewardEngine
+    from olmorl.sandbox._session import Interpreter
+
+log = logging.getLogger("olmorl.rewards")
+_FORGOTTEN = 10_000  # closed session ids remembered, so a late call hears why it gets 404
+
+
+class SessionNotFound(LookupError):
+    """Unknown, expired or closed session (HTTP 404); the message says which."""
+
+
+class SessionsFull(RuntimeError):
+    """`max_sessions` (or `max_sandboxed`) reached (HTTP 503 with Retry-After)."""
+
+
+class SessionFailed(RuntimeError):
+    """The environment could not set the session up; nothing was left open. `status_code`: 503 when
+    the sandbox is unavailable or did not start (a server-side condition), else 500."""
+
+    def __init__(self, message: str, status_code: int = 500) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+@dataclass
+class Session:
+    id: str
+    env_name: str
+    env: Environment
+    sandbox_slot: int | None
+    last_used: float = field(default_factory=time.monotonic)
+    calls: int = 0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    closed: bool = False
+
+
+class SessionServices:
+    """What an environment may use: the server's verifiers, settings and session sandboxes."""
+
+    def __init__(self, manager: SessionManager, slot: int | None) -> None:
+        self._manager = manager
+        self.settings = manager.settings
+        self.slot = slot
+
+    async def verify(self, item: dict[str, Any]) -> VerifyResult:
+        """Score one /v1/verify item with any registered verifier (same result, same errors)."""
+        return await self._manager.engine.verify_one(item)
+
+    def check_item(self, verifier: str, ground_truth: Any, options: dict[str, Any] | None = None) -> str:
+        """Validate a verifier name + ground truth + options at session creation; the canonical name."""
+        return self._manager.engine.check_item(verifier, ground_truth, options or {})
+
+    async def open_interpreter(self) -> Interpreter:
+        """A started persistent interpreter in this session's own sandbox (sandboxed environments only)."""
+        return await self._manager.open_interpreter(self.slot)
+
+    def truncate(self, text: str, keep: str = "head") -> str:
+        return truncate(text, self.settings.sessions.max_output_chars, keep)
+
+
+def truncate(text: str, limit: int, keep: str = "head") -> str:
+    """Cut to `limit` characters with a marker saying how many were dropped (keep the head or the tail)."""
+    if len(text) <= limit:
+        return text
+    marker = f"\n...[{len(text) - limit} characters truncated]...\n"
+    return text[:limit] + marker if keep == "head" else marker + text[-limit:]
+
+
+class SessionManager:
+    def __init__(self, engine: RewardEngine) -> None:
+        self.engine = engine
+        self.settings = engine.settings
+        self.config = engine.settings.sessions
+        self.metrics = engine.metrics
+        self.envs = load_environments(self.settings.plugins)
+        self._sessions: dict[str, Session] = {}
+        self._gone: OrderedDict[str, str] = OrderedDict()  # closed id -> why
+        self._free_slots = list(range(self.config.max_sandboxed))
+        self._pending = 0  # sessions being set up (they count against the limits)
+        self._reaper: asyncio.Task[None] | None = None
+        self._backend: Any = None
+        self.state_dir = Path(self.config.state_dir or Path(tempfile.gettempdir()) / "olmorl-sessions")
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        from olmorl.sandbox._session import sweep_leftovers
+
+        swept = await asyncio.to_thread(sweep_leftovers, self.state_dir)
+        if swept:
+            log.warning("removed %d session sandboxes left by a server that did not stop cleanly", swept)
+        self._reaper = asyncio.ensure_future(self._reap_forever())
+
+    async def stop(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+            self._reaper = None
+        await asyncio.gather(*(self._close(s, "server stopped") for s in list(self._sessions.values())))
+
+    def describe(self) -> list[EnvInfo]:
+        return [cls.info() for cls in self.envs.values()]
+
+    @property
+    def open_count(self) -> int:
+        return len(self._sessions)
+
+    # -- the API ---------------------------------------------------------------------------------------
+    async def create(self, env_name: str, task: Any, options: dict[str, Any]) -> SessionCreated:
+        cls = self.envs.get(env_name.strip().lower())
+        if cls is None:
+            raise InvalidInput(f"unknown environment {env_name!r}; known: {', '.join(sorted(self.envs))} "
+                               "(GET /v1/envs)")
+        typed_task, typed_options = cls.validate(task, options)
+        if len(self._sessions) + self._pending >= self.config.max_sessions:
+            raise SessionsFull(f"{self.config.max_sessions} sessions are open (max_sessions); retry later")
+        slot = None
+        if cls.sandboxed:
+            if not self._free_slots:
+                raise SessionsFull(f"{self.config.max_sandboxed} sandboxed sessions are open (max_sandboxed); "
+                                   "retry later")
+            slot = self._free_slots.pop()
+        self._pending += 1
+        env = cls(typed_task, typed_options, SessionServices(self, slot))
+        try:
+            observation = await asyncio.wait_for(env.setup(), self.config.call_timeout_s)
+        except BaseException as exc:
+            await self._release(env, slot)
+            if isinstance(exc, InvalidInput):
+                raise
+            if isinstance(exc, asyncio.TimeoutError):
+                raise SessionFailed(f"setting up {cls.name!r} took over {self.config.call_timeout_s:g} s",
+                                    503) from None
+            if isinstance(exc, (SandboxUnavailable, InterpreterFailed)):
+                raise SessionFailed(f"{cls.name!r} session: {exc}", 503) from None
+            if isinstance(exc, Exception):
+                log.exception("setting up a %s session failed", cls.name)
+                raise SessionFailed(f"setting up {cls.name!r} failed: {type(exc).__name__}: {exc}") from None
+            raise
+        finally:
+            self._pending -= 1
+        session = Session(id=secrets.token_urlsafe(16), env_name=cls.name, env=env, sandbox_slot=slot)
+        self._sessions[session.id] = session
+        self.metrics.sessions_created.labels(cls.name).inc()
+        self.metrics.sessions_open.labels(cls.name).inc()
+        return SessionCreated(session_id=session.id, env=cls.name, tools=[t.schema() for t in cls.tools],
+                              observation=observation)
+
+    async def call_tool(self, session_id: str, name: str, arguments: Any) -> ToolResult:
+        session = self._get(session_id)
+        async with session.lock:
+            self._check_open(session)
+            started = time.perf_counter()
+            step = await self._step(session, name, arguments)
+            session.last_used = time.monotonic()
+            elapsed = time.perf_counter() - started
+        tool = name if session.env.tool(name) is not None else "(unknown)"
+        self.metrics.tool_calls.labels(session.env_name, tool, step.status).inc()
+        self.metrics.tool_latency.labels(session.env_name, tool).observe(elapsed)
+        return ToolResult(output=truncate(step.output, self.config.max_output_chars), status=step.status,
+                          error=step.error, reward=step.reward, done=step.done,
+                          elapsed_ms=round(elapsed * 1000, 3))
+
+    async def verify(self, session_id: str, response: str, messages: list[Any] | None) -> VerifyResult:
+        session = self._get(session_id)
+        async with session.lock:
+            self._check_open(session)
+            started = time.perf_counter()
+            try:
+                if len(response) > self.settings.max_response_chars:
+                    raise InvalidInput(f"response has {len(response)} characters; the limit is "
+                                       f"{self.settings.max_response_chars} (max_response_chars)")
+                score = await asyncio.wait_for(session.env.verify(response, messages), self.config.call_timeout_s)
+                status, error, reward, details = score.status, score.error, float(score.reward), score.details
+            except InvalidInput as exc:
+                status, error, reward, details = "invalid", str(exc), 0.0, {}
+            except asyncio.TimeoutError:
+                status, error, reward, details = "timeout", f"no result within {self.config.call_timeout_s:g} s", \
+                    0.0, {"reason": "timeout"}
+            except Exception as exc:
+                log.exception("verify of a %s session failed", session.env_name)
+                status, error, reward, details = "error", f"{type(exc).__name__}: {exc}", 0.0, {}
+            finally:
+                await self._close(session, "verified")
+        self.metrics.items.labels(session.env_name, status).inc()
+        return VerifyResult(verifier=session.env_name, reward=reward if status == "ok" else 0.0, status=status,
+                            error=error, details={"env": session.env_name, "tool_calls": session.calls, **details},
+                            elapsed_ms=round((time.perf_counter() - started) * 1000, 3))
+
+    async def delete(self, session_id: str) -> None:
+        session = self._get(session_id)
+        await self._close(session, "deleted")
+
+    # -- internals -------------------------------------------------------------------------------------
+    async def _step(self, session: Session, name: str, arguments: Any) -> Step:
+        tool = session.env.tool(name)
+        if tool is None:
+            known = ", ".join(t.name for t in session.env.tools)
+            return Step("", "invalid", f"unknown tool {name!r}; this session's tools: {known}")
+        if session.calls >= self.config.max_calls:
+            return Step("", "invalid", f"this session made {session.calls} tool calls (max_calls); call verify",
+                        done=True)
+        session.calls += 1
+        try:
+            parsed = tool.parse(arguments)
+            return await asyncio.wait_for(session.env.step(name, parsed), self.config.call_timeout_s)
+        except InvalidInput as exc:
+            return Step("", "invalid", str(exc))
+        except asyncio.TimeoutError:
+            await session.env.interrupt()
+            return Step("", "timeout", f"the call ran past {self.config.call_timeout_s:g} s and was stopped")
+        except Exception as exc:
+            log.exception("tool %s of a %s session failed", name, session.env_name)
+            return Step("", "error", f"{type(exc).__name__}: {exc}")
+
+    def _get(self, session_id: str) -> Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            why = self._gone.get(session_id)
+            raise SessionNotFound(f"session {session_id!r} is {why}" if why else
+                                  f"no session {session_id!r} on this server (unknown id, or the server restarted)")
+        return session
+
+    def _check_open(self, session: Session) -> None:
+        if session.closed:  # closed while this call waited for the lock
+            raise SessionNotFound(f"session {session.id!r} is {self._gone.get(session.id, 'closed')}")
+
+    async def _close(self, session: Session, why: str) -> None:
+        if session.closed:
+            return
+        session.closed = True
+        self._sessions.pop(session.id, None)
+        self._gone[session.id] = f"closed ({why})" if why != "expired" else \
+            f"expired (idle over {self.config.idle_ttl_s:g} s, idle_ttl_s)"
+        while len(self._gone) > _FORGOTTEN:
+            self._gone.popitem(last=False)
+        self.metrics.sessions_open.labels(session.env_name).dec()
+        if why == "expired":
+            self.metrics.sessions_expired.labels(session.env_name).inc()
+        await self._release(session.env, session.sandbox_slot)
+
+    async def _release(self, env: Environment, slot: int | None) -> None:
+        try:
+            await env.close()
+        except Exception:
+            log.exception("closing a %s session failed", env.name)
+        if slot is not None:
+            self._free_slots.append(slot)
+
+    async def _reap_forever(self) -> None:
+        interval = max(min(self.config.idle_ttl_s / 4, 5.0), 0.05)
+        while True:
+            await asyncio.sleep(interval)
+            cutoff = time.monotonic() - self.config.idle_ttl_s
+            idle = [s for s in self._sessions.values() if s.last_used < cutoff and not s.lock.locked()]
+            for session in idle:
+                await self._close(session, "expired")
+
+    async def open_interpreter(self, slot: int | None) -> Interpreter:
+        from olmorl.sandbox._session import Interpreter, InterpreterLimits
+
+        if slot is None:
+            raise RuntimeError("this environment is not marked sandboxed, so its sessions get no sandbox")
+        if self._backend is None:
+            self._backend = _session_backend(self.settings)
+        cfg = self.config
+        interpreter = Interpreter(self._backend, slot, InterpreterLimits(memory_mb=cfg.memory_mb, cpu_s=cfg.cpu_s),
+                                  self.state_dir)
+        await interpreter.start()
+        return interpreter
+
+
+def _session_backend(settings: Any) -> Any:
+    """The code sandbox's backend, sized for one session (memory, processes) instead of one test."""
+    from olmorl.sandbox._backends import SandboxLimits
+    from olmorl.sandbox._pool import _pick_backend
+
+    sandbox, cfg = settings.sandbox, settings.sessions
+    limits = SandboxLimits(test_timeout_s=cfg.call_timeout_s, memory_mb=cfg.memory_mb,
+                           max_processes=cfg.max_processes, scratch_mb=sandbox.scratch_mb)
+    return _pick_backend(sandbox.backend, sandbox.allow_insecure, sandbox.python, limits)

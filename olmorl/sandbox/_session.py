@@ -1,0 +1,163 @@
+"""A session's persistent Python interpreter: its own long-lived sandbox, launched like a code-test
+zygote (same backend: bwrap namespaces + seccomp, slot uid, cgroup, rlimits, private scratch) but
+running `_interpreter.py`, which keeps one namespace across calls.
+
+Each live interpreter leaves a small record in a state directory; a server that starts after a crash
+sweeps the records of dead servers (kills what they left running, removes scratch and cgroups).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+from olmorl.sandbox._backends import Backend, BwrapBackend, ProcessBackend, SubprocessChannel
+
+INTERPRETER = Path(__file__).with_name("_interpreter.py")
+SESSION_SLOT_BASE = 1000  # session sandboxes use slots (and uids) above the code-test pool's
+
+
+class InterpreterFailed(RuntimeError):
+    """The interpreter died (a limit killed it, the code ended it) or overran its call: it is gone."""
+
+
+@dataclass(frozen=True)
+class CellOutput:
+    stdout: str
+    stderr: str
+    error: str | None  # the formatted exception the cell raised, if it did
+    dropped_bytes: int  # output beyond the in-sandbox cap, never sent
+
+
+@dataclass(frozen=True)
+class InterpreterLimits:
+    memory_mb: int = 512
+    cpu_s: int = 120  # over the interpreter's whole life
+    file_mb: int = 16
+    open_files: int = 256
+
+
+class Interpreter:
+    """`await start()`, then `await run(code, timeout_s)` any number of times, then `await close()`."""
+
+    def __init__(self, backend: Backend, slot: int, limits: InterpreterLimits, state_dir: Path) -> None:
+        if not isinstance(backend, (BwrapBackend, ProcessBackend)):
+            raise RuntimeError(f"python sessions need the bwrap or process sandbox backend, not {backend.name!r}")
+        self.backend = backend
+        self.slot = SESSION_SLOT_BASE + slot
+        self.limits = limits
+        self.state_dir = state_dir
+        self.channel: SubprocessChannel | None = None
+        self.record: Path | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.channel is not None and self.channel.alive
+
+    async def start(self, timeout_s: float = 30.0) -> None:
+        launch = self.backend.launch(self.slot, INTERPRETER)
+        channel = self.channel = await SubprocessChannel.spawn(launch)
+        self.record = _write_record(self.state_dir, channel.proc.pid, launch.scratch,
+                                    launch.cgroup.dirs if launch.cgroup else [])
+        limits = {"memory_bytes": self.limits.memory_mb << 20, "cpu_s": self.limits.cpu_s,
+                  "file_bytes": self.limits.file_mb << 20, "open_files": self.limits.open_files}
+        try:
+            channel.write(json.dumps(limits).encode() + b"\n")
+            await channel.drain()
+            line = await asyncio.wait_for(channel.reader.readline(), timeout_s)
+        except (asyncio.TimeoutError, ConnectionError, ValueError):
+            line = b""
+        if not line.startswith(b'{"ready"'):
+            await asyncio.sleep(0.05)
+            tail = channel.stderr_tail.decode(errors="replace").strip()[-500:]
+            await self.close()
+            raise InterpreterFailed(f"the {self.backend.name} sandbox did not start: {tail or 'no output'}")
+
+    async def run(self, code: str, max_output_chars: int) -> CellOutput:
+        """Run one cell. The caller bounds the time (and calls `close` when it gives up)."""
+        channel = self.channel
+        if channel is None or not channel.alive:
+            raise InterpreterFailed("the interpreter is not running")
+        try:
+            channel.write(json.dumps({"code": code, "max_output": max_output_chars}, ensure_ascii=True).encode()
+                          + b"\n")
+            await channel.drain()
+            line = await channel.reader.readline()
+            reply = json.loads(line) if line else None
+        except (ConnectionError, ValueError):
+            reply = None
+        if not isinstance(reply, dict):
+            await asyncio.sleep(0.02)  # let the exit status arrive
+            code_ = channel.proc.returncode
+            await self.close()
+            how = f"killed by signal {-code_}" if code_ is not None and code_ < 0 else f"exit status {code_}"
+            raise InterpreterFailed(f"the interpreter died ({how}); limits: {self.limits.memory_mb} MiB memory, "
+                                    f"{self.limits.cpu_s} CPU seconds per session")
+        error = reply.get("error")
+        return CellOutput(stdout=str(reply.get("stdout", "")), stderr=str(reply.get("stderr", "")),
+                          error=str(error) if error is not None else None,
+                          dropped_bytes=int(reply.get("dropped") or 0))
+
+    async def close(self) -> None:
+        """Kill the sandbox and everything in it; remove its scratch, cgroup and record. Idempotent."""
+        channel, self.channel = self.channel, None
+        if channel is not None:
+            await channel.close()
+        record, self.record = self.record, None
+        if record is not None:
+            record.unlink(missing_ok=True)
+
+
+def _write_record(state_dir: Path, pid: int, scratch: str | None, cgroups: list[Path]) -> Path:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path = state_dir / f"{os.getpid()}-{pid}.json"
+    path.write_text(json.dumps({"server_pid": os.getpid(), "pid": pid, "started": _start_ticks(pid),
+                                "scratch": scratch, "cgroups": [str(p) for p in cgroups]}))
+    return path
+
+
+def _start_ticks(pid: int) -> str | None:
+    """Field 22 of /proc/PID/stat: tells a live process from a later one that reuses its pid."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def sweep_leftovers(state_dir: Path) -> int:
+    """Clean up after servers that died without closing their sessions; returns how many sandboxes."""
+    swept = 0
+    for path in sorted(state_dir.glob("*.json")) if state_dir.is_dir() else []:
+        try:
+            record = json.loads(path.read_text())
+            server_pid, pid = int(record["server_pid"]), int(record["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            path.unlink(missing_ok=True)
+            continue
+        if server_pid != os.getpid() and _start_ticks(server_pid) is not None:
+            continue  # another live server owns it
+        if record.get("started") is not None and _start_ticks(pid) == record["started"]:
+            try:
+                os.killpg(pid, signal.SIGKILL)  # the sandbox leads its own process group
+            except OSError:
+                pass
+        for cgroup in record.get("cgroups") or []:
+            _kill_cgroup(Path(cgroup))
+        scratch = record.get("scratch")
+        if isinstance(scratch, str) and os.path.basename(scratch).startswith("olmorl-sandbox-"):
+            shutil.rmtree(scratch, ignore_errors=True)
+        path.unlink(missing_ok=True)
+        swept += 1
+    return swept
+
+
+def _kill_cgroup(path: Path) -> None:
+    from olmorl.sandbox._cgroup import SlotCgroup
+
+    if path.is_dir():
+        SlotCgroup([path]).destroy()
