@@ -78,7 +78,8 @@ class MultiTurnEngine:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stats = {"rollouts": 0.0, "turns": 0.0, "tool_calls": 0.0, "tool_calls_malformed": 0.0,
-                       "tool_s": 0.0, "waiting_for_tool": 0.0}
+                       "tool_s": 0.0, "waiting_for_tool": 0.0, "session_s": 0.0, "turns_discarded": 0.0}
+        self._known_tools: dict[str, list | None] = {}  # env -> tools of its last session (None: it had an observation)
 
     # -- the Engine interface ------------------------------------------------------------------------------
     @property
@@ -193,15 +194,32 @@ class MultiTurnEngine:
         limits, self._stats["rollouts"] = self.limits, self._stats["rollouts"] + 1
         finish, last_text = "stop", ""
         try:
-            created = await self.sessions.create(prompt.env, prompt.task, prompt.env_options)
-            session_id = created.session_id
             ro.messages = list(prompt.messages)
-            if created.observation:
-                ro.messages.append({"role": "user", "content": created.observation})
-            ro.prompt_ids = self.chat.prompt_ids(ro.messages, created.tools)
+            first_budget = min(limits.max_new_tokens, limits.max_total_tokens)
+            start = time.perf_counter()
+            opening = asyncio.ensure_future(self.sessions.create(prompt.env, prompt.task, prompt.env_options))
+            # Opening a session starts a sandbox (tens of ms, queued on the server): when an earlier session of
+            # this env had no observation, render with its tools and generate the first turn meanwhile.
+            known = self._known_tools.get(prompt.env)
+            first = None
+            if known is not None:
+                ro.prompt_ids = self.chat.prompt_ids(ro.messages, known)
+                first = asyncio.ensure_future(self._turn(list(ro.prompt_ids), first_budget))
+            created = await opening
+            self._stats["session_s"] += time.perf_counter() - start  # open + verify: the session's own cost
+            session_id = created.session_id
+            self._known_tools[prompt.env] = None if created.observation else created.tools
+            if created.observation or created.tools != known:  # the guess was wrong: that turn is dropped
+                if first is not None:
+                    self._stats["turns_discarded"] += 1
+                first = None
+                if created.observation:
+                    ro.messages.append({"role": "user", "content": created.observation})
+                ro.prompt_ids = self.chat.prompt_ids(ro.messages, created.tools)
             while True:
                 budget = min(limits.max_new_tokens, limits.max_total_tokens - len(ro.tokens))
-                turn = await self._turn(ro.prompt_ids + ro.tokens, budget)
+                turn = await (first or self._turn(ro.prompt_ids + ro.tokens, budget))
+                first = None
                 ro.add(turn.token_ids, turn.logprobs, turn.versions)
                 ro.turns += 1
                 self._stats["turns"] += 1
@@ -223,7 +241,9 @@ class MultiTurnEngine:
                     finish = "length"
                     break
                 ro.add(reply_ids, None, None)
+            start = time.perf_counter()
             result = await self.sessions.verify(session_id, last_text, ro.messages)
+            self._stats["session_s"] += time.perf_counter() - start
             session_id = None  # /verify ended it
         except RolloutError as exc:
             result = VerifyResult(verifier=prompt.env, reward=0.0, status=exc.status, error=str(exc))
