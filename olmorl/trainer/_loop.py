@@ -229,6 +229,7 @@ class Trainer:
                            learner_idle_frac=max(0.0, 1 - learner_busy / wall),
                            engine_idle_frac=min(1.0, (es["idle_s"] - engine_idle_before) / wall),
                            kv_stale_tokens=es["kv_stale_tokens"])
+            metrics.update({k: v for k, v in es.items() if k.startswith("multiturn/")})  # turns, tool calls, tool time
             gen_tokens_before, engine_idle_before, learner_busy, last = es["tokens"], es["idle_s"], 0.0, now
             if cfg.eval_every and self.eval_prompts and self.step % cfg.eval_every == 0:
                 t_eval = time.perf_counter()

@@ -167,6 +167,8 @@ class MultiTurnEngine:
                         self._emit(group)  # a single-turn row
                     elif not future.done():
                         future.set_result(group.completions[0])
+        except asyncio.CancelledError:  # stop()
+            raise
         except BaseException as exc:
             self._error = exc
             raise
@@ -184,6 +186,8 @@ class MultiTurnEngine:
             rollouts = await asyncio.gather(*(self._rollout(req.meta) for _ in range(req.n)))
             prompt_ids = rollouts[0].prompt_ids if rollouts else list(req.prompt_ids)
             self._emit(Group(req.request_id, prompt_ids, list(rollouts), req.meta, submitted))
+        except asyncio.CancelledError:  # stop()
+            raise
         except BaseException as exc:  # a bug here must stop the run, not hang it
             self._error = exc
             raise
