@@ -175,3 +175,36 @@ def test_training_run_with_weight_updates_in_the_middle_of_rollouts(tool_model, 
     assert any("reward/python" in h for h in history) and any("reward/math" in h for h in history)
     records = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert records[-1]["step"] == 4
+
+
+def test_env_rows_and_single_turn_rows_load_side_by_side(tmp_path):
+    tok = build_char_tokenizer(tmp_path)
+    rows = [{"messages": [{"role": "user", "content": "1+1="}], "ground_truth": "2", "dataset": "math"},
+            {"messages": [{"role": "user", "content": "6*7="}], "env": "python",
+             "task": {"verifier": "math", "ground_truth": "42"}, "env_options": {"max_calls": 2}},
+            {"messages": [{"role": "user", "content": "x"}], "env": 3, "task": {}}]  # env must be a name
+    single, multi = build_prompts(rows, tok, source="mixed", max_prompt_tokens=64)
+    assert single.env is None and single.verifier_label == "math" and single.checks
+    assert multi.env == "python" and multi.verifier_label == "python" and multi.checks == ()
+    assert multi.task == {"verifier": "math", "ground_truth": "42"} and multi.env_options == {"max_calls": 2}
+
+
+def test_a_session_the_server_refuses_is_an_invalid_result_not_a_zero(tool_model, reward_server):
+    root, chat, _ = tool_model
+    from transformers import AutoModelForCausalLM
+
+    tok = chat.tokenizer
+    url = reward_server(workers=1)
+    engine = TorchEngine(AutoModelForCausalLM.from_pretrained(root), eos_token_id=tok.eos_token_id,
+                         pad_token_id=tok.pad_token_id, max_new_tokens=16)
+    rollouts = MultiTurnEngine(engine, chat, SessionCalls([url]), RolloutLimits(max_new_tokens=16))
+    row = {"messages": [{"role": "user", "content": "1*2="}], "env": "no_such_env", "task": {}}
+    prompt = build_prompts([row], tok, source="bad", max_prompt_tokens=64)[0]
+    rollouts.start()
+    try:
+        rollouts.submit([GenerationRequest(0, list(prompt.prompt_ids), 2, meta=prompt)])
+        (group,) = collect_groups(rollouts, 1, timeout=120)
+    finally:
+        rollouts.stop()
+    for c in group.completions:
+        assert c.result.status == "invalid" and "no_such_env" in c.result.error and c.token_ids == []
