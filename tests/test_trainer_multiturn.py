@@ -58,6 +58,30 @@ def test_tool_reply_tokens_follow_the_template_after_a_sampled_turn(tmp_path):
     assert chat.stop == (tuple(tok("</tool_call>", add_special_tokens=False).input_ids),)
 
 
+@pytest.mark.parametrize("template", ["qwen3_training.jinja", "qwen3_instruct_2507_training.jinja", "qwen3_6.jinja"])
+def test_tool_replies_match_the_real_qwen3_templates(tmp_path, template):
+    """Against Qwen3's own chat templates (as shipped by TRL): after a sampled tool-call turn and its EOS, our
+    reply tokens are exactly the text the template puts between that turn and the next generation."""
+    trl = pytest.importorskip("trl")
+    from pathlib import Path
+
+    source = (Path(trl.__file__).parent / "chat_templates" / template).read_text()
+    tok = build_char_tokenizer(tmp_path, chat_template=source)
+    tok.add_special_tokens({"eos_token": "<|im_end|>", "additional_special_tokens": ["<|im_start|>"]})
+    chat = ToolChat(tok, HermesToolCalls())
+    tools = [{"type": "function", "function": {"name": "python", "description": "Run Python code.", "parameters": {
+        "type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}}}]
+    messages = [{"role": "user", "content": "What is 6*7?"}]
+    call = '<tool_call>\n{"name": "python", "arguments": {"code": "print(6*7)"}}\n</tool_call>'
+    tool = {"role": "tool", "name": "python", "content": "42"}
+    reference = tok.apply_chat_template(messages + [{"role": "assistant", "content": call}, tool], tools=tools,
+                                        tokenize=False, add_generation_prompt=True)
+    prompt = tok.decode(chat.prompt_ids(messages, tools))
+    reply = tok.decode(chat.reply_ids([tool], ended_with_eos=True))
+    assert reference.startswith(prompt[:-len("<|im_start|>assistant\n")])
+    assert reference.endswith(call + "<|im_end|>" + reply) and "<tool_response>\n42\n</tool_response>" in reply
+
+
 def test_learner_counts_only_sampled_tokens(tmp_path):
     """Token-mean loss over a hand-built transcript: reply tokens are in the sequence, not in the loss or its count."""
     torch.manual_seed(0)
