@@ -3,10 +3,15 @@ that scores completions through an olmorl reward server over HTTP. Needs the `[t
 
 Where things are: the loop reads top to bottom in `_loop.py` (settings: `_config.TrainConfig`; loss: `_objective.py`;
 rewards over HTTP: `_rewards.py`); generation engines live in `engines/`, learners in `learners/`; `_scaleout.py`
-places them (engine processes and servers, DeepSpeed ranks) from the config."""
+places them (engine processes and servers, DeepSpeed ranks) from the config. Multi-turn, tool-using rollouts
+(rows with `env`, `task`): `_multiturn.py` drives them over sessions (`_sessions.py`) in the chat template's
+tool-call format (`_toolcalls.py`)."""
 
 from olmorl.trainer._config import TrainConfig, load_config
 from olmorl.trainer._loop import Trainer
+from olmorl.trainer._multiturn import MultiTurnEngine, RolloutLimits
+from olmorl.trainer._sessions import RolloutError, SessionCalls
+from olmorl.trainer._toolcalls import HermesToolCalls, ToolCall, ToolCallParser, ToolChat
 from olmorl.trainer._objective import LossSettings, group_advantages, k3_kl, per_sequence_token_weight, token_loss_terms
 from olmorl.trainer.engines import (Completion, Engine, EngineError, EnginePool, EngineServerProcess, GenerationRequest,
                                     Group, ProcessEngine, RemoteEngine, TorchEngine, VLLMEngine, VLLMServerEngine,
@@ -22,10 +27,18 @@ __all__ = [
     "EngineServerProcess",
     "GenerationRequest",
     "Group",
+    "HermesToolCalls",
     "Learner",
     "LossSettings",
+    "MultiTurnEngine",
     "ProcessEngine",
     "RemoteEngine",
+    "RolloutError",
+    "RolloutLimits",
+    "SessionCalls",
+    "ToolCall",
+    "ToolCallParser",
+    "ToolChat",
     "TorchEngine",
     "TrainConfig",
     "TrainSample",

@@ -37,6 +37,10 @@ class TrainConfig:
     temperature: float = 1.0  # sampling temperature (the learner applies the same one)
     top_k: int = 0  # sample among the k likeliest tokens (0 = off); engines report logprobs of the renormalized cut
     top_p: float = 1.0  # then the smallest set holding top_p of the mass (1.0 = off); IS weight = the kept mass
+    # -- multi-turn rows (`env`, `task`): sessions on the reward server, turns until an answer (_multiturn.py)
+    max_turns: int = 8  # assistant turns per multi-turn rollout (max_new_tokens caps each turn)
+    max_total_tokens: int = 1024  # sampled + tool reply tokens of one multi-turn rollout
+    tool_call_parser: str = "hermes"  # tool-call format: hermes (<tool_call>{json}</tool_call>) | package.module:Class
     engine_batch_size: int = 64  # sequences decoded together by the engine
     continuous_batching: bool = True  # refill a finished row at once (False = static batches)
     engine_dtype: str = "float32"  # dtype of the engine's copy of the weights (float32 | bfloat16)
@@ -113,6 +117,8 @@ class TrainConfig:
             raise ValueError("train_weights needs one weight per train file")
         if self.group_size < 2:
             raise ValueError("group_size must be at least 2 (advantages are relative to the group)")
+        if self.max_turns < 1 or self.max_total_tokens < 1:
+            raise ValueError("max_turns and max_total_tokens must be >= 1")
         if self.async_steps < 0:
             raise ValueError("async_steps must be >= 0")
         check_sampling(self.temperature, self.top_k, self.top_p)

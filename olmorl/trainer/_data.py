@@ -3,6 +3,8 @@
 A row holds `messages` (chat turns; a trailing assistant turn is dropped), `ground_truth` and `dataset`
 (the verifier name). Newer Ai2 releases wrap both in one-element lists; those are unwrapped. Multi-verifier
 rows carry equal-length lists: each (verifier, ground truth) pair is scored and the rewards are summed.
+A multi-turn row names an environment instead: `env`, `task` (and optional `env_options`); its rollouts run
+as sessions on the reward server (`olmorl.trainer._multiturn`). Both kinds mix in one file or run.
 """
 
 from __future__ import annotations
@@ -30,11 +32,14 @@ class Prompt:
     checks: tuple[Check, ...]  # one per verifier of the row; a completion's reward is the sum over them
     source: str  # file it came from (per-source metrics)
     index: int  # row index in that file
+    env: str | None = None  # multi-turn: the reward server environment its sessions run in
+    task: Any = None  # multi-turn: the session's task (e.g. {"verifier": "math", "ground_truth": "42"})
+    env_options: dict | None = None  # multi-turn: the session's options
 
     @property
     def verifier_label(self) -> str:
-        """The name its rewards are reported under: the verifier, or several joined by "+" ("math+ifeval")."""
-        return "+".join(c.verifier for c in self.checks)
+        """The name its rewards are reported under: the verifier, several joined by "+" ("math+ifeval"), or the env."""
+        return self.env or "+".join(c.verifier for c in self.checks)
 
 
 def read_rows(path: str | Path) -> list[dict]:
@@ -72,8 +77,9 @@ def build_prompts(rows: list[dict], tokenizer, *, source: str, max_prompt_tokens
     prompts, dropped = [], {"too_long": 0, "malformed": 0}
     for i, row in enumerate(rows):
         messages = row.get("messages")
-        checks = _checks(row, verifier_override)
-        if not messages or checks is None:
+        env = row.get("env") or None  # a mixed file's single-turn rows read as env=None
+        checks = () if env else _checks(row, verifier_override)
+        if not messages or checks is None or (env and not isinstance(env, str)):
             dropped["malformed"] += 1
             continue
         turns = [dict(m) for m in messages]
@@ -84,11 +90,13 @@ def build_prompts(rows: list[dict], tokenizer, *, source: str, max_prompt_tokens
         if len(ids) > max_prompt_tokens:
             dropped["too_long"] += 1
             continue
-        prompts.append(Prompt(tuple(ids), tuple(turns), checks, source, i))
+        prompts.append(Prompt(tuple(ids), tuple(turns), checks, source, i, env, row.get("task") if env else None,
+                              row.get("env_options") if env else None))
     if any(dropped.values()):
         log.warning("%s: dropped rows %s", source, dropped)
     if not prompts:
-        raise ValueError(f"{source}: no usable rows (need messages, ground_truth, dataset); dropped {dropped}")
+        raise ValueError(f"{source}: no usable rows (need messages and ground_truth + dataset, or env + task); "
+                         f"dropped {dropped}")
     return prompts
 
 

@@ -27,9 +27,10 @@ from olmorl.trainer._data import Prompt, PromptMixer, load_sources
 from olmorl.trainer.engines._torch import GenerationRequest, Group, TorchEngine
 from olmorl.trainer.engines._process import ProcessEngine
 from olmorl.trainer._eval import evaluate
+from olmorl.trainer._multiturn import has_env_rows, multiturn_engine
 from olmorl.trainer.learners._plain import TrainSample
 from olmorl.trainer._objective import group_advantages, is_zero_std
-from olmorl.trainer._rewards import GroupScorer, score_completions
+from olmorl.trainer._rewards import GroupScorer, score_groups
 from olmorl.trainer._scaleout import build_learner, build_remote_engines
 
 log = logging.getLogger("olmorl.trainer")
@@ -123,7 +124,7 @@ class Trainer:
             prompt = self.resubmit.pop(0) if self.resubmit else self.mixer.next()
             rid = next(self.ids)
             self.pending[rid] = prompt
-            requests.append(GenerationRequest(rid, list(prompt.prompt_ids), cfg.group_size))
+            requests.append(GenerationRequest(rid, list(prompt.prompt_ids), cfg.group_size, meta=prompt))
         if requests:
             self.engine.submit(requests)
 
@@ -139,11 +140,9 @@ class Trainer:
             if not groups:
                 continue
             groups.sort(key=lambda g: g.request_id)
-            prompts = [self.pending[g.request_id] for g in groups for _ in g.completions]
-            texts = [self.tokenizer.decode(c.token_ids, skip_special_tokens=True) for g in groups for c in g.completions]
-            results = await score_completions(self.scorer, prompts, texts)
-            for k, g in enumerate(groups):
-                self._accept(g, results[k * cfg.group_size:(k + 1) * cfg.group_size])
+            prompts = [self.pending[g.request_id] for g in groups]
+            for g, results in zip(groups, await score_groups(self.scorer, self.tokenizer, prompts, groups)):
+                self._accept(g, results)
             self._feed()
             self.ready.set()
 
@@ -174,8 +173,8 @@ class Trainer:
         else:
             adv = group_advantages(r, cfg.advantage_norm).tolist()
             for c, a, t in zip(group.completions, adv, truncated):
-                samples.append(TrainSample(list(group.prompt_ids), c.token_ids, c.logprobs, c.versions, a,
-                                           in_loss=not (t and cfg.truncation == "mask")))
+                samples.append(TrainSample(list(c.prompt_ids or group.prompt_ids), c.token_ids, c.logprobs, c.versions,
+                                           a, in_loss=not (t and cfg.truncation == "mask"), loss_mask=c.loss_mask))
         self.accepted.append(ScoredGroup(prompt, group, rewards, samples))
 
     # -- training ----------------------------------------------------------------------------------------
@@ -184,7 +183,7 @@ class Trainer:
         if cfg.max_staleness is not None:  # AReaL eta: too-old groups are dropped and replaced
             fresh = deque()
             for sg in self.accepted:
-                oldest = min((min(s.versions) for s in sg.samples if s.versions), default=self.step)
+                oldest = min((min(s.loss_versions) for s in sg.samples if s.loss_versions), default=self.step)
                 if self.step - oldest > cfg.max_staleness:
                     self.counters["stale_dropped"] += 1
                     del self.pending[sg.group.request_id]
@@ -212,7 +211,7 @@ class Trainer:
                 await self.ready.wait()
                 continue
             samples = [s for sg in batch for s in sg.samples]
-            lags = Counter(self.step - v for s in samples for v in s.versions)
+            lags = Counter(self.step - v for s in samples for v in s.loss_versions)
             t0 = time.perf_counter()
             stats = await asyncio.to_thread(self.learner.train_step, samples) if samples else {"skipped": 1.0}
             learner_busy += time.perf_counter() - t0
@@ -230,6 +229,7 @@ class Trainer:
                            learner_idle_frac=max(0.0, 1 - learner_busy / wall),
                            engine_idle_frac=min(1.0, (es["idle_s"] - engine_idle_before) / wall),
                            kv_stale_tokens=es["kv_stale_tokens"])
+            metrics.update({k: v for k, v in es.items() if k.startswith("multiturn/")})  # turns, tool calls, tool time
             gen_tokens_before, engine_idle_before, learner_busy, last = es["tokens"], es["idle_s"], 0.0, now
             if cfg.eval_every and self.eval_prompts and self.step % cfg.eval_every == 0:
                 t_eval = time.perf_counter()
@@ -308,6 +308,8 @@ class Trainer:
             pathlib.Path(cfg.output_dir).mkdir(parents=True, exist_ok=True)
             server.start()
             urls = [server.url]
+        if has_env_rows(self.mixer):  # multi-turn rows: sessions on the same reward servers (_multiturn.py)
+            self.engine = multiturn_engine(self.engine, self.tokenizer, urls, cfg)
         was_deterministic = torch.are_deterministic_algorithms_enabled()
         torch.use_deterministic_algorithms(cfg.deterministic or was_deterministic)
         self.engine.start()

@@ -2,6 +2,7 @@
 
 `score_completions` is the one place that turns a prompt's (verifier, ground truth) checks into
 /v1/verify items and sums their rewards back per completion (open-instruct's multi-verifier rows).
+`score_groups` scores finished engine groups, keeping the Result a multi-turn session already gave.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from olmorl.clients import AsyncRewardClient, OlmorlError, RewardServerError, Ve
 
 if TYPE_CHECKING:
     from olmorl.trainer._data import Prompt
+    from olmorl.trainer.engines._torch import Group
 
 log = logging.getLogger("olmorl.trainer")
 
@@ -71,6 +73,9 @@ async def score_completions(scorer: GroupScorer, prompts: list[Prompt], texts: l
     """
     items, owners = [], []
     for k, (prompt, text) in enumerate(zip(prompts, texts, strict=True)):
+        if prompt.env:
+            raise ValueError(f"{prompt.source} row {prompt.index}: a multi-turn row (env={prompt.env!r}) is scored by "
+                             "its session's /verify, not /v1/verify")
         for check in prompt.checks:
             items.append({"verifier": check.verifier, "response": text, "ground_truth": check.ground_truth,
                           "prompt": list(prompt.messages)})
@@ -80,6 +85,16 @@ async def score_completions(scorer: GroupScorer, prompts: list[Prompt], texts: l
         per_completion[k].append(result)
     return [results[0] if len(results) == 1 else _summed(prompt.verifier_label, results)
             for prompt, results in zip(prompts, per_completion)]
+
+
+async def score_groups(scorer: GroupScorer, tokenizer, prompts: list[Prompt],
+                       groups: list[Group]) -> list[list[VerifyResult]]:
+    """Results per group, per completion. Completions that arrive with a Result (multi-turn) keep it; the
+    others are decoded and scored in one `score_completions` call."""
+    todo = [(p, c) for p, g in zip(prompts, groups, strict=True) for c in g.completions if c.result is None]
+    texts = [tokenizer.decode(c.token_ids, skip_special_tokens=True) for _, c in todo]
+    scored = iter(await score_completions(scorer, [p for p, _ in todo], texts))
+    return [[c.result if c.result is not None else next(scored) for c in g.completions] for g in groups]
 
 
 def _summed(label: str, results: list[VerifyResult]) -> VerifyResult:

@@ -13,33 +13,36 @@ SPECIAL_TOKENS = ("<pad>", "<s>", "</s>", "<unk>")
 CHARACTERS = tuple(sorted(set(string.printable) - set("\t\r\x0b\x0c")))
 # The whole conversation is the concatenated contents; the model answers right after the last user turn.
 CHAT_TEMPLATE = "{% for message in messages %}{{ message['content'] }}{% endfor %}"
+# The same with tool messages wrapped as Hermes/Qwen tool responses (multi-turn example and tests).
+TOOL_CHAT_TEMPLATE = ("{% for message in messages %}{% if message['role'] == 'tool' %}<tool_response>"
+                      "{{ message['content'] }}</tool_response>{% else %}{{ message['content'] }}{% endif %}{% endfor %}")
 
 
-def build_char_tokenizer(out_dir: str | Path):
+def build_char_tokenizer(out_dir: str | Path, chat_template: str = CHAT_TEMPLATE):
     """A one-token-per-character tokenizer saved as a regular HF tokenizer directory."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
     vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS + CHARACTERS)}
     core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    core.pre_tokenizer = pre_tokenizers.Split(Regex("[\\s\\S]"), behavior="isolated")  # every character, newlines too
     core.decoder = decoders.Fuse()
     tok = PreTrainedTokenizerFast(
         tokenizer_object=core, pad_token="<pad>", bos_token="<s>", eos_token="</s>", unk_token="<unk>",
         padding_side="left",
     )
-    tok.chat_template = CHAT_TEMPLATE
+    tok.chat_template = chat_template
     tok.save_pretrained(str(out_dir))
     return tok
 
 
 def build_tiny_llama(out_dir: str | Path, hidden: int = 192, layers: int = 2, heads: int = 4, seed: int = 0,
-                     max_positions: int = 256):
+                     max_positions: int = 256, chat_template: str = CHAT_TEMPLATE):
     """A randomly initialised Llama with the char tokenizer, saved as a model directory (1.2M params at 192/2)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    tok = build_char_tokenizer(out_dir)
+    tok = build_char_tokenizer(out_dir, chat_template)
     config = LlamaConfig(
         vocab_size=len(tok), hidden_size=hidden, intermediate_size=4 * hidden, num_hidden_layers=layers,
         num_attention_heads=heads, num_key_value_heads=heads, max_position_embeddings=max_positions,
@@ -74,6 +77,21 @@ def write_jsonl(rows: list[dict], path: str | Path) -> None:
 def warm_start(model_dir: str | Path, rows: list[dict], *, steps: int = 200, batch_size: int = 128, lr: float = 1e-3,
                seed: int = 0, log_every: int = 50) -> None:
     """Supervised warm start on `\\boxed{answer}</s>` (loss on the answer only); saves the model in place."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(model_dir))
+    encoded = []
+    for row in rows:
+        prompt = tok.apply_chat_template(row["messages"], tokenize=False, add_generation_prompt=True)
+        p_ids = tok(prompt, add_special_tokens=False).input_ids
+        a_ids = tok("\\boxed{" + row["ground_truth"] + "}", add_special_tokens=False).input_ids + [tok.eos_token_id]
+        encoded.append((p_ids + a_ids, [0] * len(p_ids) + [1] * len(a_ids)))
+    supervised(model_dir, encoded, steps=steps, batch_size=batch_size, lr=lr, seed=seed, log_every=log_every)
+
+
+def supervised(model_dir: str | Path, traces: list[tuple[list[int], list[int]]], *, steps: int, batch_size: int,
+               lr: float = 1e-3, seed: int = 0, log_every: int = 50) -> None:
+    """Next-token training on (token ids, loss mask) traces (loss where the mask is 1); saves the model in place."""
     import random
 
     import torch
@@ -84,21 +102,14 @@ def warm_start(model_dir: str | Path, rows: list[dict], *, steps: int = 200, bat
     opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.99))
     rng = random.Random(seed)
     torch.manual_seed(seed)
-    encoded = []
-    for row in rows:
-        prompt = tok.apply_chat_template(row["messages"], tokenize=False, add_generation_prompt=True)
-        p_ids = tok(prompt, add_special_tokens=False).input_ids
-        a_ids = tok("\\boxed{" + row["ground_truth"] + "}", add_special_tokens=False).input_ids + [tok.eos_token_id]
-        encoded.append((p_ids, a_ids))
     for step in range(1, steps + 1):
-        batch = rng.sample(encoded, batch_size)
-        width = max(len(p) + len(a) for p, a in batch)
-        ids = torch.full((batch_size, width), tok.pad_token_id)
-        labels = torch.full((batch_size, width), -100)
-        for r, (p, a) in enumerate(batch):
-            seq = p + a
+        batch = rng.sample(traces, min(batch_size, len(traces)))
+        width = max(len(ids) for ids, _ in batch)
+        ids = torch.full((len(batch), width), tok.pad_token_id)
+        labels = torch.full((len(batch), width), -100)
+        for r, (seq, mask) in enumerate(batch):
             ids[r, :len(seq)] = torch.tensor(seq)
-            labels[r, len(p):len(seq)] = torch.tensor(a)
+            labels[r, :len(seq)] = torch.where(torch.tensor(mask, dtype=torch.bool), torch.tensor(seq), -100)
         loss = model(input_ids=ids, labels=labels).loss
         opt.zero_grad()
         loss.backward()
@@ -106,3 +117,38 @@ def warm_start(model_dir: str | Path, rows: list[dict], *, steps: int = 200, bat
         if log_every and step % log_every == 0:
             print(f"warm start step {step}: loss {loss.item():.3f}", flush=True)
     model.save_pretrained(str(model_dir))
+
+
+# -- the toy tool task: three-digit products, computed with the `python` tool, answered as \boxed{N} -------------
+def product_rows(n: int, seed: int = 0) -> list[dict]:
+    """Multi-turn rows (env `python`, math verifier): "a*b=" for three-digit a, b (a 1.2M char model cannot
+    multiply; it can copy the numbers into a tool call and the tool's output into the answer)."""
+    import random
+
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(n):
+        a, b = rng.randint(100, 999), rng.randint(100, 999)
+        rows.append({"messages": [{"role": "user", "content": f"{a}*{b}="}], "env": "python",
+                     "task": {"verifier": "math", "ground_truth": str(a * b)}})
+    return rows
+
+
+def product_call(row: dict) -> str:
+    """The tool call that solves a `product_rows` row, in the Hermes format."""
+    import json
+
+    code = "print(" + row["messages"][-1]["content"].rstrip("=") + ")"
+    return "<tool_call>" + json.dumps({"name": "python", "arguments": {"code": code}}) + "</tool_call>"
+
+
+def product_trace(chat, row: dict, tool_output: str) -> tuple[list[int], list[int]]:
+    """(token ids, loss mask) of the solving transcript, built as a rollout builds it: prompt, sampled call
+    (stops at </tool_call>), the template's tool reply, sampled answer + EOS; loss on the sampled parts."""
+    tok = chat.tokenizer
+    prompt = chat.prompt_ids(row["messages"], None)
+    call = tok(product_call(row), add_special_tokens=False).input_ids
+    reply = chat.reply_ids([{"role": "tool", "name": "python", "content": tool_output}], ended_with_eos=False)
+    answer = tok("\\boxed{" + row["task"]["ground_truth"] + "}", add_special_tokens=False).input_ids + [tok.eos_token_id]
+    ids = prompt + call + reply + answer
+    return ids, [0] * len(prompt) + [1] * len(call) + [0] * len(reply) + [1] * len(answer)

@@ -113,7 +113,8 @@ class RemoteEngine:
                 wid = next(self._ids)
                 self._groups[wid] = (req, [_Slot([]) for _ in range(req.n)])
                 wire.append({"request_id": wid, "prompt_ids": list(req.prompt_ids), "n": req.n,
-                             "max_new_tokens": req.max_new_tokens, "ignore_eos": req.ignore_eos})
+                             "max_new_tokens": req.max_new_tokens, "ignore_eos": req.ignore_eos,
+                             "stop": [list(seq) for seq in req.stop]})
         self._stream(wire)
 
     def _stream(self, wire: list[dict]) -> None:
@@ -154,7 +155,8 @@ class RemoteEngine:
                     self._continuations[cid] = (gid, i)
                     prefix = [t for p in slot.parts for t in p.token_ids]
                     resubmit.append({"request_id": cid, "prompt_ids": list(req.prompt_ids) + prefix, "n": 1,
-                                     "max_new_tokens": budget, "ignore_eos": req.ignore_eos})
+                                     "max_new_tokens": budget, "ignore_eos": req.ignore_eos,
+                                     "stop": [list(seq) for seq in req.stop]})
                 else:
                     slot.done = True
                 if all(s.done for s in slots):

@@ -139,7 +139,8 @@ def create_app(engine: ServedTorchEngine, *, model_info: dict[str, Any] | None =
                 sid = next(ids)
                 requests.append(GenerationRequest(sid, [int(t) for t in r["prompt_ids"]], int(r["n"]),
                                                   max_new_tokens=r.get("max_new_tokens"),
-                                                  ignore_eos=bool(r.get("ignore_eos", False))))
+                                                  ignore_eos=bool(r.get("ignore_eos", False)),
+                                                  stop=tuple(tuple(int(t) for t in seq) for seq in r.get("stop") or ())))
                 owner[sid] = (stream, r["request_id"])
         except (KeyError, TypeError, ValueError) as exc:
             raise HTTPException(400, f"bad generate request: {exc!r}")

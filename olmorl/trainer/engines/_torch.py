@@ -32,6 +32,7 @@ class GenerationRequest:
     meta: Any = None  # carried through untouched (ground truth, verifier, ...)
     max_new_tokens: int | None = None  # per-request cap (default: the engine's)
     ignore_eos: bool = False  # run to max_new_tokens (benchmarks with controlled lengths)
+    stop: tuple[tuple[int, ...], ...] = ()  # token sequences that also end the completion ("stop"), e.g. </tool_call>
 
 
 @dataclass
@@ -39,7 +40,11 @@ class Completion:
     token_ids: list[int]
     logprobs: list[float]  # under the distribution sampled from (temperature, top-k/top-p, renormalized)
     versions: list[int]  # policy version that sampled each token
-    finish_reason: str  # "stop" (EOS) or "length" (hit max_new_tokens)
+    finish_reason: str  # "stop" (EOS or a stop sequence), "length" (hit max_new_tokens); multi-turn adds "max_turns"
+    # multi-turn rollouts (olmorl.trainer._multiturn) also fill these; single-turn completions leave the defaults
+    loss_mask: list[int] | None = None  # 1 = sampled by the policy (trained), 0 = tool/template tokens (None: all 1)
+    prompt_ids: list[int] | None = None  # this completion's own prompt (the rendered tools), None: the group's
+    result: Any = None  # the session's VerifyResult, already scored (the loop does not score it again)
 
 
 @dataclass
@@ -340,7 +345,7 @@ class TorchEngine:
             row.tokens.append(tok)
             row.logprobs.append(lp)
             row.versions.append(self.version)
-            if tok in self.eos_ids and not row.group.request.ignore_eos:
+            if (tok in self.eos_ids and not row.group.request.ignore_eos) or _ends_with_stop(row.tokens, row.group.request.stop):
                 row.finish_reason = "stop"
             elif len(row.tokens) >= (row.group.request.max_new_tokens or self.max_new_tokens):
                 row.finish_reason = "length"
@@ -385,6 +390,10 @@ class TorchEngine:
         rows = self._rows
         _, cache, mask = self._prefill([r.prompt_ids + r.tokens[:-1] for r in rows])
         self._rows, self._cache, self._mask = list(rows), cache, mask
+
+
+def _ends_with_stop(tokens: list[int], stop: tuple[tuple[int, ...], ...]) -> bool:
+    return any(seq and len(tokens) >= len(seq) and tuple(tokens[-len(seq):]) == tuple(seq) for seq in stop)
 
 
 def _left_pad(t: torch.Tensor, width: int) -> torch.Tensor:

@@ -171,14 +171,14 @@ class DeepSpeedLearner(Learner):
                         for idx in plan] for share, plan in zip(shares, plans)]
         losses, grad_norms, ratio_max, entropies = [], [], [], []
         for m, (share, plan) in enumerate(zip(shares, plans)):
-            weights = global_token_weights([len(s.completion_ids) for s in share], [s.in_loss for s in share],
+            weights = global_token_weights([s.loss_tokens for s in share], [s.in_loss for s in share],
                                            self.loss_norm, self.loss_constant)
             total = torch.zeros((), dtype=torch.float64)
             for k, idx in enumerate(plan):
                 engine.set_gradient_accumulation_boundary(k == len(plan) - 1)
                 # a rank with fewer micro-batches still runs forward/backward (collectives must match): weight 0
                 micro = [share[i] for i in idx] if idx else share[:1]
-                w = torch.tensor([weights[i] if idx else 0.0 for i in (idx or [0]) for _ in share[i].completion_ids])
+                w = torch.tensor([x for i in (idx or [0]) for x in share[i].token_weights(weights[i] if idx else 0.0)])
                 logp, entropy = self._logprobs(self.base, self.head, micro)
                 logp_old = old[m][k] if old is not None and idx else logp.detach()
                 behav = torch.tensor([lp for s in micro for lp in s.behav_logprobs], dtype=logp.dtype)
@@ -200,7 +200,7 @@ class DeepSpeedLearner(Learner):
             if norm is not None:
                 grad_norms.append(float(norm))
         out = {"loss": sum(losses) / len(losses), "learner_s": time.perf_counter() - start,
-               "trained_tokens": float(sum(len(s.completion_ids) for s in samples if s.in_loss))}
+               "trained_tokens": float(sum(s.loss_tokens for s in samples if s.in_loss))}
         if grad_norms:
             out["grad_norm"] = max(grad_norms)
         if ratio_max:

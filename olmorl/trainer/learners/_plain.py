@@ -21,6 +21,21 @@ class TrainSample:
     versions: list[int]  # policy version per completion token
     advantage: float
     in_loss: bool = True  # False for masked (e.g. truncated) completions
+    loss_mask: list[int] | None = None  # per completion token: 0 = not sampled (tool replies); None = all sampled
+
+    @property
+    def loss_tokens(self) -> int:
+        """Tokens the loss and its normalization count: the sampled ones."""
+        return len(self.completion_ids) if self.loss_mask is None else sum(self.loss_mask)
+
+    def token_weights(self, weight: float) -> list[float]:
+        """`weight` on every sampled completion token, 0 on the others."""
+        return [weight] * len(self.completion_ids) if self.loss_mask is None else [weight * m for m in self.loss_mask]
+
+    @property
+    def loss_versions(self) -> list[int]:
+        """Policy versions of the sampled tokens (staleness counts these)."""
+        return self.versions if self.loss_mask is None else [v for v, m in zip(self.versions, self.loss_mask) if m]
 
 
 class _ChunkedTokenLogprob(torch.autograd.Function):
@@ -189,7 +204,7 @@ class Learner:
                                  for idx in self._micro_batches(mb)] for mb in minibatches]
         losses, grad_norms = [], []
         for m, mb in enumerate(minibatches):
-            weights = per_sequence_token_weight([len(s.completion_ids) for s in mb], [s.in_loss for s in mb],
+            weights = per_sequence_token_weight([s.loss_tokens for s in mb], [s.in_loss for s in mb],
                                                 self.loss_norm, self.loss_constant)
             self.optimizer.zero_grad(set_to_none=True)
             total = 0.0
@@ -199,7 +214,7 @@ class Learner:
                 logp_old = old_logprobs[m][k] if old_logprobs is not None else logp.detach()
                 behav = torch.tensor([lp for s in micro for lp in s.behav_logprobs], dtype=logp.dtype)
                 adv = torch.tensor([s.advantage for s in micro for _ in s.completion_ids], dtype=logp.dtype)
-                w = torch.tensor([weights[i] for i in idx for _ in mb[i].completion_ids], dtype=logp.dtype)
+                w = torch.tensor([x for i in idx for x in mb[i].token_weights(weights[i])], dtype=logp.dtype)
                 ref = self._reference_logprobs(micro) if self.reference is not None else None
                 loss_tok, tok_stats = token_loss_terms(logp, logp_old, behav.to(logp.device), adv.to(logp.device),
                                                        w > 0, self.loss, logp_ref=ref)
@@ -219,7 +234,7 @@ class Learner:
             self.scheduler.step()
             losses.append(total)
         out = {"loss": sum(losses) / len(losses), "learner_s": time.perf_counter() - start,
-               "trained_tokens": float(sum(len(s.completion_ids) for s in samples if s.in_loss))}
+               "trained_tokens": float(sum(s.loss_tokens for s in samples if s.in_loss))}
         if grad_norms:
             out["grad_norm"] = max(grad_norms)
         cat = {k: torch.cat(v) for k, v in stats.items() if v}

@@ -1,0 +1,234 @@
+"""Multi-turn tool-using rollouts: tool-call parsing, tool reply tokens, masks / logprobs / token accounting
+against hand-built transcripts, and a training run whose weights change in the middle of rollouts.
+
+Sessions run on the real reward server (`olmorl-rewards` on loopback, its `python` environment: a persistent
+sandboxed interpreter per session). The model is a tiny char Llama taught the call format on a few traces
+(`product_trace`), so it really emits tool calls.
+"""
+
+import json
+import re
+
+import httpx
+
+import pytest
+import torch
+
+from olmorl.trainer import TrainConfig, Trainer
+from olmorl.trainer._data import build_prompts
+from olmorl.trainer._multiturn import MultiTurnEngine, RolloutLimits
+from olmorl.trainer._objective import LossSettings
+from olmorl.trainer._sessions import SessionCalls
+from olmorl.trainer._tiny import (TOOL_CHAT_TEMPLATE, addition_rows, build_char_tokenizer, build_tiny_llama,
+                                  product_rows, product_trace, supervised, write_jsonl)
+from olmorl.trainer._toolcalls import HermesToolCalls, ToolCall, ToolChat
+from olmorl.trainer.engines import TorchEngine
+from olmorl.trainer.engines._torch import GenerationRequest
+from olmorl.trainer.learners._plain import Learner, TrainSample
+from _engine_checks import collect_groups, full_logprobs
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+def test_hermes_tool_calls_are_parsed_in_order_and_malformed_ones_say_why():
+    parse = HermesToolCalls().parse
+    text = ('think <tool_call>{"name": "python", "arguments": {"code": "print(1)"}}</tool_call> and '
+            '<tool_call>\n{"name": "search", "arguments": "{\\"q\\": \\"x\\"}"}\n</tool_call>')
+    assert parse(text) == [ToolCall("python", {"code": "print(1)"}), ToolCall("search", {"q": "x"})]
+    assert parse("the answer is \\boxed{3}") == []
+    assert parse('<tool_call>{"name": "python"') == []  # cut off before the call closed: not a call
+    bad = parse("<tool_call>{name: python}</tool_call><tool_call>[1]</tool_call>"
+                '<tool_call>{"name": "f", "arguments": [1]}</tool_call>')
+    assert [c.error is not None for c in bad] == [True, True, True]
+    assert "not valid JSON" in bad[0].error and "JSON object" in bad[1].error and "arguments" in bad[2].error
+
+
+def test_tool_reply_tokens_follow_the_template_after_a_sampled_turn(tmp_path):
+    tok = build_char_tokenizer(tmp_path, chat_template=(
+        "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}</s>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}"))
+    chat = ToolChat(tok, HermesToolCalls())
+    reply = [{"role": "tool", "name": "python", "content": "42\n"}]
+    # the policy sampled the end of its turn (EOS): only the template's text after it is added
+    assert chat.reply_ids(reply, ended_with_eos=True) == tok("\n<|tool|>42\n</s>\n<|assistant|>",
+                                                             add_special_tokens=False).input_ids
+    # it stopped at </tool_call>: the template's end of turn is added too (masked, never sampled)
+    after_stop = chat.reply_ids(reply, ended_with_eos=False)
+    assert after_stop[0] == tok.eos_token_id and tok.decode(after_stop) == "</s>\n<|tool|>42\n</s>\n<|assistant|>"
+    assert chat.stop == (tuple(tok("</tool_call>", add_special_tokens=False).input_ids),)
+
+
+@pytest.mark.parametrize("template", ["qwen3_training.jinja", "qwen3_instruct_2507_training.jinja", "qwen3_6.jinja"])
+def test_tool_replies_match_the_real_qwen3_templates(tmp_path, template):
+    """Against Qwen3's own chat templates (as shipped by TRL): after a sampled tool-call turn and its EOS, our
+    reply tokens are exactly the text the template puts between that turn and the next generation."""
+    trl = pytest.importorskip("trl")
+    from pathlib import Path
+
+    source = (Path(trl.__file__).parent / "chat_templates" / template).read_text()
+    tok = build_char_tokenizer(tmp_path, chat_template=source)
+    tok.add_special_tokens({"eos_token": "<|im_end|>", "additional_special_tokens": ["<|im_start|>"]})
+    chat = ToolChat(tok, HermesToolCalls())
+    tools = [{"type": "function", "function": {"name": "python", "description": "Run Python code.", "parameters": {
+        "type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}}}]
+    messages = [{"role": "user", "content": "What is 6*7?"}]
+    call = '<tool_call>\n{"name": "python", "arguments": {"code": "print(6*7)"}}\n</tool_call>'
+    tool = {"role": "tool", "name": "python", "content": "42"}
+    reference = tok.apply_chat_template(messages + [{"role": "assistant", "content": call}, tool], tools=tools,
+                                        tokenize=False, add_generation_prompt=True)
+    prompt = tok.decode(chat.prompt_ids(messages, tools))
+    reply = tok.decode(chat.reply_ids([tool], ended_with_eos=True))
+    assert reference.startswith(prompt[:-len("<|im_start|>assistant\n")])
+    assert reference.endswith(call + "<|im_end|>" + reply) and "<tool_response>\n42\n</tool_response>" in reply
+
+
+def test_learner_counts_only_sampled_tokens(tmp_path):
+    """Token-mean loss over a hand-built transcript: reply tokens are in the sequence, not in the loss or its count."""
+    torch.manual_seed(0)
+    model, tok = build_tiny_llama(tmp_path, hidden=32, layers=1, heads=2)
+    learner = Learner(model, loss=LossSettings(), learning_rate=0.0, max_grad_norm=0.0, logprob_impl="naive")
+    ids = tok("ab<tool_call>x</tool_call><tool_response>7</tool_response>\\boxed{7}", add_special_tokens=False).input_ids
+    prompt, completion = ids[:2], ids[2:]
+    n_call, n_reply = len("<tool_call>x</tool_call>"), len("<tool_response>7</tool_response>")
+    mask = [1] * n_call + [0] * n_reply + [1] * (len(completion) - n_call - n_reply)
+    single = tok("7", add_special_tokens=False).input_ids + [tok.eos_token_id]
+    samples = [TrainSample(prompt, completion, [0.0] * len(completion), [0] * len(completion), 1.0, loss_mask=mask),
+               TrainSample(prompt, single, [0.0] * len(single), [0] * len(single), -0.5)]
+    with torch.no_grad():  # behaviour logprobs := the learner's own, so every IS weight and ratio is exactly 1
+        logp = learner._logprobs(learner.base, learner.head, samples)[0].tolist()
+    samples[0].behav_logprobs = logp[:len(completion)]
+    samples[1].behav_logprobs = logp[len(completion):]
+    n_sampled = sum(mask)
+    stats = learner.train_step(samples)
+    assert stats["trained_tokens"] == n_sampled + len(single)
+    expected = -(1.0 * n_sampled - 0.5 * len(single)) / (n_sampled + len(single))
+    assert stats["loss"] == pytest.approx(expected, rel=1e-6)
+    assert samples[0].loss_versions == [0] * n_sampled
+    # reply tokens' behaviour logprobs cannot matter: they are never in the loss
+    samples[0].behav_logprobs = [lp if m else -50.0 for lp, m in zip(samples[0].behav_logprobs, mask)]
+    assert learner.train_step(samples)["loss"] == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.fixture(scope="module")
+def tool_model(tmp_path_factory):
+    """A 1-layer char Llama taught the product task's tool transcripts (~30-60 s on a loaded 2-core box)."""
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp("tool_model")
+    build_tiny_llama(root, hidden=64, layers=1, heads=2, chat_template=TOOL_CHAT_TEMPLATE)
+    from transformers import AutoTokenizer
+
+    chat = ToolChat(AutoTokenizer.from_pretrained(root), HermesToolCalls())
+    rows = product_rows(64)
+    supervised(root, [product_trace(chat, r, r["task"]["ground_truth"] + "\n") for r in rows], steps=250,
+               batch_size=32, lr=3e-3, log_every=0)
+    return root, chat, rows
+
+
+def _sessions_open(url: str) -> float:
+    text = httpx.get(f"{url}/metrics").text
+    return sum(float(v) for v in re.findall(r'^olmorl_sessions_open\{[^}]*\} (\S+)$', text, re.M))
+
+
+def _tool_calls(url: str) -> float:
+    return sum(float(v) for v in re.findall(r'^olmorl_tool_calls_total\{[^}]*\} (\S+)$', httpx.get(f"{url}/metrics").text, re.M))
+
+
+def test_rollouts_match_hand_built_transcripts(tool_model, reward_server):
+    root, chat, rows = tool_model
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(root)
+    tok = chat.tokenizer
+    url = reward_server(workers=1)
+    engine = TorchEngine(model, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, max_new_tokens=128)
+    rollouts = MultiTurnEngine(engine, chat, SessionCalls([url]),
+                               RolloutLimits(max_turns=3, max_total_tokens=250, max_new_tokens=128))
+    prompts = build_prompts(rows[:3], tok, source="rows", max_prompt_tokens=64)
+    rollouts.start()
+    try:
+        rollouts.submit([GenerationRequest(i, list(p.prompt_ids), 4, meta=p) for i, p in enumerate(prompts)])
+        groups = collect_groups(rollouts, 3, timeout=300)
+    finally:
+        rollouts.stop()
+    assert _sessions_open(url) == 0  # every session ended through /verify
+    assert _tool_calls(url) >= sum(c.loss_mask.count(0) > 0 for g in groups for c in g.completions) > 0
+    solved = 0
+    for g in groups:
+        row = rows[g.request_id]
+        for c in g.completions:
+            assert len(c.token_ids) == len(c.logprobs) == len(c.versions) == len(c.loss_mask)
+            ids, mask = product_trace(chat, row, row["task"]["ground_truth"] + "\n")
+            if c.prompt_ids + c.token_ids == ids:  # the solving transcript, token for token
+                solved += 1
+                assert c.loss_mask == mask[len(c.prompt_ids):] and c.result.reward == 1.0
+            # whatever was sampled: one forward over prompt + completion gives the engine's logprob of every
+            # sampled token (no re-tokenization, tool reply tokens in the context where the engine had them)
+            reference = full_logprobs(model, c.prompt_ids, c.token_ids)
+            sampled = torch.tensor(c.loss_mask, dtype=torch.bool)
+            torch.testing.assert_close(torch.tensor(c.logprobs)[sampled], reference[sampled], atol=2e-4, rtol=0)
+            assert all(lp == 0.0 for lp, m in zip(c.logprobs, c.loss_mask) if not m)
+            zeros = [t for t, m in zip(c.token_ids, c.loss_mask) if not m]
+            if zeros:  # the only unsampled tokens are the template's tool replies with the tool's real output
+                assert tok.decode(zeros).startswith("<tool_response>") and c.finish_reason in ("stop", "length", "max_turns")
+    assert solved >= 6, f"only {solved} of 12 rollouts solved the task"
+
+
+def test_training_run_with_weight_updates_in_the_middle_of_rollouts(tool_model, tmp_path, reward_server):
+    """Multi-turn and single-turn rows in one async run (learner steps while rollouts are between or inside
+    turns): some rollouts' tokens carry two policy versions, and everything still trains and closes."""
+    root, chat, rows = tool_model
+    url = reward_server(workers=1)
+    single, _ = addition_rows(seed=0, held_out=0)
+    write_jsonl(rows[:16] + single[:16], tmp_path / "mixed.jsonl")
+    cfg = TrainConfig(model=str(root), train_files=(str(tmp_path / "mixed.jsonl"),), output_dir=str(tmp_path / "run"),
+                      reward_urls=(url,), group_size=4, prompts_per_step=2, max_new_tokens=128,
+                      max_total_tokens=250, max_turns=3, total_steps=4, async_steps=2, learning_rate=1e-4,
+                      filter_zero_std=False, torch_threads=1, tensorboard=False)
+    trainer = Trainer(cfg)
+    seen = []
+    accept = trainer._accept
+    trainer._accept = lambda group, results: (seen.append(group), accept(group, results))[1]
+    history = trainer.run()
+    assert len(history) == 4 and _sessions_open(url) == 0
+    multi = [c for g in seen for c in g.completions if c.loss_mask is not None]
+    assert multi and any(c.loss_mask is None for g in seen for c in g.completions)  # both kinds trained
+    spans = [c for c in multi if len({v for v, m in zip(c.versions, c.loss_mask) if m}) > 1]
+    assert spans, "no rollout saw a weight update between its turns"
+    for c in spans:  # versions never go back within a rollout
+        assert c.versions == sorted(c.versions)
+    assert any("reward/python" in h for h in history) and any("reward/math" in h for h in history)
+    records = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert records[-1]["step"] == 4
+
+
+def test_env_rows_and_single_turn_rows_load_side_by_side(tmp_path):
+    tok = build_char_tokenizer(tmp_path)
+    rows = [{"messages": [{"role": "user", "content": "1+1="}], "ground_truth": "2", "dataset": "math"},
+            {"messages": [{"role": "user", "content": "6*7="}], "env": "python",
+             "task": {"verifier": "math", "ground_truth": "42"}, "env_options": {"max_calls": 2}},
+            {"messages": [{"role": "user", "content": "x"}], "env": 3, "task": {}}]  # env must be a name
+    single, multi = build_prompts(rows, tok, source="mixed", max_prompt_tokens=64)
+    assert single.env is None and single.verifier_label == "math" and single.checks
+    assert multi.env == "python" and multi.verifier_label == "python" and multi.checks == ()
+    assert multi.task == {"verifier": "math", "ground_truth": "42"} and multi.env_options == {"max_calls": 2}
+
+
+def test_a_session_the_server_refuses_is_an_invalid_result_not_a_zero(tool_model, reward_server):
+    root, chat, _ = tool_model
+    from transformers import AutoModelForCausalLM
+
+    tok = chat.tokenizer
+    url = reward_server(workers=1)
+    engine = TorchEngine(AutoModelForCausalLM.from_pretrained(root), eos_token_id=tok.eos_token_id,
+                         pad_token_id=tok.pad_token_id, max_new_tokens=16)
+    rollouts = MultiTurnEngine(engine, chat, SessionCalls([url]), RolloutLimits(max_new_tokens=16))
+    row = {"messages": [{"role": "user", "content": "1*2="}], "env": "no_such_env", "task": {}}
+    prompt = build_prompts([row], tok, source="bad", max_prompt_tokens=64)[0]
+    rollouts.start()
+    try:
+        rollouts.submit([GenerationRequest(0, list(prompt.prompt_ids), 2, meta=prompt)])
+        (group,) = collect_groups(rollouts, 1, timeout=120)
+    finally:
+        rollouts.stop()
+    for c in group.completions:
+        assert c.result.status == "invalid" and "no_such_env" in c.result.error and c.token_ids == []
