@@ -29,5 +29,10 @@ class RewardMetrics:
             ["reason"], registry=self.registry,
         )
 
+        self.chunk_splits = Counter(
+            "olmorl_chunk_splits_total", "Chunks of pool items killed (an item stuck or crashing) and retried "
+            "item by item.", registry=self.registry,
+        )
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
