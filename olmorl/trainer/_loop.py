@@ -59,7 +59,11 @@ class Trainer:
                              top_k=cfg.top_k, top_p=cfg.top_p,
                              max_batch_size=cfg.engine_batch_size, continuous=cfg.continuous_batching,
                              update_mode=cfg.update_mode, seed=cfg.seed)
-        if cfg.engine_urls or cfg.engine_servers:  # engines in other processes / machines, over HTTP
+        if cfg.ray_engines:  # engine actors on a Ray cluster, weights through its object store
+            from olmorl.trainer._ray import build_ray_engines
+
+            self.engine = build_ray_engines(cfg, model, engine_kwargs)
+        elif cfg.engine_urls or cfg.engine_servers:  # engines in other processes / machines, over HTTP
             self.engine = build_remote_engines(cfg, eos_token_id=eos, pad_token_id=self.tokenizer.pad_token_id)
         elif cfg.engine_process:
             self.engine = ProcessEngine(cfg.model, dtype=cfg.engine_dtype, threads=cfg.torch_threads, **engine_kwargs)
