@@ -124,3 +124,38 @@ def test_two_replicas_lose_no_item_when_one_is_killed(ray_cluster):
         assert 0 < sum(r.reward for r in results) < len(results)  # right and wrong answers both present
     finally:
         serve.shutdown()
+
+
+def test_cli_deploys_on_ray_and_removes_the_deployment_on_sigterm(ray_cluster, tmp_path):
+    import subprocess
+    import sys
+
+    port = free_port()
+    log = (tmp_path / "serve.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "olmorl.rewards", "serve", "--ray-address", ray_cluster.address,
+                             "--replicas", "1", "--workers", "1", "--port", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()[-3000:]
+            time.sleep(0.5)
+        item = {"verifier": "math", "response": "$\\boxed{\\frac{1}{2}}$", "ground_truth": "0.5"}
+        assert httpx.post(f"{url}/v1/verify", json={"items": [item]}).json()["results"][0]["reward"] == 1.0
+        assert "olmorl_items_total" in httpx.get(f"{url}/metrics").text
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=60) == 0
+    from ray.util.state import list_actors
+
+    alive = [a for a in list_actors(filters=[("state", "=", "ALIVE")]) if a.class_name.startswith("ServeReplica")]
+    assert alive == []  # SIGTERM removed the deployment
+    from ray import serve
+
+    serve.shutdown()

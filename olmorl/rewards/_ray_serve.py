@@ -75,8 +75,15 @@ def serve_rewards(settings: Settings, *, ray_address: str, replicas: int = 1, mi
     serve.start(proxy_location="HeadOnly", http_options={"host": settings.host, "port": settings.port})
     serve.run(reward_deployment(settings, replicas=replicas, min_replicas=min_replicas, max_replicas=max_replicas,
                                 replica_cpus=replica_cpus), name=APP_NAME, route_prefix="/")
-    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
-    return f"http://{host}:{settings.port}"
+    # Serve already running on the cluster keeps its own HTTP options: answer with the address it has.
+    from ray.serve.context import _get_global_client
+
+    http = _get_global_client().http_config
+    if http.port != settings.port:
+        log.warning("Ray Serve already listens on port %d; the reward server is there, not on %d", http.port,
+                    settings.port)
+    host = "127.0.0.1" if http.host in ("0.0.0.0", "::") else http.host
+    return f"http://{host}:{http.port}"
 
 
 def stop_rewards() -> None:
@@ -85,17 +92,26 @@ def stop_rewards() -> None:
     from ray import serve
 
     if ray.is_initialized():
-        serve.delete(APP_NAME)
+        undeploy()
         ray.shutdown()
+
+
+def undeploy() -> None:
+    """Delete the reward deployment; stop Serve too when nothing else runs on it."""
+    from ray import serve
+
+    serve.delete(APP_NAME)
+    if not serve.status().applications:
+        serve.shutdown()
 
 
 def run_until_signalled(settings: Settings, **options: Any) -> None:
     """`olmorl-rewards serve --ray-address`: deploy, log the URL, and remove the deployment on
     SIGINT/SIGTERM."""
     stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
     url = serve_rewards(settings, **options)
+    for signum in (signal.SIGINT, signal.SIGTERM):  # after ray.init, which installs handlers of its own
+        signal.signal(signum, lambda *_: stop.set())
     log.info("olmorl reward server on Ray Serve: %s (%s)", url,
              ", ".join(f"{k}={v}" for k, v in options.items() if v is not None))
     try:

@@ -53,6 +53,7 @@ class TrainConfig:
     ray_learner_ranks: int = 0  # learner ranks as Ray actors (1 = plain learner; >1 needs learner_backend deepspeed)
     ray_learner_cpus: float = 1.0  # CPUs each learner rank's placement bundle reserves
     ray_learner_gpus: float = 0.0  # GPUs each learner rank's placement bundle reserves
+    ray_reward_replicas: int = 0  # reward server replicas deployed on the Ray cluster (when reward_urls is empty)
     learner_backend: str = "torch"  # torch | deepspeed (ranks launched by torchrun / deepspeed, or Ray actors)
     zero_stage: int = 2  # DeepSpeed ZeRO stage 0-3
     offload_optimizer: bool = False  # DeepSpeed: optimizer states in CPU memory
@@ -120,8 +121,8 @@ class TrainConfig:
             raise ValueError("train_weights needs one weight per train file")
         if self.group_size < 2:
             raise ValueError("group_size must be at least 2 (advantages are relative to the group)")
-        if (self.ray_engines or self.ray_learner_ranks) and not self.ray_address:
-            raise ValueError("ray_engines / ray_learner_ranks need ray_address (auto, or the head's HEAD_IP:6379)")
+        if (self.ray_engines or self.ray_learner_ranks or self.ray_reward_replicas) and not self.ray_address:
+            raise ValueError("ray_engines / ray_learner_ranks / ray_reward_replicas need ray_address (auto, or the head's HEAD_IP:6379)")
         if self.ray_engines and (self.engine_urls or self.engine_servers or self.engine_process):
             raise ValueError("choose one engine placement: ray_engines, engine_urls/engine_servers or engine_process")
         if self.async_steps < 0:

@@ -299,6 +299,11 @@ class Trainer:
         self.metrics = MetricsLog.from_config(cfg)  # first: a missing tracker package fails before anything starts
         server = None
         urls = list(cfg.reward_urls)
+        if not urls and cfg.ray_reward_replicas:  # a Ray Serve deployment on the trainer's cluster (_ray.py)
+            from olmorl.trainer._ray import RayRewardService
+
+            server = RayRewardService(cfg).start()
+            urls = [server.url]
         if not urls:  # embedded mode: the same HTTP path, against a child olmorl-rewards on loopback
             server = LocalRewardServer(workers=cfg.local_reward_workers,
                                        log_path=f"{cfg.output_dir}/reward-server.log")

@@ -215,6 +215,32 @@ def _wait_placement(group: Any, timeout_s: float, what: str) -> None:
                            f"(free resources: {ray.available_resources()})") from None
 
 
+# -- reward service ------------------------------------------------------------------------------------------
+class RayRewardService:
+    """`ray_reward_replicas` replicas of the reward server as a Ray Serve deployment (olmorl.rewards._ray_serve),
+    each reserving `local_reward_workers` CPUs for its worker pool; removed when the run ends."""
+
+    def __init__(self, cfg: TrainConfig) -> None:
+        self.cfg = cfg
+        self.url = ""
+
+    def start(self) -> "RayRewardService":
+        from olmorl.rewards._local import free_port
+        from olmorl.rewards._ray_serve import serve_rewards
+        from olmorl.rewards._settings import Settings
+
+        connect(self.cfg)
+        settings = Settings(workers=self.cfg.local_reward_workers, port=free_port(), api_key=self.cfg.reward_api_key)
+        self.url = serve_rewards(settings, ray_address=self.cfg.ray_address or "auto",
+                                 replicas=self.cfg.ray_reward_replicas)
+        return self
+
+    def stop(self) -> None:
+        from olmorl.rewards._ray_serve import undeploy
+
+        undeploy()
+
+
 # -- learner ranks -------------------------------------------------------------------------------------------
 class LearnerRank:
     """One learner rank in its own Ray actor: the plain learner (one rank) or a DeepSpeed rank."""
