@@ -31,6 +31,8 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import TreeMonitor, percentile  # noqa: E402
 
+from olmorl.rewards._local import wait_until_ready  # noqa: E402
+
 FILLER = [
     "First, let me restate the problem in my own words and list the given quantities. ",
     "We know that the total is {a} and that each part is {b} more than the previous one. ",
@@ -169,16 +171,7 @@ def server_run(items: list[dict], workers: int, clients: int,
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or server.poll() is not None:
-                raise RuntimeError("reward server did not become ready")
-            time.sleep(0.3)
+        wait_until_ready(url, server, 120)
         # Warm the workers (imports, parser) outside the measurement.
         httpx.post(f"{url}/v1/verify", json={"items": make_items(32, 0, seed=99)}, timeout=120).raise_for_status()
         rng = random.Random(seed)

@@ -17,7 +17,7 @@ import pytest
 
 from olmorl.clients import RewardClient
 from olmorl.rewards import load_verifiers
-from olmorl.rewards._local import free_port
+from olmorl.rewards._local import free_port, wait_until_ready
 from olmorl.rewards._settings import SandboxSettings, Settings
 
 pytestmark = pytest.mark.slow
@@ -137,18 +137,15 @@ def test_cli_deploys_on_ray_and_removes_the_deployment_on_sigterm(ray_cluster, t
                             stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()[-3000:]
-            time.sleep(0.5)
+        wait_until_ready(url, proc, 180, str(tmp_path / "serve.log"))
         item = {"verifier": "math", "response": "$\\boxed{\\frac{1}{2}}$", "ground_truth": "0.5"}
         assert httpx.post(f"{url}/v1/verify", json={"items": [item]}).json()["results"][0]["reward"] == 1.0
         assert "olmorl_items_total" in httpx.get(f"{url}/metrics").text
+        # Replicas answer before `serve.run` returns; the CLI logs its address once it is done deploying.
+        deadline = time.monotonic() + 60
+        while "reward server on Ray Serve:" not in (tmp_path / "serve.log").read_text():
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
     finally:
         proc.terminate()
         assert proc.wait(timeout=60) == 0

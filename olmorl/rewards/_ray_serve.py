@@ -109,12 +109,14 @@ def run_until_signalled(settings: Settings, **options: Any) -> None:
     """`olmorl-rewards serve --ray-address`: deploy, log the URL, and remove the deployment on
     SIGINT/SIGTERM."""
     stop = threading.Event()
-    url = serve_rewards(settings, **options)
-    for signum in (signal.SIGINT, signal.SIGTERM):  # after ray.init, which installs handlers of its own
-        signal.signal(signum, lambda *_: stop.set())
-    log.info("olmorl reward server on Ray Serve: %s (%s)", url,
-             ", ".join(f"{k}={v}" for k, v in options.items() if v is not None))
     try:
+        url = serve_rewards(settings, **options)
+        for signum in (signal.SIGINT, signal.SIGTERM):  # after ray.init, which installs handlers of its own
+            signal.signal(signum, lambda *_: stop.set())
+        log.info("olmorl reward server on Ray Serve: %s (%s)", url,
+                 ", ".join(f"{k}={v}" for k, v in options.items() if v is not None))
         stop.wait()
+    except SystemExit:  # SIGTERM during start-up: ray.init's handler exits; remove what was deployed all the same
+        log.info("stopped during start-up")
     finally:
         stop_rewards()
