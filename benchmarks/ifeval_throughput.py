@@ -13,6 +13,7 @@ import argparse
 import os
 import random
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -21,6 +22,8 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import TreeMonitor, percentile  # noqa: E402
 
 from olmorl.rewards._settings import Settings  # noqa: E402
 from olmorl.rewards.instructions import CONSTRAINTS, IFEvalVerifier  # noqa: E402
@@ -48,16 +51,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def in_process(items: list[dict]) -> float:
+def in_process(items: list[dict]) -> tuple[float, float]:
+    """items/s and CPU seconds of the verifier in a loop in this process, warmed up as a worker is."""
     verifier = IFEvalVerifier(Settings())
     verifier.warm_up()  # steady state, as the server path (its workers warm up before serving)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for item in items:
         verifier.score(verifier.make_task(item["response"], item["ground_truth"], {}, None))
-    return len(items) / (time.perf_counter() - start)
+    return len(items) / (time.perf_counter() - start), time.process_time() - cpu
 
 
-def through_server(items: list[dict], batch: int, workers: int) -> float:
+def through_server(items: list[dict], batch: int, workers: int) -> tuple[float, list[float], TreeMonitor]:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "olmorl.rewards", "serve", "--port", str(port), "--workers", str(workers), "--log-level", "warning"],
@@ -77,11 +81,17 @@ def through_server(items: list[dict], batch: int, workers: int) -> float:
                     raise RuntimeError("server did not become ready")
                 time.sleep(0.2)
             client.post(f"{url}/v1/verify", json={"items": items[:batch]}).raise_for_status()  # warm-up
+            monitor = TreeMonitor(proc.pid)
+            monitor.start()
+            latencies: list[float] = []
             start = time.perf_counter()
             for i in range(0, len(items), batch):
                 results = client.post(f"{url}/v1/verify", json={"items": items[i:i + batch]}).json()["results"]
                 assert all(r["status"] == "ok" for r in results), [r for r in results if r["status"] != "ok"][:2]
-            return len(items) / (time.perf_counter() - start)
+                latencies += [r["elapsed_ms"] / 1000 for r in results]
+            rate = len(items) / (time.perf_counter() - start)
+            monitor.stop()
+            return rate, latencies, monitor
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -94,12 +104,21 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     items = make_items(args.items)
-    baseline = in_process(items)
-    served = through_server(items, args.batch, args.workers)
-    print(f"{'path':<44}{'items/s':>10}")
-    print(f"{'in-process, 1 process (baseline)':<44}{baseline:>10.0f}")
-    print(f"{f'/v1/verify, {args.workers} workers, batch {args.batch}':<44}{served:>10.0f}")
-    print(f"server/baseline: {served / baseline:.2f}x; target >= 500 items/s: {'met' if served >= 500 else 'NOT met'}")
+    print(f"{len(items)} items, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (shared machine)")
+    # The in-process loop runs before and after the server, so a change in the machine's load hits both.
+    before, own_cpu = in_process(items)
+    served, latencies, monitor = through_server(items, args.batch, args.workers)
+    after, _ = in_process(items)
+    baseline = (before + after) / 2
+    print(f"{'path':<52}{'items/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'CPU ms/item':>13}")
+    print(f"{'in-process loop, 1 process (mean of before/after)':<52}{baseline:>9.0f}{'-':>9}{'-':>9}"
+          f"{1000 * own_cpu / len(items):>13.3f}")
+    print(f"{f'/v1/verify, {args.workers} workers, batch {args.batch}':<52}{served:>9.0f}"
+          f"{1000 * statistics.median(latencies):>9.1f}{1000 * percentile(latencies, 0.99):>9.1f}"
+          f"{1000 * monitor.cpu_s / len(items):>13.3f}")
+    print(f"in-process before/after: {before:.0f}/{after:.0f} items/s; load average now {os.getloadavg()[0]:.1f}")
+    print(f"server/in-process loop: {served / baseline:.2f}x (target >= 1.5x on 2 workers); "
+          f"target >= 500 items/s: {'met' if served >= 500 else 'NOT met'}")
 
 
 if __name__ == "__main__":

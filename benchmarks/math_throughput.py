@@ -21,13 +21,17 @@ import socket
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import httpx
 from rich.console import Console
 from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import TreeMonitor, percentile  # noqa: E402
+
+from olmorl.rewards._local import wait_until_ready  # noqa: E402
 
 FILLER = [
     "First, let me restate the problem in my own words and list the given quantities. ",
@@ -105,11 +109,6 @@ def make_items(n: int, adversarial_rate: float = 0.02, seed: int = 0) -> list[di
     return items
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 # -- math-verify in-process ----------------------------------------------------------------------------
 
 def math_verify_run(items: list[dict]) -> tuple[float, list[float]]:
@@ -128,18 +127,21 @@ def math_verify_run(items: list[dict]) -> tuple[float, list[float]]:
     return len(items) / (time.perf_counter() - start), latencies
 
 
-def olmorl_in_process(items: list[dict]) -> list[float]:
-    """Per-item processing time of the same code a pool worker runs (no queueing)."""
+def olmorl_in_process(items: list[dict]) -> tuple[float, list[float], float]:
+    """Wall-clock items/s, per-item time and CPU seconds of the same code a pool worker runs, in a
+    loop in this process (warmed up as a worker is; no queueing)."""
     from olmorl.rewards._registry import load_verifiers
     from olmorl.rewards._settings import Settings
 
     verifier = load_verifiers()["math"](Settings())
+    verifier.warm_up()
     latencies = []
+    start, cpu = time.perf_counter(), time.process_time()
     for item in items:
         t0 = time.perf_counter()
         verifier.score(verifier.make_task(item["response"], item["ground_truth"], {}, None))
         latencies.append(time.perf_counter() - t0)
-    return latencies
+    return len(items) / (time.perf_counter() - start), latencies, time.process_time() - cpu
 
 
 # -- the server ----------------------------------------------------------------------------------------
@@ -148,40 +150,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _rss_bytes(root_pid: int) -> int:
-    """RSS of a process and all its descendants, from /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-                children.setdefault(ppid, []).append(int(entry))
-            except (OSError, ValueError, IndexError):
-                continue
-    total, stack = 0, [root_pid]
-    while stack:
-        pid = stack.pop()
-        try:
-            with open(f"/proc/{pid}/statm") as f:
-                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-        except OSError:
-            pass
-        stack.extend(children.get(pid, []))
-    return total
-
-
-class PeakRss(threading.Thread):
-    def __init__(self, pid: int) -> None:
-        super().__init__(daemon=True)
-        self.pid, self.peak, self.running = pid, 0, True
-
-    def run(self) -> None:
-        while self.running:
-            self.peak = max(self.peak, _rss_bytes(self.pid))
-            time.sleep(0.2)
 
 
 async def _client(url: str, batches: list[list[dict]], latencies: list[float], statuses: dict) -> None:
@@ -194,7 +162,8 @@ async def _client(url: str, batches: list[list[dict]], latencies: list[float], s
                 statuses[result["status"]] = statuses.get(result["status"], 0) + 1
 
 
-def server_run(items: list[dict], workers: int, clients: int, seed: int = 1) -> tuple[float, list[float], dict, int]:
+def server_run(items: list[dict], workers: int, clients: int,
+               seed: int = 1) -> tuple[float, list[float], dict, TreeMonitor]:
     port = free_port()
     server = subprocess.Popen(
         ["olmorl-rewards", "serve", "--port", str(port), "--workers", str(workers), "--log-level", "warning"],
@@ -202,16 +171,7 @@ def server_run(items: list[dict], workers: int, clients: int, seed: int = 1) -> 
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or server.poll() is not None:
-                raise RuntimeError("reward server did not become ready")
-            time.sleep(0.3)
+        wait_until_ready(url, server, 120)
         # Warm the workers (imports, parser) outside the measurement.
         httpx.post(f"{url}/v1/verify", json={"items": make_items(32, 0, seed=99)}, timeout=120).raise_for_status()
         rng = random.Random(seed)
@@ -223,7 +183,7 @@ def server_run(items: list[dict], workers: int, clients: int, seed: int = 1) -> 
         per_client = [batches[k::clients] for k in range(clients)]
         latencies: list[float] = []
         statuses: dict[str, int] = {}
-        monitor = PeakRss(server.pid)
+        monitor = TreeMonitor(server.pid)
         monitor.start()
         start = time.perf_counter()
 
@@ -232,9 +192,8 @@ def server_run(items: list[dict], workers: int, clients: int, seed: int = 1) -> 
 
         asyncio.run(all_clients())
         elapsed = time.perf_counter() - start
-        monitor.running = False
-        monitor.join()
-        return len(items) / elapsed, latencies, statuses, monitor.peak
+        monitor.stop()
+        return len(items) / elapsed, latencies, statuses, monitor
     finally:
         server.terminate()
         try:
@@ -254,23 +213,30 @@ def main() -> None:
     console.print(f"{len(items)} items ({len(ADVERSARIAL_IDS)} adversarial), {args.clients} clients, batches of "
                   f"64-512, {args.workers} workers, {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f} "
                   "(shared machine)")
-    srv_rate, srv_lat, statuses, peak = server_run(items, args.workers, args.clients)
+    # The in-process loop runs before and after the server, so a change in the machine's load hits both.
+    before, own_lat, own_cpu = olmorl_in_process(items)
+    srv_rate, srv_lat, statuses, monitor = server_run(items, args.workers, args.clients)
+    after, _, _ = olmorl_in_process(items)
+    own_rate = (before + after) / 2
     mv_rate, mv_lat = math_verify_run(items)
-    own_lat = olmorl_in_process(items)
     table = Table(title="math verification throughput")
-    for column in ("system", "items/s", "p50 ms", "p99 ms", "max ms", "peak RSS MiB"):
+    for column in ("system", "items/s", "p50 ms", "p99 ms", "max ms", "CPU ms/item", "peak RSS MiB"):
         table.add_column(column, justify="right" if column != "system" else "left")
-    table.add_row("olmorl server, POST /v1/verify (latency: queue + work)", f"{srv_rate:.0f}",
-                  f"{1000 * statistics.median(srv_lat):.1f}", f"{1000 * percentile(srv_lat, 0.99):.1f}",
-                  f"{1000 * max(srv_lat):.0f}", f"{peak / 2**20:.0f}")
-    table.add_row("olmorl in-process, 1 process (latency: work per item)", f"{len(items) / sum(own_lat):.0f}",
-                  f"{1000 * statistics.median(own_lat):.1f}", f"{1000 * percentile(own_lat, 0.99):.1f}",
-                  f"{1000 * max(own_lat):.0f}", "-")
+    table.add_row(f"olmorl server, {args.workers} workers, POST /v1/verify (latency: queue + work)",
+                  f"{srv_rate:.0f}", f"{1000 * statistics.median(srv_lat):.1f}",
+                  f"{1000 * percentile(srv_lat, 0.99):.1f}", f"{1000 * max(srv_lat):.0f}",
+                  f"{1000 * monitor.cpu_s / len(items):.2f}", f"{monitor.peak_rss / 2**20:.0f}")
+    table.add_row("olmorl in-process loop, 1 process, mean of before/after (latency: work per item)",
+                  f"{own_rate:.0f}", f"{1000 * statistics.median(own_lat):.1f}",
+                  f"{1000 * percentile(own_lat, 0.99):.1f}", f"{1000 * max(own_lat):.0f}",
+                  f"{1000 * own_cpu / len(items):.2f}", "-")
     table.add_row("math-verify in-process, 1 process", f"{mv_rate:.0f}", f"{1000 * statistics.median(mv_lat):.1f}",
-                  f"{1000 * percentile(mv_lat, 0.99):.1f}", f"{1000 * max(mv_lat):.0f}", "-")
+                  f"{1000 * percentile(mv_lat, 0.99):.1f}", f"{1000 * max(mv_lat):.0f}", "-", "-")
     console.print(table)
-    console.print(f"server statuses: {statuses}; throughput ratio server / math-verify = {srv_rate / mv_rate:.2f}x "
-                  "(target >= 2x)")
+    console.print(f"server statuses: {statuses}; in-process loop before/after: {before:.0f}/{after:.0f} items/s; "
+                  f"load average now {os.getloadavg()[0]:.1f}")
+    console.print(f"server / in-process loop = {srv_rate / own_rate:.2f}x (target >= 1.5x on 2 workers); "
+                  f"server / math-verify = {srv_rate / mv_rate:.2f}x (target >= 2x)")
 
 
 if __name__ == "__main__":

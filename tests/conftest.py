@@ -30,3 +30,24 @@ def reward_server(tmp_path):
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A real two-node Ray cluster on loopback (ray.cluster_utils.Cluster: a head and a second node,
+    each its own raylet with 2 logical CPUs and a small object store), shut down after the session."""
+    pytest.importorskip("ray", reason="the [ray] extra is not installed")
+    import ray
+    from ray.cluster_utils import Cluster
+
+    store = 80 * 2**20  # small: the machine is shared
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "object_store_memory": store,
+                                                            "resources": {"head": 1}})
+    cluster.add_node(num_cpus=2, object_store_memory=store, resources={"second": 1})
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, log_to_driver=False)
+    try:
+        yield cluster
+    finally:
+        ray.shutdown()
+        cluster.shutdown()

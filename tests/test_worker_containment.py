@@ -3,6 +3,7 @@ event loop keeps answering."""
 
 from __future__ import annotations
 
+import re
 import statistics
 import threading
 import time
@@ -56,3 +57,6 @@ def test_misbehaving_verifiers_cost_one_item_each(reward_server):
     metrics = httpx.get(f"{url}/metrics").text
     assert 'olmorl_worker_restarts_total{reason="timeout"} 1.0' in metrics
     assert 'olmorl_worker_restarts_total{reason="died"}' in metrics
+    # Items travel in chunks: the chunks holding the misbehaving items were split and retried item by item.
+    splits = float(re.search(r"^olmorl_chunk_splits_total (\S+)", metrics, re.M).group(1))
+    assert splits >= 1

@@ -64,4 +64,18 @@ __all__ = [
     "load_environments",
     "load_verifiers",
     "register",
+    "reward_deployment",
+    "serve_rewards",
+    "stop_rewards",
 ]
+
+_RAY_SERVE = ("reward_deployment", "serve_rewards", "stop_rewards")
+
+
+def __getattr__(name: str):
+    # The Ray Serve entry points need the [server] and [ray] extras; import them only when asked for.
+    if name in _RAY_SERVE:
+        from olmorl.rewards import _ray_serve
+
+        return getattr(_ray_serve, name)
+    raise AttributeError(f"module 'olmorl.rewards' has no attribute {name!r}")

@@ -25,6 +25,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--item-timeout", type=float, dest="item_timeout_s", help="hard limit per item, seconds")
     serve.add_argument("--plugin", action="append", dest="plugins", help="module that registers verifiers")
     serve.add_argument("--log-level", help="debug, info, warning, error")
+    serve.add_argument("--ray-address", help="deploy on this Ray cluster as a Ray Serve deployment ([ray] extra), "
+                                             "e.g. auto or HEAD_IP:6379; default: one embedded server")
+    serve.add_argument("--replicas", type=int, default=1, help="with --ray-address: replicas of the server")
+    serve.add_argument("--min-replicas", type=int, help="with --ray-address: autoscale from this many replicas")
+    serve.add_argument("--max-replicas", type=int, help="with --ray-address: autoscale up to this many replicas")
+    serve.add_argument("--replica-cpus", type=float, help="with --ray-address: CPUs each replica reserves "
+                                                          "(default: its --workers)")
 
     verify = sub.add_parser("verify", help="score a JSONL or Parquet file and print a summary",
                             description="Score every row of FILE and print a summary (mean reward and accuracy "
@@ -63,13 +70,20 @@ def serve(args: argparse.Namespace) -> int:
     from olmorl.rewards._server import create_app
 
     settings = settings_from(args, ("host", "port", "workers", "item_timeout_s", "plugins", "log_level"))
+    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.ray_address:  # Ray Serve's proxy listens for the deployment
+        from olmorl.rewards._ray_serve import run_until_signalled
+
+        run_until_signalled(settings, ray_address=args.ray_address, replicas=args.replicas,
+                            min_replicas=args.min_replicas, max_replicas=args.max_replicas,
+                            replica_cpus=args.replica_cpus)
+        return 0
     try:  # before the workers and the sandbox warm up: a taken port fails in a second, not after them
         listener = listening_socket(settings.host, settings.port)
     except OSError as exc:
         print(f"olmorl-rewards serve: error: cannot listen on {settings.host}:{settings.port}: {exc.strerror or exc}",
               file=sys.stderr)
         return 1
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config = uvicorn.Config(create_app(settings), host=settings.host, port=settings.port,
                             log_level=settings.log_level, timeout_graceful_shutdown=30)
     uvicorn.Server(config).run(sockets=[listener])

@@ -1,9 +1,6 @@
-"""Scores batches: validates each item, runs CPU-bound verifiers in a killable process pool and
-I/O-bound ones on the event loop, and gives every item exactly one result, in order.
-
-Timeouts are enforced from outside the worker (pebble kills and replaces the process), never with
-`signal.alarm`, which only works in the main thread and silently broke SymPy checks in threaded
-verifiers.
+"""Scores batches: validates each item, sends CPU-bound verifiers to a killable process pool in
+chunks (olmorl.rewards._pool) and runs I/O-bound ones on the event loop, and gives every item
+exactly one result, in order.
 """
 
 from __future__ import annotations
@@ -12,47 +9,21 @@ import asyncio
 import json
 import logging
 import math
-import os
-import resource
 import time
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
-from pebble import ProcessExpired, ProcessPool
 from pydantic import ValidationError
 
 from olmorl.rewards._metrics import RewardMetrics
 from olmorl.rewards._models import Status, VerifierInfo, VerifyItem, VerifyResult
-from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, canonical_name, load_verifiers
+from olmorl.rewards._pool import ChunkedPool, PoolFailure, PoolJob
+from olmorl.rewards._registry import InvalidInput, Score, Verifier, canonical_name, load_verifiers
 from olmorl.rewards._settings import Settings
 
 log = logging.getLogger("olmorl.rewards")
 
-# -- worker side -------------------------------------------------------------------------------------
-_worker_verifiers: dict[str, Verifier] = {}
-
-
-def _init_worker(settings: Settings) -> None:
-    """Runs once in each worker: build every pool verifier (imports SymPy etc.) and warm it up, then
-    set the memory ceiling that bounds what scoring may add."""
-    os.nice(settings.worker_nice)  # the event loop (health checks, I/O verifiers) wins the CPU over a busy worker
-    for name, cls in load_verifiers(settings.plugins).items():
-        if cls.runs_in == "pool":
-            verifier = _worker_verifiers[name] = cls(settings)
-            try:
-                verifier.warm_up()
-            except Exception:  # a failed warm-up only costs the first item its speed-up
-                log.exception("warm-up of verifier %s failed", name)
-    limit = settings.worker_memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
-def _score_in_worker(name: str, task: Task) -> Score:
-    return _worker_verifiers[name].score(task)
-
-
-def _worker_ready() -> bool:
-    return True
+# Validation runs on the event loop; it yields after this many items so /healthz stays fast.
+_ITEMS_PER_YIELD = 128
 
 
 # -- server side -------------------------------------------------------------------------------------
@@ -76,20 +47,12 @@ class RewardEngine:
         self.verifiers: dict[str, Verifier] = {
             name: cls(settings) for name, cls in load_verifiers(settings.plugins).items()
         }
-        self._pool: ProcessPool | None = None
+        self.pool = ChunkedPool(settings, self.metrics)
         self._ready = False
 
     # -- lifecycle -------------------------------------------------------------------------------------
     async def start(self) -> None:
-        self._pool = ProcessPool(
-            max_workers=self.settings.workers,
-            max_tasks=self.settings.worker_max_tasks,
-            initializer=_init_worker,
-            initargs=(self.settings,),
-        )
-        # One round-trip per worker, so /readyz turns green only once every worker has its verifiers.
-        warmups = [asyncio.wrap_future(self._pool.schedule(_worker_ready)) for _ in range(self.settings.workers)]
-        await asyncio.gather(*warmups)
+        await self.pool.start()
         for verifier in self.verifiers.values():
             if verifier.runs_in == "loop":
                 await verifier.start()
@@ -101,10 +64,7 @@ class RewardEngine:
         for verifier in self.verifiers.values():
             if verifier.runs_in == "loop":
                 await verifier.stop()
-        if self._pool is not None:
-            self._pool.stop()
-            await asyncio.to_thread(self._pool.join, 10)
-            self._pool = None
+        await self.pool.stop()
 
     def readiness(self) -> dict[str, Any]:
         states = {name: v.readiness() for name, v in self.verifiers.items()}
@@ -126,20 +86,46 @@ class RewardEngine:
     # -- scoring ---------------------------------------------------------------------------------------
     async def verify_batch(self, raw_items: list[Any]) -> list[VerifyResult]:
         """Score raw (unvalidated) items; one result per item, in order, whatever fails."""
-        return list(await asyncio.gather(*(self.verify_one(raw) for raw in raw_items)))
-
-    async def verify_one(self, raw: Any) -> VerifyResult:
         started = time.perf_counter()
-        self.metrics.inflight.inc()
+        self.metrics.inflight.inc(len(raw_items))
         try:
-            result = await self._verify(raw, started)
-        finally:
-            self.metrics.inflight.dec()
-        self.metrics.items.labels(result.verifier, result.status).inc()
-        self.metrics.item_latency.labels(result.verifier).observe(time.perf_counter() - started)
-        return result
+            results: list[VerifyResult | None] = []
+            pool_jobs: list[PoolJob] = []
+            pool_items: list[tuple[int, Any]] = []  # (index, id) of each pool job
+            loop_work: list[tuple[int, Any, str, Any]] = []  # (index, id, verifier, coroutine)
+            for index, raw in enumerate(raw_items):
+                if index and index % _ITEMS_PER_YIELD == 0:
+                    await asyncio.sleep(0)
+                prepared = self._prepare(raw, started)
+                if isinstance(prepared, VerifyResult):
+                    results.append(prepared)
+                    continue
+                item_id, name, verifier, task = prepared
+                results.append(None)
+                deadline = verifier.deadline_s(task)
+                if verifier.runs_in == "pool":
+                    pool_jobs.append(PoolJob(name, task, deadline or self.settings.item_timeout_s))
+                    pool_items.append((index, item_id))
+                else:
+                    loop_work.append((index, item_id, name, self._score_on_loop(verifier, task, deadline)))
 
-    async def _verify(self, raw: Any, started: float) -> VerifyResult:
+            loop_outcomes, pool_outcomes = await asyncio.gather(
+                asyncio.gather(*(work[3] for work in loop_work)), self.pool.score(pool_jobs))
+            for (index, item_id), job, outcome in zip(pool_items, pool_jobs, pool_outcomes):
+                results[index] = self._finish(item_id, job.verifier, outcome, started)
+            for (index, item_id, name, _), outcome in zip(loop_work, loop_outcomes):
+                results[index] = self._finish(item_id, name, outcome, started)
+        finally:
+            self.metrics.inflight.dec(len(raw_items))
+        done = [result for result in results if result is not None]
+        assert len(done) == len(raw_items)  # every item has exactly one result
+        for result in done:
+            self.metrics.items.labels(result.verifier, result.status).inc()
+            self.metrics.item_latency.labels(result.verifier).observe(result.elapsed_ms / 1000)
+        return done
+
+    def _prepare(self, raw: Any, started: float) -> VerifyResult | tuple[Any, str, Verifier, Any]:
+        """Validate one raw item: its `invalid` result, or (id, verifier name, verifier, task)."""
         raw_id = raw.get("id") if isinstance(raw, dict) else None
         raw_name = raw.get("verifier") if isinstance(raw, dict) else None
         label = raw_name if isinstance(raw_name, str) else ""
@@ -165,42 +151,38 @@ class RewardEngine:
             task = verifier.make_task(item.response, item.ground_truth, item.options, item.prompt)
         except InvalidInput as exc:
             return _result(item.id, name, "invalid", str(exc), started)
-
-        deadline = verifier.deadline_s(task)
-        try:
-            if verifier.runs_in == "pool":
-                score = await self._run_in_pool(name, task, deadline or self.settings.item_timeout_s)
-            else:
-                score = await asyncio.wait_for(verifier.score_async(task), timeout=deadline)
-        except InvalidInput as exc:
-            return _result(item.id, name, "invalid", str(exc), started)
-        except (FutureTimeout, asyncio.TimeoutError):
-            if verifier.runs_in == "pool":
-                self.metrics.worker_restarts.labels("timeout").inc()
-            return _result(item.id, name, "timeout", f"no result within {deadline:g} s" if deadline else "timed out", started,
-                           details={"reason": "timeout"})
-        except ProcessExpired as exc:
-            self.metrics.worker_restarts.labels("died").inc()
-            return _result(item.id, name, "error",
-                           f"worker process died (exit code {exc.exitcode}); memory ceiling is "
-                           f"{self.settings.worker_memory_mb} MiB", started)
-        except MemoryError:
-            return _result(item.id, name, "error",
-                           f"out of memory (worker ceiling {self.settings.worker_memory_mb} MiB)", started)
-        except Exception as exc:  # a verifier bug must cost one item, not the batch
-            log.exception("verifier %s failed", name)
+        except Exception as exc:  # a validation bug must cost one item, not the batch
+            log.exception("verifier %s could not read an item", name)
             return _result(item.id, name, "error", f"{type(exc).__name__}: {exc}", started)
+        return item.id, name, verifier, task
 
-        if not isinstance(score.reward, (int, float)) or not math.isfinite(score.reward):
-            return _result(item.id, name, "error", f"verifier returned a non-finite reward {score.reward!r}",
-                           started, details=score.details)
-        return _result(item.id, name, score.status, score.error, started, float(score.reward), score.details)
+    async def _score_on_loop(self, verifier: Verifier, task: Any, deadline: float | None) -> Score | PoolFailure:
+        """An I/O-bound verifier's score, or the failure that stands for it (same shape as the pool's)."""
+        try:
+            return await asyncio.wait_for(verifier.score_async(task), timeout=deadline)
+        except InvalidInput as exc:
+            return PoolFailure("invalid", str(exc))
+        except asyncio.TimeoutError:
+            return PoolFailure("timeout", f"no result within {deadline:g} s" if deadline else "timed out")
+        except MemoryError:
+            return PoolFailure("memory")
+        except Exception as exc:  # a verifier bug must cost one item, not the batch
+            log.exception("verifier %s failed", verifier.name)
+            return PoolFailure("error", f"{type(exc).__name__}: {exc}")
 
-    async def _run_in_pool(self, name: str, task: Task, deadline: float) -> Score:
-        if self._pool is None:
-            raise RuntimeError("reward engine is not started")
-        future = self._pool.schedule(_score_in_worker, args=(name, task), timeout=deadline)
-        return await asyncio.wrap_future(future)
+    def _finish(self, item_id: Any, name: str, outcome: Score | PoolFailure, started: float) -> VerifyResult:
+        if isinstance(outcome, PoolFailure):
+            if outcome.kind == "timeout":
+                return _result(item_id, name, "timeout", outcome.message, started, details={"reason": "timeout"})
+            if outcome.kind == "memory":
+                return _result(item_id, name, "error",
+                               f"out of memory (worker ceiling {self.settings.worker_memory_mb} MiB)", started)
+            status: Status = "invalid" if outcome.kind == "invalid" else "error"
+            return _result(item_id, name, status, outcome.message, started)
+        if not isinstance(outcome.reward, (int, float)) or not math.isfinite(outcome.reward):
+            return _result(item_id, name, "error", f"verifier returned a non-finite reward {outcome.reward!r}",
+                           started, details=outcome.details)
+        return _result(item_id, name, outcome.status, outcome.error, started, float(outcome.reward), outcome.details)
 
 
 def _json_chars(value: Any) -> int:

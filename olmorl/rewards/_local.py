@@ -49,6 +49,22 @@ def settings_env(overrides: dict[str, Any], prefix: str = "OLMORL_") -> dict[str
     return env
 
 
+def wait_until_ready(url: str, process: subprocess.Popen[bytes], timeout_s: float, log_path: str | None = None) -> None:
+    """Poll `url`/readyz until it answers 200; a process that exits first or a missed deadline is an error."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"reward server exited with code {process.returncode} before it was "
+                               f"ready (log: {log_path or 'not kept'})")
+        try:
+            if httpx.get(f"{url}/readyz", timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(f"reward server on {url} not ready within {timeout_s:g} s")
+
+
 class LocalRewardServer:
     """`with LocalRewardServer(workers=2) as server: server.url` — started, ready, stopped on exit."""
 
@@ -66,19 +82,12 @@ class LocalRewardServer:
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         self.process = subprocess.Popen([sys.executable, "-m", "olmorl.rewards", "serve"], env=self.env,
                                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + self.ready_timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"reward server exited with code {self.process.returncode} before it was "
-                                   f"ready (log: {self.log_path or 'not kept'})")
-            try:
-                if httpx.get(f"{self.url}/readyz", timeout=1.0).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        self.stop()
-        raise TimeoutError(f"reward server on {self.url} not ready within {self.ready_timeout_s:g} s")
+        try:
+            wait_until_ready(self.url, self.process, self.ready_timeout_s, self.log_path)
+        except TimeoutError:
+            self.stop()
+            raise
+        return self
 
     def stop(self) -> None:
         stop_process_group(self.process)

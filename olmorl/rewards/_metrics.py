@@ -40,6 +40,10 @@ class RewardMetrics:
                                   ["env", "tool", "status"], registry=self.registry)
         self.tool_latency = Histogram("olmorl_tool_call_duration_seconds", "Wall-clock time of one tool call.",
                                       ["env", "tool"], buckets=_LATENCY_BUCKETS, registry=self.registry)
+        self.chunk_splits = Counter(
+            "olmorl_chunk_splits_total", "Chunks of pool items killed (an item stuck or crashing) and retried "
+            "item by item.", registry=self.registry,
+        )
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -50,7 +50,15 @@ class TrainConfig:
     engine_servers: int = 0  # olmorl-engine processes to start on loopback (added to engine_urls)
     engine_sync_timeout_s: float = 60.0  # deadline of one weight sync per engine (WeightSyncError when missed)
     engine_ready_timeout_s: float = 300.0  # start-up waits this long for every engine
-    learner_backend: str = "torch"  # torch | deepspeed (ranks launched by torchrun / deepspeed)
+    ray_address: str | None = None  # Ray cluster (auto, HEAD_IP:6379) for ray_engines / ray_learner_ranks; None = here
+    ray_engines: int = 0  # transformers engine actors on the Ray cluster (replace the local engine)
+    ray_engine_cpus: float = 1.0  # CPUs each engine actor's placement bundle reserves
+    ray_engine_gpus: float = 0.0  # GPUs each engine actor's placement bundle reserves
+    ray_learner_ranks: int = 0  # learner ranks as Ray actors (1 = plain learner; >1 needs learner_backend deepspeed)
+    ray_learner_cpus: float = 1.0  # CPUs each learner rank's placement bundle reserves
+    ray_learner_gpus: float = 0.0  # GPUs each learner rank's placement bundle reserves
+    ray_reward_replicas: int = 0  # reward server replicas deployed on the Ray cluster (when reward_urls is empty)
+    learner_backend: str = "torch"  # torch | deepspeed (ranks launched by torchrun / deepspeed, or Ray actors)
     zero_stage: int = 2  # DeepSpeed ZeRO stage 0-3
     offload_optimizer: bool = False  # DeepSpeed: optimizer states in CPU memory
     sequence_packing: bool = False  # learner: several samples per row (micro_batch_tokens per row)
@@ -119,6 +127,10 @@ class TrainConfig:
             raise ValueError("group_size must be at least 2 (advantages are relative to the group)")
         if self.max_turns < 1 or self.max_total_tokens < 1:
             raise ValueError("max_turns and max_total_tokens must be >= 1")
+        if (self.ray_engines or self.ray_learner_ranks or self.ray_reward_replicas) and not self.ray_address:
+            raise ValueError("ray_engines / ray_learner_ranks / ray_reward_replicas need ray_address (auto, or the head's HEAD_IP:6379)")
+        if self.ray_engines and (self.engine_urls or self.engine_servers or self.engine_process):
+            raise ValueError("choose one engine placement: ray_engines, engine_urls/engine_servers or engine_process")
         if self.async_steps < 0:
             raise ValueError("async_steps must be >= 0")
         check_sampling(self.temperature, self.top_k, self.top_p)

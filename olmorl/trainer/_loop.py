@@ -60,7 +60,11 @@ class Trainer:
                              top_k=cfg.top_k, top_p=cfg.top_p,
                              max_batch_size=cfg.engine_batch_size, continuous=cfg.continuous_batching,
                              update_mode=cfg.update_mode, seed=cfg.seed)
-        if cfg.engine_urls or cfg.engine_servers:  # engines in other processes / machines, over HTTP
+        if cfg.ray_engines:  # engine actors on a Ray cluster, weights through its object store
+            from olmorl.trainer._ray import build_ray_engines
+
+            self.engine = build_ray_engines(cfg, model, engine_kwargs)
+        elif cfg.engine_urls or cfg.engine_servers:  # engines in other processes / machines, over HTTP
             self.engine = build_remote_engines(cfg, eos_token_id=eos, pad_token_id=self.tokenizer.pad_token_id)
         elif cfg.engine_process:
             self.engine = ProcessEngine(cfg.model, dtype=cfg.engine_dtype, threads=cfg.torch_threads, **engine_kwargs)
@@ -300,6 +304,11 @@ class Trainer:
         self.metrics = MetricsLog.from_config(cfg, resumed_step=self.step if self.step > 0 else None)
         server = None
         urls = list(cfg.reward_urls)
+        if not urls and cfg.ray_reward_replicas:  # a Ray Serve deployment on the trainer's cluster (_ray.py)
+            from olmorl.trainer._ray import RayRewardService
+
+            server = RayRewardService(cfg).start()
+            urls = [server.url]
         if not urls:  # embedded mode: the same HTTP path, against a child olmorl-rewards on loopback
             server = LocalRewardServer(workers=cfg.local_reward_workers,
                                        log_path=f"{cfg.output_dir}/reward-server.log")

@@ -1,5 +1,6 @@
-"""Placement from the one config: which learner (plain torch or DeepSpeed ranks) and which engines (in-process,
-a child process, olmorl-engine servers started here, or remote engines by address).
+"""Placement from the one config: which learner (plain torch or DeepSpeed ranks, here or as Ray actors) and which
+engines (in-process, a child process, olmorl-engine servers started here, remote engines by address, or Ray
+actors: _ray.py).
 
 Start-up waits for every engine with a deadline (`engine_ready_timeout_s`) and names the ones that did not
 come up. DeepSpeed ranks are started by the launcher (`torchrun --nproc_per_node N -m olmorl.trainer._cli
@@ -19,6 +20,15 @@ from olmorl.trainer._objective import LossSettings
 
 
 def build_learner(cfg: TrainConfig, model: torch.nn.Module) -> Learner:
+    """This process's learner, or with `ray_learner_ranks` the RayLearner that drives rank actors."""
+    if cfg.ray_learner_ranks:
+        from olmorl.trainer._ray import RayLearner
+
+        return RayLearner(cfg, model)  # type: ignore[return-value]
+    return build_local_learner(cfg, model)
+
+
+def build_local_learner(cfg: TrainConfig, model: torch.nn.Module) -> Learner:
     kwargs = dict(
         loss=LossSettings(cfg.objective, cfg.eps_low, cfg.eps_high, cfg.tis_cap, cfg.kl_beta),
         learning_rate=cfg.learning_rate, adam_betas=cfg.adam_betas, weight_decay=cfg.weight_decay,
@@ -45,7 +55,7 @@ def run_follower(cfg: TrainConfig) -> None:
     torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
     model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=torch.float32)
-    learner = build_learner(cfg, model)
+    learner = build_local_learner(cfg, model)
     learner.serve()
 
 
