@@ -1,19 +1,34 @@
 """Clients of the olmorl reward server. Needs only httpx and pydantic."""
 
 from olmorl.clients._client import AsyncRewardClient, RewardClient
-from olmorl.clients._exceptions import ItemFailed, OlmorlError, RewardServerError, RewardServerUnavailable
+from olmorl.clients._exceptions import (
+    ItemFailed,
+    OlmorlError,
+    RewardServerError,
+    RewardServerUnavailable,
+    SessionNotFound,
+)
 from olmorl.clients._policy import SERVER_UNAVAILABLE, OnError
+from olmorl.clients._sessions import AsyncSession, AsyncSessionClient, Session, SessionClient
 from olmorl.rewards._models import VerifyItem, VerifyResult
+from olmorl.rewards._session_models import EnvInfo, ToolResult
 
 __all__ = [
     "SERVER_UNAVAILABLE",
     "AsyncRewardClient",
+    "AsyncSession",
+    "AsyncSessionClient",
+    "EnvInfo",
     "ItemFailed",
     "OlmorlError",
     "OnError",
     "RewardClient",
     "RewardServerError",
     "RewardServerUnavailable",
+    "Session",
+    "SessionClient",
+    "SessionNotFound",
+    "ToolResult",
     "VerifyItem",
     "VerifyResult",
 ]

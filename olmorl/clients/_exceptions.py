@@ -2,6 +2,7 @@
 
     OlmorlError
     ├── RewardServerError        the server refused the request (4xx other than 429): fix the request
+    │   └── SessionNotFound      404 on a session: unknown id, expired (idle TTL), closed, or server restarted
     ├── RewardServerUnavailable  every replica failed after all retries (connection, timeout, 5xx, 429)
     └── ItemFailed               on_error="raise" and an item came back invalid / timeout / error
 """
@@ -19,6 +20,13 @@ class RewardServerError(OlmorlError):
     def __init__(self, status_code: int, message: str) -> None:
         super().__init__(f"reward server answered {status_code}: {message}")
         self.status_code = status_code
+
+
+class SessionNotFound(RewardServerError):
+    """The session is gone (unknown, expired past the idle TTL, closed, or its server restarted)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(404, message)
 
 
 class RewardServerUnavailable(OlmorlError):

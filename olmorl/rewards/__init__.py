@@ -13,6 +13,7 @@ from olmorl.rewards._models import (
     VerifyResponse,
     VerifyResult,
 )
+from olmorl.rewards._environment import Environment, Step, Tool
 from olmorl.rewards._registry import (
     InvalidInput,
     NoOptions,
@@ -20,17 +21,39 @@ from olmorl.rewards._registry import (
     Task,
     Verifier,
     canonical_name,
+    load_environments,
     load_verifiers,
     register,
+)
+from olmorl.rewards._session_models import (
+    EnvInfo,
+    SessionClosed,
+    SessionCreate,
+    SessionCreated,
+    SessionVerify,
+    ToolCall,
+    ToolResult,
+    ToolStatus,
 )
 
 __all__ = [
     "ChatMessage",
+    "EnvInfo",
+    "Environment",
     "InvalidInput",
     "NoOptions",
     "Score",
+    "SessionClosed",
+    "SessionCreate",
+    "SessionCreated",
+    "SessionVerify",
     "Status",
+    "Step",
     "Task",
+    "Tool",
+    "ToolCall",
+    "ToolResult",
+    "ToolStatus",
     "Verifier",
     "VerifierInfo",
     "VerifyItem",
@@ -38,6 +61,7 @@ __all__ = [
     "VerifyResponse",
     "VerifyResult",
     "canonical_name",
+    "load_environments",
     "load_verifiers",
     "register",
 ]

@@ -1,6 +1,7 @@
 """The reward server: FastAPI app around one RewardEngine.
 
-Routes: POST /v1/verify, GET /v1/verifiers, the session API (/v1/sessions, /v1/envs), /healthz, /readyz, /metrics, plus routes registered by
+Routes: POST /v1/verify, GET /v1/verifiers, the session API (/v1/sessions, /v1/envs) and its
+NeMo Gym face (/seed_session, /{tool}, /verify), /healthz, /readyz, /metrics, plus routes registered by
 verifier modules (`register_routes`). CPU work never runs on the event loop, so /healthz stays fast
 while a batch of pathological items is being scored.
 """
@@ -19,6 +20,7 @@ from fastapi.responses import JSONResponse, Response
 
 from olmorl import __version__
 from olmorl.rewards._engine import RewardEngine
+from olmorl.rewards._gym_routes import build_gym_routes
 from olmorl.rewards._models import VerifierInfo, VerifyRequest, VerifyResponse
 from olmorl.rewards._registry import route_builders
 from olmorl.rewards._session_routes import build_session_routes
@@ -110,6 +112,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(build_session_routes(sessions), dependencies=[Depends(require_api_key)])
     for build in route_builders():
         app.include_router(build(engine), dependencies=[Depends(require_api_key)])
+    # Last: its `POST /{tool}` route must not shadow the single-segment routes above.
+    app.include_router(build_gym_routes(sessions), dependencies=[Depends(require_api_key)])
 
     _document_verify_request(app)
     return app

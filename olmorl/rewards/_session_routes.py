@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, HTTPException, Request
 
 from olmorl.rewards._models import VerifyResult
@@ -22,6 +24,18 @@ _ERRORS = {404: {"description": "Unknown, expired or closed session"},
            503: {"description": "Session limit reached (Retry-After), or the sandbox is unavailable"}}
 
 
+async def create_session(manager: SessionManager, env: str, task: Any, options: dict[str, Any]) -> SessionCreated:
+    """Open a session, or raise the HTTPException that says why not (422, 503 + Retry-After, 500)."""
+    try:
+        return await manager.create(env, task, options)
+    except InvalidInput as exc:
+        raise HTTPException(422, str(exc)) from None
+    except SessionsFull as exc:
+        raise HTTPException(503, str(exc), headers={"Retry-After": str(manager.config.retry_after_s)}) from None
+    except SessionFailed as exc:
+        raise HTTPException(exc.status_code, str(exc)) from None
+
+
 def build_session_routes(manager: SessionManager) -> APIRouter:
     router = APIRouter(prefix="/v1", tags=["sessions"], responses=_ERRORS)
     settings = manager.settings
@@ -34,14 +48,7 @@ def build_session_routes(manager: SessionManager) -> APIRouter:
     @router.post("/sessions", response_model=SessionCreated, summary="Open a session of an environment")
     async def create(body: SessionCreate, request: Request) -> SessionCreated:
         check_size(request)
-        try:
-            return await manager.create(body.env, body.task, body.options)
-        except InvalidInput as exc:
-            raise HTTPException(422, str(exc)) from None
-        except SessionsFull as exc:
-            raise HTTPException(503, str(exc), headers={"Retry-After": str(manager.config.retry_after_s)}) from None
-        except SessionFailed as exc:
-            raise HTTPException(exc.status_code, str(exc)) from None
+        return await create_session(manager, body.env, body.task, body.options)
 
     @router.post("/sessions/{session_id}/tool", response_model=ToolResult, summary="Call one of the session's tools")
     async def tool(session_id: str, body: ToolCall, request: Request) -> ToolResult:

@@ -82,9 +82,6 @@ class SessionServices:
         """A started persistent interpreter in this session's own sandbox (sandboxed environments only)."""
         return await self._manager.open_interpreter(self.slot)
 
-    def truncate(self, text: str, keep: str = "head") -> str:
-        return truncate(text, self.settings.sessions.max_output_chars, keep)
-
 
 def truncate(text: str, limit: int, keep: str = "head") -> str:
     """Cut to `limit` characters with a marker saying how many were dropped (keep the head or the tail)."""
@@ -147,8 +144,9 @@ class SessionManager:
                                    "retry later")
             slot = self._free_slots.pop()
         self._pending += 1
-        env = cls(typed_task, typed_options, SessionServices(self, slot))
+        env: Environment | None = None
         try:
+            env = cls(typed_task, typed_options, SessionServices(self, slot))
             observation = await asyncio.wait_for(env.setup(), self.config.call_timeout_s)
         except BaseException as exc:
             await self._release(env, slot)
@@ -208,7 +206,6 @@ class SessionManager:
                 status, error, reward, details = "error", f"{type(exc).__name__}: {exc}", 0.0, {}
             finally:
                 await self._close(session, "verified")
-        self.metrics.items.labels(session.env_name, status).inc()
         return VerifyResult(verifier=session.env_name, reward=reward if status == "ok" else 0.0, status=status,
                             error=error, details={"env": session.env_name, "tool_calls": session.calls, **details},
                             elapsed_ms=round((time.perf_counter() - started) * 1000, 3))
@@ -265,11 +262,12 @@ class SessionManager:
             self.metrics.sessions_expired.labels(session.env_name).inc()
         await self._release(session.env, session.sandbox_slot)
 
-    async def _release(self, env: Environment, slot: int | None) -> None:
+    async def _release(self, env: Environment | None, slot: int | None) -> None:
         try:
-            await env.close()
+            if env is not None:
+                await env.close()
         except Exception:
-            log.exception("closing a %s session failed", env.name)
+            log.exception("closing a %s session failed", env.name if env is not None else "?")
         if slot is not None:
             self._free_slots.append(slot)
 
@@ -292,7 +290,11 @@ class SessionManager:
         cfg = self.config
         interpreter = Interpreter(self._backend, slot, InterpreterLimits(memory_mb=cfg.memory_mb, cpu_s=cfg.cpu_s),
                                   self.state_dir)
-        await interpreter.start()
+        try:
+            await interpreter.start()
+        except BaseException:  # cancelled (setup timeout, client gone) or failed: nothing may outlive it
+            await interpreter.close()
+            raise
         return interpreter
 
 

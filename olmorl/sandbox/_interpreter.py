@@ -89,6 +89,8 @@ def main():
         cap = int(request.get("max_output", 8192)) * 4  # bytes; the server cuts characters exactly
         stdout, out_dropped = read_capped(out_path, cap)
         stderr, err_dropped = read_capped(err_path, cap)
+        if error is not None and len(error) > cap:  # a huge exception message must not outgrow the reply line
+            error = "...[%d characters truncated]...\n%s" % (len(error) - cap, error[-cap:])
         reply.write(json.dumps({"stdout": stdout, "stderr": stderr, "error": error,
                                 "dropped": out_dropped + err_dropped}) + "\n")
         reply.flush()

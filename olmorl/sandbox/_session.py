@@ -47,7 +47,7 @@ class Interpreter:
 
     def __init__(self, backend: Backend, slot: int, limits: InterpreterLimits, state_dir: Path) -> None:
         if not isinstance(backend, (BwrapBackend, ProcessBackend)):
-            raise RuntimeError(f"python sessions need the bwrap or process sandbox backend, not {backend.name!r}")
+            raise InterpreterFailed(f"python sessions need the bwrap or process sandbox backend, not {backend.name!r}")
         self.backend = backend
         self.slot = SESSION_SLOT_BASE + slot
         self.limits = limits
@@ -91,11 +91,15 @@ class Interpreter:
             reply = json.loads(line) if line else None
         except (ConnectionError, ValueError):
             reply = None
+        if not isinstance(reply, dict) and self.channel is None:
+            raise InterpreterFailed("the interpreter was stopped during the call (the session was closed)")
         if not isinstance(reply, dict):
             await asyncio.sleep(0.02)  # let the exit status arrive
             code_ = channel.proc.returncode
             await self.close()
-            how = f"killed by signal {-code_}" if code_ is not None and code_ < 0 else f"exit status {code_}"
+            signum = -code_ if code_ is not None and code_ < 0 else code_ - 128 if code_ and code_ > 128 else None
+            how = f"killed by {signal.Signals(signum).name}" if signum in signal.valid_signals() else \
+                f"exit status {code_}"  # bwrap reports a child killed by signal N as 128 + N
             raise InterpreterFailed(f"the interpreter died ({how}); limits: {self.limits.memory_mb} MiB memory, "
                                     f"{self.limits.cpu_s} CPU seconds per session")
         error = reply.get("error")

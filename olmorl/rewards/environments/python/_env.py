@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from olmorl.rewards._environment import Environment, Step, Tool
 from olmorl.rewards._registry import Score, register
+from olmorl.rewards._sessions import truncate
 from olmorl.sandbox._session import Interpreter, InterpreterFailed
 
 RESTARTED = "[the interpreter was restarted; variables from earlier calls are gone]\n"
@@ -45,6 +46,16 @@ async def verify_answer(env: Environment, check: AnswerCheck, response: str, mes
     return Score(result.reward or 0.0, details, status=result.status, error=result.error)
 
 
+def compose(stdout: str, stderr: str, error: str | None, limit: int) -> str:
+    """stdout, then stderr and the exception, within `limit` characters: the head of stdout and the tail
+    of the rest (where a traceback's last line is) each keep at least half when both are long."""
+    rest = "".join(p if p.endswith("\n") else p + "\n" for p in (stderr, error or "") if p)
+    budget = max(limit - 100, 0)  # room for the truncation markers
+    rest = truncate(rest, max(budget - min(len(stdout), budget // 2), budget // 2), keep="tail")
+    head = truncate(stdout, max(budget - len(rest), 0), keep="head")
+    return (head if not head or head.endswith("\n") else head + "\n") + rest
+
+
 @register
 class PythonEnvironment(Environment):
     name = "python"
@@ -73,14 +84,10 @@ class PythonEnvironment(Environment):
             cell = await self.interpreter.run(arguments.code, limit)
         except InterpreterFailed as exc:
             return Step(prefix, "error", f"{exc}; the next call starts a fresh interpreter")
-        parts = [self.services.truncate(cell.stdout)]
-        if cell.stderr:
-            parts.append(self.services.truncate(cell.stderr, keep="tail"))
-        if cell.error:
-            parts.append(self.services.truncate(cell.error, keep="tail"))
-        if cell.dropped_bytes:
-            parts.append(f"[{cell.dropped_bytes} more bytes of output were dropped]")
-        return Step(prefix + "\n".join(p for p in parts if p))
+        text = compose(cell.stdout, cell.stderr, cell.error, limit)
+        if cell.dropped_bytes and "characters truncated]" not in text:  # else the cut is already marked
+            text += f"[{cell.dropped_bytes} more bytes of output were dropped]\n"
+        return Step(prefix + text)
 
     async def verify(self, response: str, messages: list[Any] | None) -> Score:
         return await verify_answer(self, self.task, response, messages)

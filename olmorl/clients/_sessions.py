@@ -1,0 +1,293 @@
+"""`SessionClient` and `AsyncSessionClient`: open tool sessions on a reward server, call their tools,
+verify the final answer.
+
+    with SessionClient(url) as client, client.open("python", {"ground_truth": "42"}) as session:
+        session.call("python", code="print(6 * 7)").output      # '42\n'
+        session.verify("The answer is \\boxed{42}.").reward     # 1.0
+
+A session lives on the replica that opened it, so its calls go there. Opening retries like the batch
+client (connection errors, 429, 5xx, and a full server's 503 with its Retry-After). A tool call is not
+idempotent (it runs code), so tool calls and verify are retried only when the request never reached
+the server (connection refused). A 404 raises SessionNotFound; other 4xx raise RewardServerError.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Sequence
+
+import httpx
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from olmorl.clients._exceptions import RewardServerError, RewardServerUnavailable, SessionNotFound
+from olmorl.clients._policy import Replicas, RetryPolicy, auth_headers, classify, resolve_urls
+from olmorl.rewards._models import ChatMessage, VerifyResult
+from olmorl.rewards._session_models import EnvInfo, SessionCreated, ToolResult
+
+_ENV_LIST = TypeAdapter(list[EnvInfo])
+_NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout)  # the server never saw these requests
+
+
+def _parse(response: httpx.Response, model: Any) -> Any:
+    if response.status_code == 404:
+        raise SessionNotFound(_detail(response))
+    if response.status_code != 200:
+        classify(response)  # raises RewardServerError for a final 4xx
+        raise RewardServerError(response.status_code, _detail(response))
+    try:
+        return model.validate_json(response.content) if isinstance(model, TypeAdapter) \
+            else model.model_validate_json(response.content)
+    except ValidationError as exc:
+        raise RewardServerError(response.status_code, f"unreadable reply: {exc.errors()[0]['msg']}") from None
+
+
+def _detail(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+        return str(body.get("detail", body) if isinstance(body, dict) else body)[:500]
+    except ValueError:
+        return response.text[:500]
+
+
+def _tool_body(name: str, arguments: dict[str, Any] | str | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    if arguments is not None and kwargs:
+        raise TypeError("pass the tool's arguments as one dict (or JSON text) or as keywords, not both")
+    return {"name": name, "arguments": arguments if arguments is not None else kwargs}
+
+
+def _verify_body(response: str, messages: Sequence[ChatMessage | dict[str, Any]] | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"response": response}
+    if messages is not None:
+        body["messages"] = [m.model_dump(exclude_none=True) if isinstance(m, BaseModel) else m for m in messages]
+    return body
+
+
+class _Config:
+    def __init__(self, base_url: str | Sequence[str] | None, api_key: str | None, timeout: float,
+                 max_retries: int, replica_cooldown_s: float) -> None:
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        self.replicas = Replicas(resolve_urls(base_url), cooldown_s=replica_cooldown_s)
+        self.headers = auth_headers(api_key)
+        self.timeout = httpx.Timeout(timeout, connect=min(timeout, 5.0))
+        self.retry = RetryPolicy(max_retries=max_retries)
+
+    def retryable(self, response: httpx.Response | None, exc: Exception | None, idempotent: bool) -> bool:
+        if exc is not None:
+            return idempotent or isinstance(exc, _NEVER_SENT)
+        assert response is not None
+        return idempotent and response.status_code in (429, 500, 502, 503, 504)
+
+
+class Session:
+    """A session opened by SessionClient: `call`, `verify` (ends it), `close`. A context manager."""
+
+    def __init__(self, client: SessionClient, url: str, created: SessionCreated) -> None:
+        self._client, self.url = client, url
+        self.id, self.env, self.tools, self.observation = (created.session_id, created.env, created.tools,
+                                                           created.observation)
+        self.closed = False
+
+    def call(self, name: str, arguments: dict[str, Any] | str | None = None, **kwargs: Any) -> ToolResult:
+        """Call a tool: `call("python", code="...")` or `call("python", {"code": "..."})`."""
+        body = _tool_body(name, arguments, kwargs)
+        return _parse(self._client._send("POST", self.url, f"/v1/sessions/{self.id}/tool", body), ToolResult)
+
+    def verify(self, response: str, messages: Sequence[ChatMessage | dict[str, Any]] | None = None) -> VerifyResult:
+        """Score the final answer; the server ends the session."""
+        self.closed = True
+        reply = self._client._send("POST", self.url, f"/v1/sessions/{self.id}/verify", _verify_body(response, messages))
+        return _parse(reply, VerifyResult)
+
+    def close(self) -> None:
+        """End the session (DELETE); a session that is already gone is fine."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            _parse(self._client._send("DELETE", self.url, f"/v1/sessions/{self.id}", idempotent=True),
+                   TypeAdapter(dict))
+        except SessionNotFound:
+            pass
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SessionClient:
+    """Synchronous session client. Arguments as RewardClient's: `base_url` (one URL, a list, or
+    comma-separated; default OLMORL_URL), `api_key` (default OLMORL_API_KEY), `timeout` per request,
+    `max_retries` with jittered exponential backoff, `replica_cooldown_s`."""
+
+    def __init__(self, base_url: str | Sequence[str] | None = None, *, api_key: str | None = None,
+                 timeout: float = 120.0, max_retries: int = 5, replica_cooldown_s: float = 5.0) -> None:
+        self._config = _Config(base_url, api_key, timeout, max_retries, replica_cooldown_s)
+        self._http = httpx.Client(headers=self._config.headers, timeout=self._config.timeout)
+
+    def envs(self) -> list[EnvInfo]:
+        """The environments the server serves (GET /v1/envs): tools and task schemas."""
+        return _parse(self._send("GET", None, "/v1/envs", idempotent=True), _ENV_LIST)
+
+    def open(self, env: str, task: Any = None, options: dict[str, Any] | None = None) -> Session:
+        """Open a session (POST /v1/sessions); retried while the server is full (503 + Retry-After)."""
+        body = {"env": env, "task": task, "options": options or {}}
+        url, response = self._send_picking("POST", "/v1/sessions", body)
+        return Session(self, url, _parse(response, SessionCreated))
+
+    def _send_picking(self, method: str, path: str, body: Any) -> tuple[str, httpx.Response]:
+        cfg, reason = self._config, ""
+        for attempt in range(cfg.retry.max_retries + 1):
+            url = cfg.replicas.pick()
+            response, exc = None, None
+            try:
+                response = self._http.request(method, f"{url}{path}", json=body)
+            except httpx.TransportError as error:
+                exc, reason = error, f"{type(error).__name__}: {error}"
+            if not cfg.retryable(response, exc, idempotent=True):
+                cfg.replicas.mark_up(url)
+                assert response is not None
+                return url, response
+            if response is not None:
+                reason = f"HTTP {response.status_code}: {_detail(response)}"
+            cfg.replicas.mark_down(url)
+            if attempt < cfg.retry.max_retries:
+                time.sleep(cfg.retry.delay(attempt, response.headers.get("retry-after") if response else None))
+        raise RewardServerUnavailable(cfg.retry.max_retries + 1, reason)
+
+    def _send(self, method: str, url: str | None, path: str, body: Any = None, idempotent: bool = False) -> httpx.Response:
+        if url is None:
+            return self._send_picking(method, path, body)[1]
+        cfg, reason = self._config, ""
+        for attempt in range(cfg.retry.max_retries + 1):
+            try:
+                response = self._http.request(method, f"{url}{path}", json=body)
+            except httpx.TransportError as error:
+                if not cfg.retryable(None, error, idempotent):
+                    raise RewardServerUnavailable(attempt + 1, f"{type(error).__name__}: {error}") from None
+                reason = f"{type(error).__name__}: {error}"
+            else:
+                if not cfg.retryable(response, None, idempotent):
+                    return response
+                reason = f"HTTP {response.status_code}"
+            if attempt < cfg.retry.max_retries:
+                time.sleep(cfg.retry.delay(attempt))
+        raise RewardServerUnavailable(cfg.retry.max_retries + 1, reason)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> SessionClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncSession:
+    """A session opened by AsyncSessionClient: `await call(...)`, `await verify(...)`, `await close()`."""
+
+    def __init__(self, client: AsyncSessionClient, url: str, created: SessionCreated) -> None:
+        self._client, self.url = client, url
+        self.id, self.env, self.tools, self.observation = (created.session_id, created.env, created.tools,
+                                                           created.observation)
+        self.closed = False
+
+    async def call(self, name: str, arguments: dict[str, Any] | str | None = None, **kwargs: Any) -> ToolResult:
+        body = _tool_body(name, arguments, kwargs)
+        return _parse(await self._client._send("POST", self.url, f"/v1/sessions/{self.id}/tool", body), ToolResult)
+
+    async def verify(self, response: str,
+                     messages: Sequence[ChatMessage | dict[str, Any]] | None = None) -> VerifyResult:
+        self.closed = True
+        reply = await self._client._send("POST", self.url, f"/v1/sessions/{self.id}/verify",
+                                         _verify_body(response, messages))
+        return _parse(reply, VerifyResult)
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            _parse(await self._client._send("DELETE", self.url, f"/v1/sessions/{self.id}", idempotent=True),
+                   TypeAdapter(dict))
+        except SessionNotFound:
+            pass
+
+    async def __aenter__(self) -> AsyncSession:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+class AsyncSessionClient:
+    """Asynchronous twin of SessionClient, same arguments and behaviour; `max_connections` bounds the
+    HTTP connections (one per session call in flight)."""
+
+    def __init__(self, base_url: str | Sequence[str] | None = None, *, api_key: str | None = None,
+                 timeout: float = 120.0, max_retries: int = 5, replica_cooldown_s: float = 5.0,
+                 max_connections: int = 256) -> None:
+        self._config = _Config(base_url, api_key, timeout, max_retries, replica_cooldown_s)
+        self._http = httpx.AsyncClient(headers=self._config.headers, timeout=self._config.timeout,
+                                       limits=httpx.Limits(max_connections=max_connections))
+
+    async def envs(self) -> list[EnvInfo]:
+        return _parse(await self._send("GET", None, "/v1/envs", idempotent=True), _ENV_LIST)
+
+    async def open(self, env: str, task: Any = None, options: dict[str, Any] | None = None) -> AsyncSession:
+        body = {"env": env, "task": task, "options": options or {}}
+        url, response = await self._send_picking("POST", "/v1/sessions", body)
+        return AsyncSession(self, url, _parse(response, SessionCreated))
+
+    async def _send_picking(self, method: str, path: str, body: Any) -> tuple[str, httpx.Response]:
+        cfg, reason = self._config, ""
+        for attempt in range(cfg.retry.max_retries + 1):
+            url = cfg.replicas.pick()
+            response, exc = None, None
+            try:
+                response = await self._http.request(method, f"{url}{path}", json=body)
+            except httpx.TransportError as error:
+                exc, reason = error, f"{type(error).__name__}: {error}"
+            if not cfg.retryable(response, exc, idempotent=True):
+                cfg.replicas.mark_up(url)
+                assert response is not None
+                return url, response
+            if response is not None:
+                reason = f"HTTP {response.status_code}: {_detail(response)}"
+            cfg.replicas.mark_down(url)
+            if attempt < cfg.retry.max_retries:
+                await asyncio.sleep(cfg.retry.delay(attempt, response.headers.get("retry-after") if response else None))
+        raise RewardServerUnavailable(cfg.retry.max_retries + 1, reason)
+
+    async def _send(self, method: str, url: str | None, path: str, body: Any = None,
+                    idempotent: bool = False) -> httpx.Response:
+        if url is None:
+            return (await self._send_picking(method, path, body))[1]
+        cfg, reason = self._config, ""
+        for attempt in range(cfg.retry.max_retries + 1):
+            try:
+                response = await self._http.request(method, f"{url}{path}", json=body)
+            except httpx.TransportError as error:
+                if not cfg.retryable(None, error, idempotent):
+                    raise RewardServerUnavailable(attempt + 1, f"{type(error).__name__}: {error}") from None
+                reason = f"{type(error).__name__}: {error}"
+            else:
+                if not cfg.retryable(response, None, idempotent):
+                    return response
+                reason = f"HTTP {response.status_code}"
+            if attempt < cfg.retry.max_retries:
+                await asyncio.sleep(cfg.retry.delay(attempt))
+        raise RewardServerUnavailable(cfg.retry.max_retries + 1, reason)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncSessionClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
