@@ -211,7 +211,7 @@ class MultiTurnEngine:
                 first = asyncio.ensure_future(self._turn(list(ro.prompt_ids), first_budget))
             created = await opening
             self._stats["session_s"] += time.perf_counter() - start  # open + verify: the session's own cost
-            session_id = created.session_id
+            session_id = created.id
             self._known_tools[prompt.env] = None if created.observation else created.tools
             if created.observation or created.tools != known:  # the guess was wrong: that turn is dropped
                 if first is not None:
@@ -303,8 +303,7 @@ def multiturn_engine(engine, tokenizer, urls: list[str], cfg) -> MultiTurnEngine
     from olmorl.trainer._sessions import SessionCalls
 
     chat = ToolChat(tokenizer, tool_call_parser(cfg.tool_call_parser))
-    sessions = SessionCalls(urls, api_key=cfg.reward_api_key, timeout_s=cfg.reward_timeout_s,
-                            max_wait_s=cfg.reward_max_wait_s)
+    sessions = SessionCalls(urls, api_key=cfg.reward_api_key, timeout_s=cfg.reward_timeout_s)
     limits = RolloutLimits(max_turns=cfg.max_turns, max_total_tokens=cfg.max_total_tokens,
                            max_new_tokens=cfg.max_new_tokens)
     return MultiTurnEngine(engine, chat, sessions, limits)
