@@ -72,7 +72,7 @@ class SessionServices:
 
     async def verify(self, item: dict[str, Any]) -> VerifyResult:
         """Score one /v1/verify item with any registered verifier (same result, same errors)."""
-        return await self._manager.engine.verify_one(item)
+        return (await self._manager.engine.verify_batch([item]))[0]
 
     def check_item(self, verifier: str, ground_truth: Any, options: dict[str, Any] | None = None) -> str:
         """Validate a verifier name + ground truth + options at session creation; the canonical name."""

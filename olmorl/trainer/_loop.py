@@ -255,7 +255,6 @@ class Trainer:
 
     def _step_metrics(self, batch: list[ScoredGroup], stats: dict, lags: Counter) -> dict:
         metrics = dict(stats)
-        metrics["learning_rate"] = self.learner.scheduler.get_last_lr()[0]
         scored = self.scored_rewards  # every group scored since the last step; none when the batch was queued
         if scored:  # no new groups: no reward point (a 0 would be a false dip in every reward curve)
             all_rewards = [r for _, rs in scored for r in rs]

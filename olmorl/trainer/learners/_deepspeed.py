@@ -200,6 +200,7 @@ class DeepSpeedLearner(Learner):
             if norm is not None:
                 grad_norms.append(float(norm))
         out = {"loss": sum(losses) / len(losses), "learner_s": time.perf_counter() - start,
+               "learning_rate": self.scheduler.get_last_lr()[0],
                "trained_tokens": float(sum(s.loss_tokens for s in samples if s.in_loss))}
         if grad_norms:
             out["grad_norm"] = max(grad_norms)

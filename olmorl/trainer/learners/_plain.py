@@ -234,6 +234,7 @@ class Learner:
             self.scheduler.step()
             losses.append(total)
         out = {"loss": sum(losses) / len(losses), "learner_s": time.perf_counter() - start,
+               "learning_rate": self.scheduler.get_last_lr()[0],
                "trained_tokens": float(sum(s.loss_tokens for s in samples if s.in_loss))}
         if grad_norms:
             out["grad_norm"] = max(grad_norms)
