@@ -22,7 +22,8 @@ from pydantic import ValidationError
 
 from olmorl.rewards._metrics import RewardMetrics
 from olmorl.rewards._models import Status, VerifierInfo, VerifyItem, VerifyResult
-from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, canonical_name, load_verifiers
+from olmorl.rewards._registry import (InvalidInput, Score, Task, Verifier, canonical_name, current_request,
+                                     load_verifiers)
 from olmorl.rewards._settings import Settings
 
 log = logging.getLogger("olmorl.rewards")
@@ -116,7 +117,11 @@ class RewardEngine:
     # -- scoring ---------------------------------------------------------------------------------------
     async def verify_batch(self, raw_items: list[Any]) -> list[VerifyResult]:
         """Score raw (unvalidated) items; one result per item, in order, whatever fails."""
-        return list(await asyncio.gather(*(self.verify_one(raw) for raw in raw_items)))
+        token = current_request.set(object())  # the items' tasks inherit it
+        try:
+            return list(await asyncio.gather(*(self.verify_one(raw) for raw in raw_items)))
+        finally:
+            current_request.reset(token)
 
     async def verify_one(self, raw: Any) -> VerifyResult:
         started = time.perf_counter()

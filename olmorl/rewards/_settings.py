@@ -54,6 +54,7 @@ class SandboxSettings(BaseSettings):
     python: str | None = None  # interpreter run inside the sandbox; default Debian's /usr/bin/python3
     scratch_mb: int = 64  # size of the sandbox's writable /tmp (tmpfs)
     max_test_timeout_s: float = 30.0  # ceiling on an item's `timeout_s` option
+    slots_per_request: int = 0  # sandbox slots one request may hold at once (0: all); turns are fair either way
     docker_image: str = "olmorl-base:bookworm"  # image of the docker backend (scripts/build-base-image.sh)
     docker_runtime: str | None = None  # OCI runtime of those containers, e.g. `runsc` (gVisor) for a paranoid mode
 

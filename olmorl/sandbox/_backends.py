@@ -24,7 +24,8 @@ from typing import Callable
 from olmorl.sandbox._cgroup import SlotCgroup
 from olmorl.sandbox._seccomp import seccomp_filter
 
-HARNESS = Path(__file__).with_name("_harness.py")
+# The harness, sent into the sandbox as one file: these parts concatenated (standard library only).
+HARNESS_PARTS = tuple(Path(__file__).with_name(name) for name in ("_wire.py", "_program.py", "_proxy.py", "_harness.py"))
 SLOT_UID_BASE = 61000  # slot N runs as uid 61000+N: RLIMIT_NPROC and kill sweeps stay per slot
 INSIDE_HARNESS = "/sandbox/harness.py"
 LINE_LIMIT = 32 << 20  # one test record from the zygote: output cap + frames, JSON-escaped
@@ -41,11 +42,13 @@ class SandboxLimits:
     test_timeout_s: float = 1.0
     memory_mb: int = 512
     max_processes: int = 64
-    max_output_bytes: int = 1 << 20
+    max_output_bytes: int = 1 << 20  # stdout kept per test
+    max_item_output_bytes: int = 16 << 20  # stdout kept over all tests of a run (what comes back)
     excerpt_bytes: int = 2048
     file_mb: int = 16
     open_files: int = 256
     scratch_mb: int = 64
+    slots_per_owner: int = 0  # slots one request may hold at once (0: no bound; fair turns either way)
 
 
 @dataclass
@@ -63,6 +66,10 @@ def _dev_args() -> list[str]:
     if os.stat("/dev").st_mode & 0o001:
         return ["--dev", "/dev"]
     return ["--tmpfs", "/dev"]
+
+
+def harness_source() -> bytes:
+    return b"\n".join(part.read_bytes() for part in HARNESS_PARTS)
 
 
 def _memfd(name: str, data: bytes) -> int:
@@ -244,11 +251,13 @@ class BwrapBackend(Backend):
             "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
             *self._python_binds(),
             "--proc", "/proc", *_dev_args(),
+            # /dev itself read-only; shared memory a sized tmpfs, wiped after every test like /tmp
+            "--size", str(limits.scratch_mb << 20), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
             "--size", str(limits.scratch_mb << 20), "--tmpfs", "/tmp",
         ]
         launch = Launch(argv=argv, preexec=_preexec(self._slot_uid(slot), cgroup, limits))
         # The harness goes in as data, so the slot uid never needs to read the server's files.
-        harness_fd = _memfd("harness", HARNESS.read_bytes())
+        harness_fd = _memfd("harness", harness_source())
         argv += ["--ro-bind-data", str(harness_fd), INSIDE_HARNESS, "--remount-ro", "/", "--chdir", "/tmp"]
         fds = [harness_fd]
         bpf = seccomp_filter()
@@ -273,15 +282,20 @@ class ProcessBackend(Backend):
     def launch(self, slot: int) -> Launch:
         uid = self._slot_uid(slot)
         cgroup = SlotCgroup.create(slot, self.limits) if self.root else None
-        scratch = tempfile.mkdtemp(prefix=f"olmorl-sandbox-{slot}-")
+        home = tempfile.mkdtemp(prefix=f"olmorl-sandbox-{slot}-")
+        scratch = os.path.join(home, "scratch")
+        os.mkdir(scratch)
+        harness = os.path.join(home, "harness.py")
+        Path(harness).write_bytes(harness_source())
+        os.chmod(home, 0o755)
         if uid is not None:
             os.chown(scratch, uid, uid)
         launch = Launch(
-            argv=[self.python, "-X", "utf8", "-I", "-B", str(HARNESS), "--scratch", scratch],
+            argv=[self.python, "-X", "utf8", "-I", "-B", harness, "--scratch", scratch],
             cwd=scratch,
             preexec=_preexec(uid, cgroup, self.limits),
         )
-        launch.cleanup.append(lambda: shutil.rmtree(scratch, ignore_errors=True))
+        launch.cleanup.append(lambda: shutil.rmtree(home, ignore_errors=True))
         if cgroup is not None:
             launch.cleanup.append(cgroup.destroy)
         return launch

@@ -31,7 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from olmorl.sandbox._backends import HARNESS, LINE_LIMIT, Backend, Channel, SandboxLimits, SandboxUnavailable
+from olmorl.sandbox._backends import LINE_LIMIT, Backend, Channel, SandboxLimits, SandboxUnavailable
+from olmorl.sandbox._backends import harness_source
 from olmorl.sandbox._seccomp import seccomp_filter
 
 log = logging.getLogger("olmorl.sandbox")
@@ -247,7 +248,7 @@ class DockerBackend(Backend):
         self.owner = owner_id()
         self.gvisor = False  # set by prepare() from the engine's runtime table
         self._api: Any = None
-        self._harness = HARNESS.read_bytes()
+        self._harness = harness_source()
         bpf = seccomp_filter()
         self._seccomp = ["--seccomp-hex", bpf.hex()] if bpf is not None else []
 

@@ -89,18 +89,13 @@ def build_code_routes(engine: RewardEngine) -> APIRouter:
         pool = _pool(engine)
         timeout = min(max(request.run_timeout, 0.01), max_timeout)
         memory = request.memory_limit_MB if request.memory_limit_MB > 0 else None
-        runs, failure = await pool.run(request.code, [TestInput(code=None, stdin=request.stdin or "")],
-                                       timeout, memory)
+        runs, failure = await pool.run(request.code, [TestInput(stdin=request.stdin or "")], timeout, memory,
+                                       owner=object())
         if not runs:
             return RunCodeResponse(status="SandboxError", message=failure or "the sandbox returned nothing")
         run = runs[0]
-        done = next((f for f in run.frames if f.get("done") is True), None)
         if run.timed_out:
             status, code = "TimeLimitExceeded", None
-        elif done is not None:
-            status, code = "Finished", done.get("exit") if isinstance(done.get("exit"), int) else 0
-        elif any("program_error" in f for f in run.frames):
-            status, code = "Finished", 1
         else:
             status = "Finished"
             code = run.exit_code if run.exit_code is not None else -(run.signal or 9)
@@ -122,9 +117,10 @@ def build_code_routes(engine: RewardEngine) -> APIRouter:
             raise HTTPException(400, "tests must be a list of assert statements (use /test_program_stdio "
                                      "for stdin/stdout pairs)")
         timeout = min(request.max_execution_time, max_timeout)
-        runs, failure = await _pool(engine).run(request.program, [t.input for t in suite.tests], timeout)
+        runs, failure = await _pool(engine).run(request.program, [t.input for t in suite.tests], timeout,
+                                                owner=object())
         by_index = {run.index: run for run in runs}
-        records = [grade(t, by_index.get(i), failure, None) for i, t in enumerate(suite.tests)]
+        records = [grade(t, by_index.get(i), failure) for i, t in enumerate(suite.tests)]
         results = [int(r["status"] == "passed") for r in records]
         runtimes = [r["runtime_s"] if ok and r["runtime_s"] is not None else -1.0 for r, ok in zip(records, results)]
         return TestProgramResponse(results=results, runtimes=runtimes)

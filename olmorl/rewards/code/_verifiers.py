@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from olmorl.rewards._registry import Score, Task, Verifier, register
+from olmorl.rewards._registry import Score, Task, Verifier, current_request, register
 from olmorl.rewards._settings import SandboxSettings, Settings
 from olmorl.rewards.code._grading import grade, reward
 from olmorl.rewards.code._tests import TestSuite, parse_ground_truth
@@ -19,13 +19,29 @@ from olmorl.sandbox import SandboxLimits, SandboxPool, SandboxUnavailable
 log = logging.getLogger("olmorl.rewards")
 _FENCE = re.compile(r"```([^\n`]*)\n(.*?)```", re.DOTALL)
 _PYTHON_TAGS = {"", "python", "py", "python3", "py3"}
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_THINK_TAG = re.compile(r"<(/?)think>", re.IGNORECASE)
 _MAX_DETAIL_TESTS = 100
+_EXTRACT_IN_THREAD = 1 << 16  # longer responses are extracted off the event loop
+
+
+def _strip_think(text: str) -> str:
+    """Remove each `<think>` ... first following `</think>` (as a lazy regex would), in linear time:
+    a regex retries every unclosed `<think>` to the end of the text (quadratic)."""
+    kept, pos, start = [], 0, None
+    for tag in _THINK_TAG.finditer(text):
+        if not tag.group(1):
+            if start is None:
+                start = tag.start()
+        elif start is not None:
+            kept.append(text[pos:start])
+            pos, start = tag.end(), None
+    kept.append(text[pos:])
+    return "".join(kept)
 
 
 def extract_program(response: str) -> str:
     """The last ```python (or untagged) fenced block after removing <think> blocks; else the whole text."""
-    text = _THINK.sub("", response)
+    text = _strip_think(response)
     head, sep, tail = text.rpartition("</think>")
     text = tail if sep else text
     blocks = [body for tag, body in _FENCE.findall(text) if tag.strip().lower() in _PYTHON_TAGS]
@@ -79,7 +95,7 @@ def make_pool(settings: SandboxSettings) -> SandboxPool:
     limits = SandboxLimits(
         test_timeout_s=settings.test_timeout_s, memory_mb=settings.memory_mb,
         max_processes=settings.max_processes, max_output_bytes=settings.max_output_bytes,
-        scratch_mb=settings.scratch_mb,
+        scratch_mb=settings.scratch_mb, slots_per_owner=settings.slots_per_request,
     )
     return SandboxPool(settings.backend, allow_insecure=settings.allow_insecure,
                        slots=settings.parallelism, limits=limits, python=settings.python,
@@ -147,11 +163,15 @@ class _CodeVerifierBase(Verifier):
                          error=f"code sandbox unavailable: {self.unavailable or 'not started'}")
         suite: TestSuite = task.ground_truth
         opts: CodeOptions = task.options
-        program = extract_program(task.response)
+        if len(task.response) > _EXTRACT_IN_THREAD:
+            program = await asyncio.to_thread(extract_program, task.response)
+        else:
+            program = extract_program(task.response)
         runs, failure = await self.pool.run(program, [t.input for t in suite.tests], self._timeout(task),
-                                            opts.memory_mb)
+                                            opts.memory_mb, float_tolerance=opts.float_tolerance,
+                                            owner=current_request.get())
         by_index = {run.index: run for run in runs}
-        records = [grade(test, by_index.get(i), failure, opts.float_tolerance) for i, test in enumerate(suite.tests)]
+        records = [grade(test, by_index.get(i), failure) for i, test in enumerate(suite.tests)]
         statuses = [r["status"] for r in records]
         scoring = opts.scoring or self.settings.sandbox.scoring
         threshold = opts.threshold if opts.threshold is not None else self.settings.sandbox.pass_threshold
@@ -166,9 +186,6 @@ class _CodeVerifierBase(Verifier):
             "tests": [dict(r, test=t.label) for r, t in zip(records[:_MAX_DETAIL_TESTS], suite.tests)],
             "backend": self.pool.backend.name,
         }
-        inside = sum(t.inside_asserts for t in suite.tests)
-        if inside:
-            details["asserts_checked_inside"] = inside
         if failure:
             details["sandbox"] = failure
         return Score(reward(statuses, scoring, threshold), details)
