@@ -270,12 +270,12 @@ async def test_an_overrunning_container_is_killed_and_replaced(api: Any) -> None
         [first] = _pool_containers(api, pool)
         api.pause(first)  # the zygote stops answering: only the pool's deadline can end the run
         started = time.monotonic()
-        runs, failure = await pool.run("x = 1", [Input(code="__probe__(0, x)")])
+        runs, failure = await pool.run("x = 1", [Input(code="assert x == 1")])
         assert runs == [] and failure is not None and "overran" in failure, failure
         assert time.monotonic() - started < 15
         assert _pool_containers(api, pool) == []  # killed and removed
-        runs, failure = await pool.run("x = 1", [Input(code="__probe__(0, x)")])
-        assert failure is None and runs[0].frames[0] == {"site": 0, "values": [1]}, runs
+        runs, failure = await pool.run("x = 1", [Input(code="assert x == 1")])
+        assert failure is None and runs[0].status == "passed", runs
         [second] = _pool_containers(api, pool)
         assert second != first and pool.restarts == 1
     finally:
@@ -417,3 +417,21 @@ def test_gvisor_runtime_scores_and_contains(api: Any, reward_server) -> None:
         if test["status"] == "failed" and "blocked" in ESCAPES[name]:
             assert "blocked" in test.get("stdout", ""), (name, test)
         assert score(srv, "def f(x):\n    return x * 2\n", ["assert f(2) == 4"])["reward"] == 1.0, name
+
+
+# -- hardening (issue 15): the same attacks as on bwrap ---------------------------------------------------
+def test_hacks_earn_nothing_in_the_container(server: LocalRewardServer) -> None:
+    from test_code_hardening import HACKS as HARDENING_HACKS, TEST_SHAPES
+
+    items = [{"id": f"{name}/{shape}", "verifier": "code", "response": f"```python\n{program}\n```",
+              "ground_truth": TEST_SHAPES[shape]}
+             for name, program in HARDENING_HACKS.items() for shape in ("loop", "check", "abs_diff", "isclose")]
+    for result in verify(server, items):
+        assert result["status"] == "ok" and result["reward"] == 0.0, result
+
+
+def test_no_foreign_data_and_nothing_survives_in_the_container(api: Any) -> None:
+    from test_code_hardening import check_no_foreign_data_in_memory, check_nothing_survives
+
+    check_no_foreign_data_in_memory("docker")
+    check_nothing_survives("docker")
