@@ -412,3 +412,46 @@ def test_class_based_tasks_score_what_native_execution_says(server):
         got = [t["status"] == "passed" for t in result["details"]["tests"]]
         assert got == verdicts, (result["id"], result["details"])
         assert result["reward"] == sum(verdicts) / len(verdicts)
+
+
+# -- protocol errors between the server and a slot -----------------------------------------------------
+_BROKEN_ZYGOTE = '''
+import os, sys
+os.write(1, b'{"ready": true}\\n')
+while os.read(0, 65536):
+    os.write(1, REPLY + b"\\n")
+'''
+BROKEN_REPLIES = {
+    "deeply_nested": 'b"[" * 200000',
+    "another_job": """b'{"job": 999999, "i": 0, "status": "passed"}'""",
+    "out_of_order": """b'{"job": 1, "i": 1, "status": "passed"}'""",
+    "unknown_status": """b'{"job": 1, "i": 0, "status": "PASSED"}'""",
+    "early_end": """b'{"job": 1, "end": true}'""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN_REPLIES))
+def test_a_protocol_error_kills_and_replaces_the_slot(name):
+    """Whatever a slot sends that is not the next record of the current job (a stale record, a frame
+    that does not decode) ends the slot: nothing of it can be read as a later job's result."""
+    from olmorl.sandbox._backends import Launch, ProcessBackend
+
+    class BrokenBackend(ProcessBackend):
+        def launch(self, slot: int) -> Launch:
+            script = _BROKEN_ZYGOTE.replace("REPLY", BROKEN_REPLIES[name])
+            return Launch(argv=[sys.executable, "-c", script])
+
+    async def run() -> None:
+        pool = SandboxPool("process", allow_insecure=True, slots=1)
+        pool.backend = BrokenBackend(None, pool.limits)
+        pool._slots[0].backend = pool.backend
+        await pool.start()
+        try:
+            for attempt in (1, 2):
+                runs, failure = await pool.run("x = 1", [Input(code="assert x == 1")])
+                assert runs == [] and failure is not None and "replaced" in failure, failure
+                assert pool.restarts == attempt and not pool._slots[0].alive
+        finally:
+            await pool.stop()
+
+    asyncio.run(run())
