@@ -92,18 +92,23 @@ def score(srv: LocalRewardServer, response: str, ground_truth: Any, verifier: st
     return result
 
 
+def _idle(pids: list[int] | None) -> bool:
+    """An idle slot: the zygote (PID 1) and the job process it forked for the next job."""
+    return pids is None or (pids[:1] == [1] and len(pids) <= 2)
+
+
 def assert_nothing_left_behind(api: Any, srv: LocalRewardServer) -> None:
-    """At most one container per slot, each holding exactly one process: the zygote (PID 1)."""
+    """At most one container per slot, each holding only the zygote and its idle job process."""
     deadline = time.monotonic() + 10
     while True:
         containers = server_containers(api, srv)
         procs = {c["Id"][:12]: _processes(api, c["Id"]) for c in containers}
-        ok = len(containers) <= SLOTS and all(p in ([1], None) for p in procs.values())
+        ok = len(containers) <= SLOTS and all(_idle(p) for p in procs.values())
         if ok or time.monotonic() > deadline:
             break
         time.sleep(0.2)
     assert len(containers) <= SLOTS, f"more containers than slots: {[c['Names'] for c in containers]}"
-    assert all(p in ([1], None) for p in procs.values()), f"processes outlived their run: {procs}"
+    assert all(_idle(p) for p in procs.values()), f"processes outlived their run: {procs}"
 
 
 _LIST_PIDS = "import os; print(' '.join(p for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()))"
@@ -189,10 +194,10 @@ print("PWNED" if hits else "blocked: no engine socket", hits)
 """
 
 
-# The zygote is the container's PID 1: signals from inside its own namespace cannot kill it, so this
-# one harms nothing and the program goes on to print PWNED, its honest output (`kill(-1)`, which skips
-# PID 1, finds no other process and fails with ESRCH: reward 0).
-HARMLESS = {"kill_parent"}
+# The zygote is the container's PID 1: signals from inside its own namespace cannot kill it. A
+# program's parent is its job process, which it can kill (same uid): that ends the job (reward 0,
+# the container is replaced), nothing else.
+HARMLESS: set[str] = set()
 
 
 @pytest.mark.parametrize("name", sorted(DOCKER_ESCAPES))
@@ -413,7 +418,8 @@ def test_gvisor_runtime_scores_and_contains(api: Any, reward_server) -> None:
         result = score(srv, f"```python\n{ESCAPES[name]}```", [{"input": "", "output": "PWNED"}], verifier="code_stdio")
         assert (result["status"], result["reward"]) == ("ok", 0.0), (name, result)
         test = result["details"]["tests"][0]
-        assert "sandbox" not in result["details"], (name, result["details"])  # contained, not crashed
+        if name != "kill_everything":  # kill(-1) also ends the job's harness processes (same uid): the
+            assert "sandbox" not in result["details"], (name, result["details"])  # slot is replaced
         if test["status"] == "failed" and "blocked" in ESCAPES[name]:
             assert "blocked" in test.get("stdout", ""), (name, test)
         assert score(srv, "def f(x):\n    return x * 2\n", ["assert f(2) == 4"])["reward"] == 1.0, name
