@@ -48,7 +48,6 @@ PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 PIDNS = "--pidns" in sys.argv  # alone in a pid namespace: every pid but ours and init is the program's
 SWEEP_LIMIT_S = 5.0  # processes still there this long after SIGKILL: give up the whole sandbox
-EXIT_GRACE_S = 0.05  # after a code test, how long the program process may take to end on its own
 # The scratch dir is wiped after every test, so it must be named explicitly (never "the cwd").
 SCRATCH = sys.argv[sys.argv.index("--scratch") + 1] if "--scratch" in sys.argv else None
 SHM = "/dev/shm"  # also wiped after every test where a program can write it
@@ -185,6 +184,8 @@ def start_program(job, mode, fds):
         os.closerange(4, 1 << 16)
         set_limits(job)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        if os.read(3, 1) != b"g":  # forked ahead of its test: wait until the previous one is cleaned up
+            return
         code = run_program(job["program"], mode, 3)
     finally:
         os._exit(code)
@@ -240,8 +241,13 @@ def test_process(job, control, reply, jobsock):
     set_limits(job, cpu=False)
     keep = {1, ZYGOTE, os.getppid(), os.getpid()}
     budget = job["output_budget"]
+    following = _Program.start(tests[0], jobsock) if tests else None
     for index, test in enumerate(tests):
-        record = run_test(job, test, jobsock, keep, budget)
+        program, following = following, None
+        program.go()
+        if index + 1 < len(tests):  # forked while this test runs; it waits for its own go
+            following = _Program.start(tests[index + 1], jobsock, wait_pid=False)
+        record = run_test(job, test, program, following, jobsock, keep, budget)
         budget = max(budget - len(record["stdout"]), 0)
         record.update(job=job["id"], i=index)
         for path in (SCRATCH, SHM):
@@ -252,35 +258,61 @@ def test_process(job, control, reply, jobsock):
     return 0
 
 
-def run_test(job, test, jobsock, keep, budget):
-    stdin_fd = os.memfd_create("stdin")
-    data = (test.get("stdin") or "").encode()
-    while data:
-        data = data[os.write(stdin_fd, data):]
-    os.lseek(stdin_fd, 0, os.SEEK_SET)
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    mine, theirs = socket.socketpair()
-    mode = "stdio" if test.get("code") is None and test.get("call") is None else "code"
-    started = time.monotonic()
-    socket.send_fds(jobsock, [f"fork {mode}".encode()], [stdin_fd, out_w, err_w, theirs.fileno()])
-    pid = int(jobsock.recv(64))
-    for fd in (stdin_fd, out_w, err_w):
-        os.close(fd)
-    theirs.close()
-    run_only = mode == "stdio" and test.get("expected_stdout") is None
+class _Program:
+    """A program process for one test, forked by the job process; it starts the program on `go`."""
+
+    def __init__(self, test, mine, out_r, err_r):
+        self.test, self.mine, self.out_r, self.err_r = test, mine, out_r, err_r
+        self.mode = "stdio" if test.get("code") is None and test.get("call") is None else "code"
+        self.pid = None
+        self.started = None
+
+    @classmethod
+    def start(cls, test, jobsock, wait_pid=True):
+        stdin_fd = os.memfd_create("stdin")
+        data = (test.get("stdin") or "").encode()
+        while data:
+            data = data[os.write(stdin_fd, data):]
+        os.lseek(stdin_fd, 0, os.SEEK_SET)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        mine, theirs = socket.socketpair()
+        program = cls(test, mine, out_r, err_r)
+        socket.send_fds(jobsock, [f"fork {program.mode}".encode()], [stdin_fd, out_w, err_w, theirs.fileno()])
+        for fd in (stdin_fd, out_w, err_w):
+            os.close(fd)
+        theirs.close()
+        if wait_pid:
+            program.read_pid(jobsock)
+        return program
+
+    def read_pid(self, jobsock):
+        if self.pid is None:
+            self.pid = int(jobsock.recv(64))
+
+    def go(self):
+        self.started = time.monotonic()
+        self.mine.send(b"g")
+
+
+def run_test(job, test, program, following, jobsock, keep, budget):
+    run_only = program.mode == "stdio" and test.get("expected_stdout") is None
     out_cap = min(job["max_output"], budget) if run_only else job["max_output"]
-    conn = Conn(mine.fileno(), out_r, err_r, started + job["timeout"], out_cap, job["excerpt"])
+    out_r, err_r, pid = program.out_r, program.err_r, program.pid
+    conn = Conn(program.mine.fileno(), out_r, err_r, program.started + job["timeout"], out_cap, job["excerpt"])
     try:
-        status, message = judge_stdio(conn, pid, test, job) if mode == "stdio" else judge_code(conn, test, job)
+        status, message = (judge_stdio(conn, pid, test, job) if program.mode == "stdio"
+                           else judge_code(conn, test, job))
     except TestTimeout:  # the deadline's signal landed between the test and the disarming
         status, message = "timeout", "the test ran past its time limit"
     finally:
         clear_deadline(conn)
-    runtime = time.monotonic() - started
-    mine.close()
-    if mode == "code":  # the program process ends by itself once its socket closes
-        conn.drain(min(time.monotonic() + EXIT_GRACE_S, conn.deadline))
+    runtime = time.monotonic() - program.started
+    conn.drain_ready()  # the program flushes its output before every answer
+    program.mine.close()
+    if following is not None:
+        following.read_pid(jobsock)
+        keep = keep | {following.pid}
     sweep(pid, keep, wait=False)
     socket.send_fds(jobsock, [f"wait {pid}".encode()], [])
     raw = int(jobsock.recv(64))

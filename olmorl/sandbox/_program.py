@@ -157,6 +157,7 @@ class _Server:
                 reply = self.handle(req)
             except BaseException as exc:  # the program's exception goes to the test as its own
                 reply = {"e": self.error(exc)}
+            _flush()  # its output is there before its answer (the test process may stop it any time after)
             try:
                 self.send(reply)
             except WireError as exc:
