@@ -455,3 +455,26 @@ def test_a_protocol_error_kills_and_replaces_the_slot(name):
             await pool.stop()
 
     asyncio.run(run())
+
+
+def test_a_program_cannot_change_the_limits_or_priority_of_other_processes(server):
+    program = '''
+import os, resource
+hits = []
+for pid in range(1, 64):
+    if pid == os.getpid():
+        continue
+    for name, act in (("prlimit", lambda: resource.prlimit(pid, resource.RLIMIT_AS, (1 << 20, 1 << 20))),
+                      ("nice", lambda: os.setpriority(os.PRIO_PROCESS, pid, 19)),
+                      ("affinity", lambda: os.sched_setaffinity(pid, {0}))):
+        try:
+            act()
+            hits.append((name, pid))
+        except OSError:
+            pass
+resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))  # its own limits stay its own business
+print("PWNED" if hits else "blocked", hits)
+'''
+    [result] = verify(server, [{"verifier": "code_stdio", "response": program,
+                                "ground_truth": [{"input": "", "output": "blocked []"}]}])
+    assert result["reward"] == 1.0, result["details"]

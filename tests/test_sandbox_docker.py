@@ -93,8 +93,8 @@ def score(srv: LocalRewardServer, response: str, ground_truth: Any, verifier: st
 
 
 def _idle(pids: list[int] | None) -> bool:
-    """An idle slot: the zygote (PID 1) and the job process it forked for the next job."""
-    return pids is None or (pids[:1] == [1] and len(pids) <= 2)
+    """An idle slot: the zygote (PID 1) and the job and test processes it forked for the next job."""
+    return pids is None or (pids[:1] == [1] and len(pids) <= 3)
 
 
 def assert_nothing_left_behind(api: Any, srv: LocalRewardServer) -> None:

@@ -169,84 +169,113 @@ def clean_scratch(path):
 
 
 # -- the program process's side of a test (forked by the job process) -------------------------------
-def start_program(job, mode, fds):
-    """Fork a program process with `fds` as its stdin, stdout, stderr and request socket."""
+def start_program(job, jobsock):
+    """Fork a program process and hand the test process its stdin (an empty memory file it fills),
+    stdout, stderr and request socket. The program waits for `g` + mode on the socket: it may be
+    forked while the previous test still runs, but starts only once that one is cleaned up."""
+    stdin_fd = os.memfd_create("stdin")
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    mine, theirs = socket.socketpair()
     pid = os.fork()
-    if pid:
-        return pid
-    code = 0
-    try:
-        os.setsid()
-        os.chdir(SCRATCH)
-        high = [os.dup(fd) if fd <= 3 else fd for fd in fds]
-        for target, fd in enumerate(high):
-            os.dup2(fd, target)
-        os.closerange(4, 1 << 16)
-        set_limits(job)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        if os.read(3, 1) != b"g":  # forked ahead of its test: wait until the previous one is cleaned up
-            return
-        code = run_program(job["program"], mode, 3)
-    finally:
-        os._exit(code)
-
-
-def job_process(control, reply):
-    """One job: read the program, fork the test process, fork program processes as it asks."""
-    job = read_frame(control)
-    if job is None:
-        os._exit(0)
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    tester = os.fork()
-    if tester == 0:
-        ours.close()
+    if pid == 0:
+        code = 0
         try:
-            code = test_process(job, control, reply, theirs)
-        except BaseException as exc:  # a harness fault: the pool replaces the slot
-            os.write(2, f"harness: test process failed: {type(exc).__name__}: {exc}\n".encode())
-            code = 3
-        os._exit(code)
-    theirs.close()
+            os.setsid()
+            os.chdir(SCRATCH)
+            high = [os.dup(fd) if fd <= 3 else fd for fd in (stdin_fd, out_w, err_w, theirs.fileno())]
+            for target, fd in enumerate(high):
+                os.dup2(fd, target)
+            os.closerange(4, 1 << 16)
+            set_limits(job)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            go = b""
+            while len(go) < 2:
+                chunk = os.read(3, 2 - len(go))
+                if not chunk:
+                    return
+                go += chunk
+            if go[:1] == b"g":
+                code = run_program(job["program"], "stdio" if go[1:] == b"s" else "code", 3)
+        finally:
+            os._exit(code)
+    for fd in (out_w, err_w, theirs.fileno()):
+        os.close(fd)
+    theirs.detach()
+    socket.send_fds(jobsock, [str(pid).encode()], [stdin_fd, out_r, err_r, mine.fileno()])
+    for fd in (stdin_fd, out_r, err_r):
+        os.close(fd)
+    mine.close()
+    return pid
+
+
+NO_MORE_JOBS = 10  # the job process's exit status when the control input closed
+
+
+def job_process(control, tester):
+    """One job: read the program, hand the test process the job's settings and a first program
+    process at once, then fork program processes as it asks. Reaps every child as it ends."""
+    job = read_frame(control)
     os.close(control)
+    if job is None:
+        return NO_MORE_JOBS
+    tester.send(json.dumps({k: v for k, v in job.items() if k != "program"}).encode())
+    ended = {}
+
+    def reap(signum=None, frame=None):
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            ended[pid] = status
+
+    signal.signal(signal.SIGCHLD, reap)
+    start_program(job, tester)
     while True:
         try:
-            message, fds, _, _ = socket.recv_fds(ours, 64, 8)
+            message = tester.recv(64)
         except OSError:
             break
         if not message:
             break
         verb, _, arg = message.decode().partition(" ")
         if verb == "fork":
-            pid = start_program(job, arg, fds)
-            for fd in fds:
-                os.close(fd)
-            ours.send(str(pid).encode())
+            start_program(job, tester)
         elif verb == "wait":
-            try:
-                _, status = os.waitpid(int(arg), 0)
-            except ChildProcessError:
-                status = 0
-            ours.send(str(status).encode())
-    _, status = os.waitpid(tester, 0)
-    if status != 0:
-        sys.exit(f"harness: the test process ended with status {status}")
-    write_line(reply, {"end": True, "job": job["id"]})
+            pid = int(arg)
+            while pid not in ended:
+                try:
+                    got, status = os.waitpid(pid, 0)
+                    ended[got] = status
+                except ChildProcessError:
+                    ended.setdefault(pid, 0)
+            tester.send(str(ended.pop(pid)).encode())
+    return 0
 
 
 # -- the test process ------------------------------------------------------------------------------
-def test_process(job, control, reply, jobsock):
+def test_process(control, reply, jobsock, job_pid):
+    settings = jobsock.recv(1 << 16)  # once the job process has read the program, the tests are next
+    if not settings:
+        return 0
+    job = json.loads(settings)
     tests = read_frame(control)
     os.close(control)
     os.chdir("/")
     set_limits(job, cpu=False)
-    keep = {1, ZYGOTE, os.getppid(), os.getpid()}
+    keep = {1, ZYGOTE, job_pid, os.getpid()}
     budget = job["output_budget"]
-    following = _Program.start(tests[0], jobsock) if tests else None
+    following = _Program(jobsock) if tests else None  # the job process forks the first one unasked
     for index, test in enumerate(tests):
         program, following = following, None
-        program.go()
+        program.go(test)
         if index + 1 < len(tests):  # forked while this test runs; it waits for its own go
-            following = _Program.start(tests[index + 1], jobsock, wait_pid=False)
+            jobsock.send(b"fork")
+            following = _Program.later(jobsock)
         record = run_test(job, test, program, following, jobsock, keep, budget)
         budget = max(budget - len(record["stdout"]), 0)
         record.update(job=job["id"], i=index)
@@ -255,44 +284,45 @@ def test_process(job, control, reply, jobsock):
                 write_line(reply, record)
                 return 4  # something survived the cleanup: no later test may see it
         write_line(reply, record)
+    write_line(reply, {"end": True, "job": job["id"]})
     return 0
 
 
 class _Program:
     """A program process for one test, forked by the job process; it starts the program on `go`."""
 
-    def __init__(self, test, mine, out_r, err_r):
-        self.test, self.mine, self.out_r, self.err_r = test, mine, out_r, err_r
-        self.mode = "stdio" if test.get("code") is None and test.get("call") is None else "code"
+    def __init__(self, jobsock=None):
         self.pid = None
+        self.fds = None
         self.started = None
+        self.mode = None
+        if jobsock is not None:
+            self.receive(jobsock)
 
     @classmethod
-    def start(cls, test, jobsock, wait_pid=True):
-        stdin_fd = os.memfd_create("stdin")
+    def later(cls, jobsock):
+        return cls()  # its pid and fds are read once the current test is judged (`receive`)
+
+    def receive(self, jobsock):
+        if self.pid is None:
+            message, fds, _, _ = socket.recv_fds(jobsock, 64, 4)
+            if len(fds) != 4:
+                raise RuntimeError("the job process did not fork a program process")
+            self.pid = int(message)
+            stdin_fd, self.out_r, self.err_r, sock = fds
+            self.fds = stdin_fd
+            self.mine = socket.socket(fileno=sock)
+
+    def go(self, test):
+        stdin_fd, self.fds = self.fds, None
         data = (test.get("stdin") or "").encode()
         while data:
             data = data[os.write(stdin_fd, data):]
-        os.lseek(stdin_fd, 0, os.SEEK_SET)
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        mine, theirs = socket.socketpair()
-        program = cls(test, mine, out_r, err_r)
-        socket.send_fds(jobsock, [f"fork {program.mode}".encode()], [stdin_fd, out_w, err_w, theirs.fileno()])
-        for fd in (stdin_fd, out_w, err_w):
-            os.close(fd)
-        theirs.close()
-        if wait_pid:
-            program.read_pid(jobsock)
-        return program
-
-    def read_pid(self, jobsock):
-        if self.pid is None:
-            self.pid = int(jobsock.recv(64))
-
-    def go(self):
+        os.lseek(stdin_fd, 0, os.SEEK_SET)  # the program's fd 0 shares this offset
+        os.close(stdin_fd)
+        self.mode = "stdio" if test.get("code") is None and test.get("call") is None else "code"
         self.started = time.monotonic()
-        self.mine.send(b"g")
+        self.mine.send(b"gs" if self.mode == "stdio" else b"gc")
 
 
 def run_test(job, test, program, following, jobsock, keep, budget):
@@ -311,11 +341,13 @@ def run_test(job, test, program, following, jobsock, keep, budget):
     conn.drain_ready()  # the program flushes its output before every answer
     program.mine.close()
     if following is not None:
-        following.read_pid(jobsock)
+        following.receive(jobsock)
         keep = keep | {following.pid}
     sweep(pid, keep, wait=False)
-    socket.send_fds(jobsock, [f"wait {pid}".encode()], [])
-    raw = int(jobsock.recv(64))
+    raw = None
+    if program.mode == "stdio":  # how it ended is part of a stdio run's result
+        jobsock.send(f"wait {pid}".encode())
+        raw = int(jobsock.recv(64))
     sweep(-1, keep)
     for fd in conn.open:
         os.close(fd)
@@ -326,8 +358,8 @@ def run_test(job, test, program, following, jobsock, keep, budget):
         "status": status,
         "message": (message or "")[:2000],
         "timed_out": conn.timed_out,
-        "signal": os.WTERMSIG(raw) if os.WIFSIGNALED(raw) else None,
-        "exit": os.WEXITSTATUS(raw) if os.WIFEXITED(raw) else None,
+        "signal": os.WTERMSIG(raw) if raw is not None and os.WIFSIGNALED(raw) else None,
+        "exit": os.WEXITSTATUS(raw) if raw is not None and os.WIFEXITED(raw) else None,
         "stdout": stdout if run_only else stdout[:job["excerpt"]],
         "stdout_truncated": out_r in conn.capped,
         "stderr": conn.output(err_r)[-job["excerpt"]:],
@@ -514,29 +546,40 @@ def main():
     gc.collect()
     gc.freeze()
     write_line(reply, {"ready": True, "pid": os.getpid()})
-    while True:
-        job = os.fork()
-        if job == 0:
-            code = 0
-            try:
-                job_process(control, reply)
-            except SystemExit as exc:
-                os.write(2, f"{exc}\n".encode())
-                code = 2
-            except BaseException as exc:
-                os.write(2, f"harness: job process failed: {type(exc).__name__}: {exc}\n".encode())
-                code = 2
-            os._exit(code)
-        while True:  # as PID 1 (docker) we also reap every orphan
+    while True:  # per job, a fresh job process and test process, forked before the job arrives
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        job = _fork_role("job", theirs, job_process, control, ours)
+        tester = _fork_role("test", ours, test_process, control, reply, theirs, job)
+        ours.close()
+        theirs.close()
+        statuses = {}
+        while len(statuses) < 2:  # as PID 1 (docker) we also reap every orphan
             try:
                 pid, status = os.waitpid(-1, 0)
             except ChildProcessError:
-                sys.exit("harness: lost the job process")
-            if pid == job:
-                break
+                sys.exit("harness: lost the job's processes")
+            if pid in (job, tester):
+                statuses[pid] = status
         sweep(-1, {1, ZYGOTE})
-        if status != 0:
-            sys.exit(f"harness: the job process ended with status {status}")
+        if os.WIFEXITED(statuses[job]) and os.WEXITSTATUS(statuses[job]) == NO_MORE_JOBS:
+            return
+        if any(statuses.values()):
+            sys.exit(f"harness: the job ended abnormally (job process {statuses[job]}, "
+                     f"test process {statuses[tester]})")
+
+
+def _fork_role(name, other_end, run, *args):
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 3
+    try:
+        other_end.close()  # so that each sees the other's exit as the end of their socket
+        code = run(*args)
+    except BaseException as exc:  # a harness fault: the pool replaces the slot
+        os.write(2, f"harness: {name} process failed: {type(exc).__name__}: {exc}\n".encode())
+    finally:
+        os._exit(code)
 
 
 if __name__ == "__main__":

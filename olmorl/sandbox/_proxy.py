@@ -132,9 +132,8 @@ class Conn:
         if taint:
             request["ref"] = True
         data = (json.dumps(request, separators=(",", ":")) + "\n").encode()
-        try:
+        try:  # a blocking write: the deadline's signal interrupts it if the program never reads
             while data:
-                select.select([], [self.sock], [], max(self.deadline - time.monotonic(), 0))
                 data = data[os.write(self.sock, data):]
         except OSError:
             self.dead = "the program process ended"
