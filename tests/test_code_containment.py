@@ -103,7 +103,7 @@ def slot_processes(server_pid: int) -> list[tuple[int, int, str]]:
     return found
 
 
-IDLE_PROCESSES = 3  # an idle slot: the zygote and the job and test processes it forked for the next job
+IDLE_PROCESSES = 2  # an idle slot: the zygote and its test process
 
 
 def assert_nothing_left_behind(server) -> None:

@@ -93,12 +93,12 @@ def score(srv: LocalRewardServer, response: str, ground_truth: Any, verifier: st
 
 
 def _idle(pids: list[int] | None) -> bool:
-    """An idle slot: the zygote (PID 1) and the job and test processes it forked for the next job."""
-    return pids is None or (pids[:1] == [1] and len(pids) <= 3)
+    """An idle slot: the zygote (PID 1) and its test process."""
+    return pids is None or (pids[:1] == [1] and len(pids) <= 2)
 
 
 def assert_nothing_left_behind(api: Any, srv: LocalRewardServer) -> None:
-    """At most one container per slot, each holding only the zygote and its idle job process."""
+    """At most one container per slot, each holding only the zygote and its test process."""
     deadline = time.monotonic() + 10
     while True:
         containers = server_containers(api, srv)
@@ -194,10 +194,10 @@ print("PWNED" if hits else "blocked: no engine socket", hits)
 """
 
 
-# The zygote is the container's PID 1: signals from inside its own namespace cannot kill it. A
-# program's parent is its job process, which it can kill (same uid): that ends the job (reward 0,
-# the container is replaced), nothing else.
-HARMLESS: set[str] = set()
+# The zygote is the container's PID 1: signals from inside its own namespace cannot kill it, so this
+# one harms nothing and the program goes on to print PWNED, its honest output (`kill(-1)`, which skips
+# PID 1, ends the slot's test process: reward 0, the container is replaced).
+HARMLESS = {"kill_parent"}
 
 
 @pytest.mark.parametrize("name", sorted(DOCKER_ESCAPES))

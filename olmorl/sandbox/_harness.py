@@ -1,16 +1,17 @@
-"""The harness inside a sandbox slot: four kinds of process, so that no verdict comes from a process
+"""The harness inside a sandbox slot: three kinds of process, so that no verdict comes from a process
 the program can reach, and no program can read another job's data.
 
-    zygote (one per slot, warm)  never reads job data; per job it forks a job process, waits, sweeps
-    └─ job process               reads the job's program (not its tests); forks the program processes
-       ├─ test process           reads the tests, runs them, judges, writes one record per test
-       └─ program process × N    one per test: runs the program, answers the test process's requests
+    zygote (one per slot, warm)  never reads job data; forks program processes as the test process asks
+    ├─ test process (one per slot)  reads jobs (program + tests), runs and judges the tests, writes records
+    └─ program process × N       one per test: gets its program (nothing else), runs it, answers requests
 
-The test process holds the expected values and is the only writer of records; the program process
-only sees what the test asks it (see `_proxy`). Both are forked from clean ancestors: a program
-process inherits the warm zygote plus this job's program text, nothing of an earlier job and none of
-the tests (not even other tests' stdin). Every process here but the program is non-dumpable, so the
-program (same uid) cannot read or write their memory through /proc; seccomp denies ptrace.
+The test process holds the expected values and is the only writer of records; a program process
+only sees what the test asks it (see `_proxy`). Program processes are forked from the zygote, which
+has never held any job: a program inherits the warm interpreter, receives its own program text, and
+can find nothing of another submission or of any test (not even other tests' stdin) in its memory.
+Every process here is non-dumpable, so a program (same uid) cannot read or write the others' memory
+through /proc; seccomp denies ptrace and changing another process's limits or priority. The next
+test's program process is forked while a test runs and starts only after that test's cleanup.
 
 Protocol: control input (fd 0 at start) carries per job a length-prefixed header (JSON: job id,
 program, limits) and a length-prefixed test list; the reply output (fd 1 at start) carries one JSON
@@ -169,10 +170,11 @@ def clean_scratch(path):
 
 
 # -- the program process's side of a test (forked by the job process) -------------------------------
-def start_program(job, jobsock):
+def start_program(tester):
     """Fork a program process and hand the test process its stdin (an empty memory file it fills),
-    stdout, stderr and request socket. The program waits for `g` + mode on the socket: it may be
-    forked while the previous test still runs, but starts only once that one is cleaned up."""
+    stdout, stderr and request socket. The process waits for `g` and a frame (mode, program,
+    limits) on the socket: it may be forked while the previous test of its job still runs, but
+    starts only once that one is cleaned up. It learns nothing else of the job."""
     stdin_fd = os.memfd_create("stdin")
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -187,40 +189,25 @@ def start_program(job, jobsock):
             for target, fd in enumerate(high):
                 os.dup2(fd, target)
             os.closerange(4, 1 << 16)
-            set_limits(job)
             signal.signal(signal.SIGINT, signal.default_int_handler)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            go = b""
-            while len(go) < 2:
-                chunk = os.read(3, 2 - len(go))
-                if not chunk:
-                    return
-                go += chunk
-            if go[:1] == b"g":
-                code = run_program(job["program"], "stdio" if go[1:] == b"s" else "code", 3)
+            if os.read(3, 1) == b"g":
+                start = read_frame(3)
+                set_limits(start)
+                code = run_program(start["program"], start["mode"], 3)
         finally:
             os._exit(code)
-    for fd in (out_w, err_w, theirs.fileno()):
+    for fd in (out_w, err_w):
         os.close(fd)
-    theirs.detach()
-    socket.send_fds(jobsock, [str(pid).encode()], [stdin_fd, out_r, err_r, mine.fileno()])
+    theirs.close()
+    socket.send_fds(tester, [str(pid).encode()], [stdin_fd, out_r, err_r, mine.fileno()])
     for fd in (stdin_fd, out_r, err_r):
         os.close(fd)
     mine.close()
-    return pid
 
 
-NO_MORE_JOBS = 10  # the job process's exit status when the control input closed
-
-
-def job_process(control, tester):
-    """One job: read the program, hand the test process the job's settings and a first program
-    process at once, then fork program processes as it asks. Reaps every child as it ends."""
-    job = read_frame(control)
-    os.close(control)
-    if job is None:
-        return NO_MORE_JOBS
-    tester.send(json.dumps({k: v for k, v in job.items() if k != "program"}).encode())
+def serve_forks(tester):
+    """The zygote's loop: fork program processes as the test process asks; reap every child."""
     ended = {}
 
     def reap(signum=None, frame=None):
@@ -234,17 +221,16 @@ def job_process(control, tester):
             ended[pid] = status
 
     signal.signal(signal.SIGCHLD, reap)
-    start_program(job, tester)
     while True:
         try:
             message = tester.recv(64)
         except OSError:
-            break
+            message = b""
         if not message:
-            break
+            return ended
         verb, _, arg = message.decode().partition(" ")
         if verb == "fork":
-            start_program(job, tester)
+            start_program(tester)
         elif verb == "wait":
             pid = int(arg)
             while pid not in ended:
@@ -254,29 +240,38 @@ def job_process(control, tester):
                 except ChildProcessError:
                     ended.setdefault(pid, 0)
             tester.send(str(ended.pop(pid)).encode())
-    return 0
 
 
 # -- the test process ------------------------------------------------------------------------------
-def test_process(control, reply, jobsock, job_pid):
-    settings = jobsock.recv(1 << 16)  # once the job process has read the program, the tests are next
-    if not settings:
-        return 0
-    job = json.loads(settings)
-    tests = read_frame(control)
-    os.close(control)
+def test_process(control, reply, zygote):
+    """Read jobs (program + tests), run and judge their tests, write the records."""
     os.chdir("/")
-    set_limits(job, cpu=False)
-    keep = {1, ZYGOTE, job_pid, os.getpid()}
+    keep = {1, ZYGOTE, os.getpid()}
+    while True:
+        job = read_frame(control)
+        if job is None:
+            return 0
+        tests = read_frame(control)
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        resource.setrlimit(resource.RLIMIT_AS, (job["memory_bytes"] or hard, hard))  # soft: we are trusted
+        code = run_job(job, tests, reply, zygote, keep)
+        if code:
+            return code
+
+
+def run_job(job, tests, reply, zygote, keep):
     budget = job["output_budget"]
-    following = _Program(jobsock) if tests else None  # the job process forks the first one unasked
+    following = None
+    if tests:
+        zygote.send(b"fork")
+        following = _Program(zygote)
     for index, test in enumerate(tests):
         program, following = following, None
-        program.go(test)
+        program.go(test, job)
         if index + 1 < len(tests):  # forked while this test runs; it waits for its own go
-            jobsock.send(b"fork")
-            following = _Program.later(jobsock)
-        record = run_test(job, test, program, following, jobsock, keep, budget)
+            zygote.send(b"fork")
+            following = _Program()
+        record = run_test(job, test, program, following, zygote, keep, budget)
         budget = max(budget - len(record["stdout"]), 0)
         record.update(job=job["id"], i=index)
         for path in (SCRATCH, SHM):
@@ -289,43 +284,41 @@ def test_process(control, reply, jobsock, job_pid):
 
 
 class _Program:
-    """A program process for one test, forked by the job process; it starts the program on `go`."""
+    """A program process for one test, forked by the zygote; it starts the program on `go`."""
 
-    def __init__(self, jobsock=None):
+    def __init__(self, zygote=None):
         self.pid = None
-        self.fds = None
+        self.stdin_fd = None
         self.started = None
         self.mode = None
-        if jobsock is not None:
-            self.receive(jobsock)
+        if zygote is not None:
+            self.receive(zygote)
 
-    @classmethod
-    def later(cls, jobsock):
-        return cls()  # its pid and fds are read once the current test is judged (`receive`)
-
-    def receive(self, jobsock):
+    def receive(self, zygote):
+        """Its pid and fds (read once the current test is judged, for one forked ahead)."""
         if self.pid is None:
-            message, fds, _, _ = socket.recv_fds(jobsock, 64, 4)
+            message, fds, _, _ = socket.recv_fds(zygote, 64, 4)
             if len(fds) != 4:
-                raise RuntimeError("the job process did not fork a program process")
+                raise RuntimeError("the zygote did not fork a program process")
             self.pid = int(message)
-            stdin_fd, self.out_r, self.err_r, sock = fds
-            self.fds = stdin_fd
+            self.stdin_fd, self.out_r, self.err_r, sock = fds
             self.mine = socket.socket(fileno=sock)
 
-    def go(self, test):
-        stdin_fd, self.fds = self.fds, None
+    def go(self, test, job):
+        stdin_fd, self.stdin_fd = self.stdin_fd, None
         data = (test.get("stdin") or "").encode()
         while data:
             data = data[os.write(stdin_fd, data):]
         os.lseek(stdin_fd, 0, os.SEEK_SET)  # the program's fd 0 shares this offset
         os.close(stdin_fd)
         self.mode = "stdio" if test.get("code") is None and test.get("call") is None else "code"
+        start = {key: job[key] for key in ("program", "timeout", "memory_bytes", "file_bytes", "open_files")}
+        data = json.dumps(dict(start, mode=self.mode)).encode()
         self.started = time.monotonic()
-        self.mine.send(b"gs" if self.mode == "stdio" else b"gc")
+        self.mine.sendall(b"g%d\n" % len(data) + data)
 
 
-def run_test(job, test, program, following, jobsock, keep, budget):
+def run_test(job, test, program, following, zygote, keep, budget):
     run_only = program.mode == "stdio" and test.get("expected_stdout") is None
     out_cap = min(job["max_output"], budget) if run_only else job["max_output"]
     out_r, err_r, pid = program.out_r, program.err_r, program.pid
@@ -341,13 +334,13 @@ def run_test(job, test, program, following, jobsock, keep, budget):
     conn.drain_ready()  # the program flushes its output before every answer
     program.mine.close()
     if following is not None:
-        following.receive(jobsock)
+        following.receive(zygote)
         keep = keep | {following.pid}
     sweep(pid, keep, wait=False)
     raw = None
     if program.mode == "stdio":  # how it ended is part of a stdio run's result
-        jobsock.send(f"wait {pid}".encode())
-        raw = int(jobsock.recv(64))
+        zygote.send(f"wait {pid}".encode())
+        raw = int(zygote.recv(64))
     sweep(-1, keep)
     for fd in conn.open:
         os.close(fd)
@@ -546,40 +539,25 @@ def main():
     gc.collect()
     gc.freeze()
     write_line(reply, {"ready": True, "pid": os.getpid()})
-    while True:  # per job, a fresh job process and test process, forked before the job arrives
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        job = _fork_role("job", theirs, job_process, control, ours)
-        tester = _fork_role("test", ours, test_process, control, reply, theirs, job)
-        ours.close()
-        theirs.close()
-        statuses = {}
-        while len(statuses) < 2:  # as PID 1 (docker) we also reap every orphan
-            try:
-                pid, status = os.waitpid(-1, 0)
-            except ChildProcessError:
-                sys.exit("harness: lost the job's processes")
-            if pid in (job, tester):
-                statuses[pid] = status
-        sweep(-1, {1, ZYGOTE})
-        if os.WIFEXITED(statuses[job]) and os.WEXITSTATUS(statuses[job]) == NO_MORE_JOBS:
-            return
-        if any(statuses.values()):
-            sys.exit(f"harness: the job ended abnormally (job process {statuses[job]}, "
-                     f"test process {statuses[tester]})")
-
-
-def _fork_role(name, other_end, run, *args):
-    pid = os.fork()
-    if pid:
-        return pid
-    code = 3
-    try:
-        other_end.close()  # so that each sees the other's exit as the end of their socket
-        code = run(*args)
-    except BaseException as exc:  # a harness fault: the pool replaces the slot
-        os.write(2, f"harness: {name} process failed: {type(exc).__name__}: {exc}\n".encode())
-    finally:
-        os._exit(code)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    tester = os.fork()
+    if tester == 0:
+        code = 3
+        try:
+            ours.close()
+            code = test_process(control, reply, theirs)
+        except BaseException as exc:  # a harness fault: the pool replaces the slot
+            os.write(2, f"harness: test process failed: {type(exc).__name__}: {exc}\n".encode())
+        finally:
+            os._exit(code)
+    theirs.close()
+    os.close(control)  # from here on, the zygote holds nothing of any job
+    os.close(reply)
+    ended = serve_forks(ours)
+    status = ended.get(tester)
+    if status is None:
+        _, status = os.waitpid(tester, 0)
+    sys.exit(0 if status == 0 else f"harness: the test process ended with status {status}")
 
 
 if __name__ == "__main__":
