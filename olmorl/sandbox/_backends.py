@@ -25,7 +25,8 @@ from olmorl.sandbox._cgroup import SlotCgroup
 from olmorl.sandbox._seccomp import seccomp_filter
 
 # The harness, sent into the sandbox as one file: these parts concatenated (standard library only).
-HARNESS_PARTS = tuple(Path(__file__).with_name(name) for name in ("_wire.py", "_program.py", "_proxy.py", "_harness.py"))
+HARNESS_PARTS = tuple(Path(__file__).with_name(name) for name in ("_wire.py", "_program.py", "_proxy.py", "_judge.py",
+                                                                      "_harness.py"))
 SLOT_UID_BASE = 61000  # slot N runs as uid 61000+N: RLIMIT_NPROC and kill sweeps stay per slot
 INSIDE_HARNESS = "/sandbox/harness.py"
 LINE_LIMIT = 32 << 20  # one test record from the zygote: output cap + frames, JSON-escaped

@@ -16,18 +16,15 @@ test's program process is forked while a test runs and starts only after that te
 Protocol: control input (fd 0 at start) carries per job a length-prefixed header (JSON: job id,
 program, limits) and a length-prefixed test list; the reply output (fd 1 at start) carries one JSON
 record per test, each with its job id, then `{"end": true, "job": ID}`. The harness is sent into
-the sandbox as the concatenation of `_wire`, `_program`, `_proxy` and this file (standard library
+the sandbox as the concatenation of `_wire`, `_program`, `_proxy`, `_judge` and this file (standard library
 only); on the server these are ordinary modules.
 """
 
-import ast
-import builtins
 import ctypes
 import gc
 import json
 import os
 import resource
-import select
 import signal
 import socket
 import sys
@@ -39,9 +36,9 @@ import bisect, collections, copy, decimal, fractions, functools, heapq, itertool
 import operator, random, re, statistics, string, typing  # noqa: E401,F401
 
 if __name__ != "__main__":  # a module of the server; inside the sandbox the parts are one file
+    from olmorl.sandbox._judge import judge_code, judge_stdio
     from olmorl.sandbox._program import run_program
-    from olmorl.sandbox._proxy import Conn, ProgramDied, Proxy, TestTimeout, clear_deadline, install_deadline
-    from olmorl.sandbox._wire import stdout_matches, values_equal
+    from olmorl.sandbox._proxy import Conn, TestTimeout, clear_deadline
 
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
@@ -358,139 +355,6 @@ def run_test(job, test, program, following, zygote, keep, budget):
         "stderr": conn.output(err_r)[-job["excerpt"]:],
         "runtime": round(runtime, 6),
     }
-
-
-def _exited(pidfd, pid):
-    if pidfd is not None:
-        return bool(select.select([pidfd], [], [], 0)[0])
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except (OSError, IndexError):
-        return True
-
-
-def judge_stdio(conn, pid, test, job):
-    """Wait for the program to end; its output is the evidence (compared here when expected is given)."""
-    try:
-        pidfd = os.pidfd_open(pid)
-    except OSError:  # no pidfd_open (gVisor): poll the process state
-        pidfd = None
-    try:
-        while not _exited(pidfd, pid):
-            remaining = conn.deadline - time.monotonic()
-            if remaining <= 0:
-                conn.timed_out = True
-                return "timeout", "the test ran past its time limit"
-            fds = [fd for fd in (conn.sock, *conn.open) if fd != conn.sock or conn.dead is None]
-            wait = min(remaining, 0.001) if pidfd is None else remaining
-            try:
-                conn._pump(fds + ([pidfd] if pidfd is not None else []), wait)
-            except ProgramDied:
-                conn.dead = "closed"
-        conn.drain_ready()  # only what is already written: a daemon may hold the pipes open
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
-    messages = []
-    for line in bytes(conn.buffer).split(b"\n"):
-        try:
-            messages.append(json.loads(line))
-        except ValueError:
-            continue
-    messages = [m for m in messages if type(m) is dict]
-    if conn.out_fd in conn.capped:
-        return "failed", "output exceeded the limit"
-    failure = next((m["program_error"] for m in messages if "program_error" in m), None)
-    if failure is not None:
-        return "error", f"the program raised {str(failure)[:2000]}"
-    done = next((m for m in messages if m.get("done") is True), None)
-    if done is None:
-        return "error", "the program process ended before the program finished (killed, or os._exit?)"
-    if done.get("exit") not in (0, None):
-        return "error", f"the program exited with status {done.get('exit')}"
-    expected = test.get("expected_stdout")
-    if expected is None:
-        return "passed", None  # run only: the caller reads the output
-    if stdout_matches(conn.output(conn.out_fd), expected, job.get("tolerance")):
-        return "passed", None
-    return "failed", "wrong output"
-
-
-def judge_code(conn, test, job):
-    """Run the test here against proxies of the program's objects; only a finished test passes."""
-    tolerance = job.get("tolerance")
-    try:
-        install_deadline(conn)
-        ready = conn.receive()
-        if "program_error" in ready:
-            return "error", f"the program raised {str(ready['program_error'])[:2000]}"
-        if type(ready.get("ready")) is not dict:
-            return "error", "the program process did not start the test"
-        namespace = {"__builtins__": dict(vars(builtins)), "__name__": "__test__"}
-        namespace.update(conn.globals(ready["ready"]))
-        if test.get("call") is not None:
-            ok = check_call(namespace, test["call"], test.get("args") or [], test.get("expected"), tolerance)
-            if not ok:
-                return "failed", "wrong return value"
-        else:
-            namespace["__olmorl_close__"] = lambda a, b: values_equal(a, b, tolerance)
-            exec(compile_test(test["code"], tolerance), namespace)
-        clear_deadline(conn)
-    except AssertionError as exc:
-        clear_deadline(conn)
-        return _unless_broken(conn, "failed", f"AssertionError: {exc}")
-    except TestTimeout:
-        return "timeout", "the test ran past its time limit"
-    except ProgramDied as exc:
-        return "error", str(exc)
-    except BaseException as exc:
-        clear_deadline(conn)
-        return _unless_broken(conn, "error", f"{type(exc).__name__}: {exc}")
-    return _unless_broken(conn, "passed", None)
-
-
-def _unless_broken(conn, status, message):
-    """A test that swallowed the deadline or the program's death never counts as passed."""
-    if conn.timed_out:
-        return "timeout", "the test ran past its time limit"
-    if conn.dead:
-        return "error", conn.dead
-    return status, message
-
-
-def check_call(namespace, name, args, expected, tolerance):
-    fn = namespace.get(name)
-    if fn is None and isinstance(namespace.get("Solution"), Proxy):
-        fn = getattr(namespace["Solution"](), name)
-    if fn is None:
-        raise NameError(f"the program defines no function {name!r}")
-    value = fn(*args)
-    if isinstance(value, tuple):  # APPS/TACO conventions: tuples compare as lists; [expected] also counts
-        value = list(value)
-    if values_equal(value, expected, tolerance):
-        return True
-    return type(expected) is list and len(expected) == 1 and values_equal(value, expected[0], tolerance)
-
-
-def compile_test(source, tolerance):
-    """The test's code; with a tolerance, `a == b` / `a != b` compare numbers within it."""
-    tree = ast.parse(source)
-    if tolerance is not None:
-        tree = _Tolerant().visit(tree)
-        ast.fix_missing_locations(tree)
-    return compile(tree, "<test>", "exec")
-
-
-class _Tolerant(ast.NodeTransformer):
-    def visit_Compare(self, node):
-        self.generic_visit(node)
-        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
-            return node
-        call = ast.Call(func=ast.Name(id="__olmorl_close__", ctx=ast.Load()),
-                        args=[node.left, node.comparators[0]], keywords=[])
-        result = call if isinstance(node.ops[0], ast.Eq) else ast.UnaryOp(op=ast.Not(), operand=call)
-        return ast.copy_location(result, node)
 
 
 # -- the zygote ------------------------------------------------------------------------------------
