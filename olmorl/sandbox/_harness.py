@@ -44,6 +44,8 @@ SCRATCH = sys.argv[sys.argv.index("--scratch") + 1] if "--scratch" in sys.argv e
 # A seccomp filter to load in the zygote itself (hex of a raw BPF program), where no launcher loads
 # one (docker: bwrap's --seccomp is not there); every test child inherits it.
 SECCOMP_HEX = sys.argv[sys.argv.index("--seccomp-hex") + 1] if "--seccomp-hex" in sys.argv else None
+# Extra read-only package dirs the operator mounted (sandbox.site_dirs); after the standard library.
+sys.path.extend(sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--site-dir")
 SAFE_BUILTINS = dict(builtins.__dict__)  # snapshot before any program can patch builtins
 _ITERATOR_TYPES = tuple({type(iter(x)) for x in ([], (), {}, set(), "", range(0), b"")}
                         | {types.GeneratorType, map, filter, zip, enumerate, reversed, range})
@@ -190,7 +192,10 @@ def set_child_limits(job):
         (resource.RLIMIT_NOFILE, job["open_files"]),
     ]
     if job.get("memory_bytes"):
-        limits.append((resource.RLIMIT_AS, job["memory_bytes"]))
+        kind = resource.RLIMIT_DATA if job.get("memory_rlimit") == "data" else resource.RLIMIT_AS
+        limits.append((kind, job["memory_bytes"]))
+    if job.get("stack_bytes"):
+        limits.append((resource.RLIMIT_STACK, job["stack_bytes"]))
     for which, value in limits:
         try:
             resource.setrlimit(which, (value, value))
@@ -296,6 +301,8 @@ def run_test(job, index, test, scratch):
             set_child_limits(job)
             signal.signal(signal.SIGPIPE, signal.SIG_IGN)
             signal.signal(signal.SIGINT, signal.default_int_handler)
+            if job.get("exec"):
+                exec_program(job)
             run_child(job, test, keep, nonce)
         finally:
             os._exit(0)
@@ -372,6 +379,81 @@ def run_test(job, index, test, scratch):
     }
 
 
+# -- programs in other languages (commands; see olmorl/sandbox/_languages.py) -------------------------
+MAX_ARTIFACT_BYTES = 256 << 20
+
+
+def exec_program(job):
+    """In the forked child: become the program's command (fds 0-2 are the test's; every other fd is
+    close-on-exec). Signal dispositions go back to the defaults a program expects."""
+    env = dict(os.environ)
+    env.update(job.get("env") or {})
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    argv = job["exec"]
+    try:
+        os.execvpe(argv[0], argv, env)
+    except OSError as exc:
+        os.write(2, f"sandbox: cannot run {argv[0]}: {exc}\n".encode())
+    os._exit(127)
+
+
+def build_program(job, scratch, reply):
+    """Write the program's source; compile it once (`job["build"]`) in a fork under the build's own
+    limits, reported as test -1. Returns the files each test starts with (name -> (mode, bytes)), or
+    None when the build failed (no test runs)."""
+    sources = {name: (0o644, text.encode()) for name, text in job["sources"].items()}
+    build = job.get("build")
+    if build is None:
+        return sources
+    restore_files(scratch, sources)
+    build_job = dict(job, exec=build["exec"], timeout=build["timeout"], memory_bytes=build["memory_bytes"],
+                     stack_bytes=build.get("stack_bytes"))
+    record = run_test(build_job, -1, {"stdin": ""}, scratch)
+    ok = not record["timed_out"] and record["signal"] is None and record["exit"] == 0
+    files = keep_files(scratch, build["keep"]) if ok else None
+    clean_scratch(scratch)
+    if ok and not files:
+        record["exit"], record["stderr"] = 1, "sandbox: the build produced none of " + ", ".join(build["keep"])
+        files = None
+    reply.write(json.dumps(record) + "\n")
+    reply.flush()
+    return files
+
+
+def keep_files(scratch, patterns):
+    """The build's artifacts: regular files at the scratch's top level matching `patterns`, read without
+    following links (the build wrote them; it may have planted a link or a FIFO)."""
+    import fnmatch
+    import stat
+
+    kept, total = {}, 0
+    for entry in os.scandir(scratch):
+        if not any(fnmatch.fnmatchcase(entry.name, p) for p in patterns):
+            continue
+        info = entry.stat(follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode) or total + info.st_size > MAX_ARTIFACT_BYTES:
+            continue
+        fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            data = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
+        finally:
+            os.close(fd)
+        total += len(data)
+        kept[entry.name] = (stat.S_IMODE(info.st_mode) & 0o755, data)
+    return kept
+
+
+def restore_files(scratch, files):
+    for name, (mode, data) in files.items():
+        fd = os.open(os.path.join(scratch, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+
+
 def install_seccomp(bpf):
     """Load a seccomp filter on this process (inherited by every fork); no-new-privs comes first."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -423,7 +505,9 @@ def main():
         # zygote's objects out of the collector's reach (fork then costs what the program touches).
         gc.collect()
         gc.freeze()
-        for index, test in enumerate(job["tests"]):
+        files = build_program(job, scratch, reply) if job.get("exec") else {}
+        for index, test in enumerate(job["tests"] if files is not None else ()):
+            restore_files(scratch, files)
             record = run_test(job, index, test, scratch)
             clean_scratch(scratch)
             reply.write(json.dumps(record) + "\n")

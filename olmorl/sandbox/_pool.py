@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from olmorl.sandbox._backends import BACKENDS, Backend, BwrapBackend, Channel, SandboxLimits, SandboxUnavailable
+from olmorl.sandbox._languages import Language, LanguageUnavailable, job_fields, language
 
 log = logging.getLogger("olmorl.sandbox")
 
@@ -133,10 +134,11 @@ class SandboxPool:
 
     def __init__(self, backend: str = "auto", *, allow_insecure: bool = False, slots: int = 1,
                  limits: SandboxLimits | None = None, python: str | None = None,
-                 docker_image: str | None = None, docker_runtime: str | None = None) -> None:
+                 docker_image: str | None = None, docker_runtime: str | None = None,
+                 site_dirs: tuple[str, ...] = ()) -> None:
         self.limits = limits or SandboxLimits()
-        self.backend = _pick_backend(backend, allow_insecure, python, self.limits,
-                                     docker_image=docker_image, docker_runtime=docker_runtime)
+        self.backend = _pick_backend(backend, allow_insecure, python, self.limits, docker_image=docker_image,
+                                     docker_runtime=docker_runtime, site_dirs=tuple(site_dirs))
         self.slot_count = max(1, slots)
         self._slots: list[_Slot] = [_Slot(self.backend, i) for i in range(self.slot_count)]
         self._free: asyncio.Queue[_Slot] | None = None
@@ -166,11 +168,15 @@ class SandboxPool:
         await self.backend.close()
 
     async def run(self, program: str, tests: list[TestInput], timeout_s: float | None = None,
-                  memory_mb: int | None = None) -> tuple[list[TestRun], str | None]:
+                  memory_mb: int | None = None, *, language: str = "python",
+                  compile_timeout_s: float | None = None) -> tuple[list[TestRun], str | None]:
         """Run `program` once per test, each in a fresh fork. Returns one TestRun per test that
-        reported, plus the reason when the sandbox itself failed (missing tests then never ran)."""
+        reported, plus the reason when the sandbox itself failed (missing tests then never ran).
+        A compiled language's build comes first as the TestRun with index -1 (no tests run when it
+        failed). Raises UnknownLanguage, or LanguageUnavailable when this sandbox lacks the toolchain."""
         if self._free is None:
             raise RuntimeError("sandbox pool is not started")
+        lang = self.language(language)
         timeout = timeout_s or self.limits.test_timeout_s
         memory = memory_mb if memory_mb and memory_mb > 0 else self.limits.memory_mb
         job = {
@@ -184,6 +190,11 @@ class SandboxPool:
             "excerpt": self.limits.excerpt_bytes,
         }
         budget = len(tests) * (timeout + 0.5) + 5.0
+        if lang.name != "python":
+            compile_timeout = min(compile_timeout_s or self.limits.compile_timeout_s, self.limits.compile_timeout_s)
+            job.update(job_fields(lang, program, memory_bytes=job["memory_bytes"], compile_timeout_s=compile_timeout,
+                                  compile_memory_bytes=self.limits.compile_memory_mb << 20))
+            budget += compile_timeout + 1.0 if lang.compiled else 0.0
         slot = await self._free.get()
         try:
             runs, failure = await slot.run(job, budget)
@@ -193,6 +204,15 @@ class SandboxPool:
         finally:
             self._free.put_nowait(slot)
 
+    def language(self, name: str) -> Language:
+        """The language `name` as this pool's sandbox runs it; UnknownLanguage or LanguageUnavailable."""
+        lang = language(name)
+        missing = self.backend.languages().get(lang.name)
+        if missing:
+            raise LanguageUnavailable(f"language {lang.name!r} is not available in the {self.backend.name} "
+                                      f"sandbox: {missing}")
+        return lang
+
     def readiness(self) -> dict[str, Any]:
         return {
             "backend": self.backend.name,
@@ -200,14 +220,16 @@ class SandboxPool:
             "slots": self.slot_count,
             "alive": sum(slot.alive for slot in self._slots),
             "restarts": self.restarts,
+            "languages": sorted(name for name, missing in self.backend.languages().items() if not missing),
             **self.backend.describe(),
         }
 
 
 def _pick_backend(name: str, allow_insecure: bool, python: str | None, limits: SandboxLimits, *,
-                  docker_image: str | None = None, docker_runtime: str | None = None) -> Backend:
+                  docker_image: str | None = None, docker_runtime: str | None = None,
+                  site_dirs: tuple[str, ...] = ()) -> Backend:
     if name == "auto":
-        bwrap = BwrapBackend(python, limits)
+        bwrap = BwrapBackend(python, limits, site_dirs=site_dirs)
         reason = bwrap.unavailable()
         if reason is None:
             return bwrap
@@ -218,9 +240,10 @@ def _pick_backend(name: str, allow_insecure: bool, python: str | None, limits: S
     if name == "docker":
         from olmorl.sandbox._docker import DockerBackend
 
-        backend: Backend = DockerBackend(python, limits, image=docker_image, runtime=docker_runtime)
+        backend: Backend = DockerBackend(python, limits, image=docker_image, runtime=docker_runtime,
+                                         site_dirs=site_dirs)
     elif name in BACKENDS:
-        backend = BACKENDS[name](python, limits)
+        backend = BACKENDS[name](python, limits, site_dirs=site_dirs)
     else:
         raise SandboxUnavailable(f"unknown sandbox backend {name!r}; use auto, bwrap, docker or process")
     if not backend.secure and not allow_insecure:
