@@ -29,7 +29,6 @@ SANDBOX_ENV = {
 # Host paths (besides /usr) that toolchains resolve through: Debian's alternatives symlinks (java, libblas
 # for numpy) and the JDK's configuration, which lives in /etc. Bound read-only where present.
 HOST_ETC_PATHS = ("/etc/alternatives", "/etc/java-17-openjdk", "/etc/java-21-openjdk")
-MAX_SOURCE_BYTES = 1 << 20  # a program's source; a compiled program's artifacts are bounded by the scratch size
 
 
 class UnknownLanguage(ValueError):
@@ -146,8 +145,6 @@ def _under_usr(tool: str) -> bool:
 def job_fields(lang: Language, program: str, *, memory_bytes: int, compile_timeout_s: float,
                compile_memory_bytes: int) -> dict[str, Any]:
     """The zygote job fields that make it run `program` as a `lang` command (see `_harness.build_program`)."""
-    if len(program.encode()) > MAX_SOURCE_BYTES:
-        raise ValueError(f"the program is larger than {MAX_SOURCE_BYTES >> 20} MiB")
     compile_argv, run_argv = lang.commands(program)
     env = {**SANDBOX_ENV, **lang.env}
     fields: dict[str, Any] = {

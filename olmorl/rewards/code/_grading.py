@@ -14,15 +14,16 @@ from olmorl.rewards.code._tests import CompiledTest
 from olmorl.sandbox import TestRun, decode_value
 
 TestStatus = Literal["passed", "failed", "error", "timeout"]
+Compare = Literal["whitespace", "tokens", "exact"]  # how stdout is compared (see stdout_matches)
 _EXCERPT = 400
 
 
 def grade(test: CompiledTest, run: TestRun | None, sandbox_failure: str | None,
-          float_tolerance: float | None) -> dict[str, Any]:
+          float_tolerance: float | None, compare: Compare = "whitespace") -> dict[str, Any]:
     """One test's detail record: status, message, runtime, bounded output excerpts."""
     if run is None:
         return {"status": "error", "message": sandbox_failure or "the test did not run", "runtime_s": None}
-    status, message = _status(test, run, float_tolerance)
+    status, message = _status(test, run, float_tolerance, compare)
     record: dict[str, Any] = {"status": status, "runtime_s": run.runtime_s}
     if message:
         record["message"] = message[:_EXCERPT]
@@ -34,7 +35,8 @@ def grade(test: CompiledTest, run: TestRun | None, sandbox_failure: str | None,
     return record
 
 
-def _status(test: CompiledTest, run: TestRun, tol: float | None) -> tuple[TestStatus, str | None]:
+def _status(test: CompiledTest, run: TestRun, tol: float | None,
+            compare: Compare = "whitespace") -> tuple[TestStatus, str | None]:
     if run.timed_out:
         return "timeout", "the test ran past its time limit"
     frames = run.frames
@@ -42,7 +44,7 @@ def _status(test: CompiledTest, run: TestRun, tol: float | None) -> tuple[TestSt
         if "program_error" in frame:
             return "error", f"the program raised {frame['program_error']}"
     if test.expected_stdout is not None:
-        return _stdio_status(test.expected_stdout, run, frames, tol)
+        return _stdio_status(test.expected_stdout, run, frames, tol, compare)
     site_values: dict[int, list[Any]] = {}
     done = False
     for frame in frames:
@@ -78,7 +80,7 @@ def _unfinished(run: TestRun) -> str:
 
 
 def _stdio_status(expected: str, run: TestRun, frames: list[dict[str, Any]],
-                  tol: float | None) -> tuple[TestStatus, str | None]:
+                  tol: float | None, compare: Compare = "whitespace") -> tuple[TestStatus, str | None]:
     done = next((f for f in frames if f.get("done") is True), None)
     if done is None:
         return "error", _unfinished(run)
@@ -86,7 +88,7 @@ def _stdio_status(expected: str, run: TestRun, frames: list[dict[str, Any]],
         return "error", f"the program exited with status {done.get('exit')}"
     if run.stdout_truncated:
         return "failed", "output exceeded the limit"
-    if stdout_matches(run.stdout, expected, tol):
+    if stdout_matches(run.stdout, expected, tol, compare):
         return "passed", None
     return "failed", "wrong output"
 
@@ -98,7 +100,14 @@ def normalize_output(text: str) -> list[str]:
     return lines
 
 
-def stdout_matches(actual: str, expected: str, tol: float | None = None) -> bool:
+def stdout_matches(actual: str, expected: str, tol: float | None = None, compare: Compare = "whitespace") -> bool:
+    """whitespace: lines compared without trailing whitespace, trailing blank lines dropped; tokens: the
+    whitespace-separated tokens compared (line breaks and runs of spaces alike, as most judges' default
+    checkers do); exact: byte for byte. A float tolerance compares number tokens within it."""
+    if compare == "exact":
+        return actual == expected
+    if compare == "tokens":
+        actual, expected = " ".join(actual.split()), " ".join(expected.split())
     got, want = normalize_output(actual), normalize_output(expected)
     if got == want:
         return True
