@@ -96,7 +96,7 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
               "-encoding", "UTF-8", "-d", ".", "{source}"),
              ("*.class",), tools=("javac", "java"), version=("javac", "-version"), memory_rlimit="data",
              fences=("java",), packages="openjdk-17-jdk-headless"),
-    Language("javascript", "main.js", ("node", "--v8-pool-size=1", "--stack-size=65500", "main.js"),
+    Language("javascript", "main.js", ("node", "--v8-pool-size=1", "main.js"),
              tools=("node",), version=("node", "--version"), memory_rlimit="data",
              fences=("javascript", "js", "node", "nodejs"), packages="nodejs"),
     Language("go", "main.go", ("./main",), ("go", "build", "-o", "main", "{source}"), ("main",),
