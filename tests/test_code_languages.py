@@ -169,7 +169,8 @@ def test_run_code_unknown_language_is_a_sandbox_error(url):
 
 # -- containment, per language -------------------------------------------------------------------------------
 # Each attack prints "ESCAPED" only if it got out; a contained attack fails, crashes or times out. The
-# expected output of the one test is "SECRET-EXPECTED": a program that prints it has read the answer.
+# expected output of the one test is "SECRET-42-EXPECTED" (the attacks build it at run time, so their own
+# source never holds it): a program that prints it has found the answer somewhere.
 ATTACKS = {
     "c": {
         "fork_bomb": "#include <unistd.h>\nint main(void){ for(;;) fork(); }\n",
@@ -183,12 +184,14 @@ ATTACKS = {
         "write_outside": "#include <stdio.h>\nint main(void){ const char *p[] = {\"/usr/escaped\", \"/etc/escaped\","
                          " \"/escaped\", \"/sandbox/escaped\"};\n for (int i = 0; i < 4; i++) { FILE *f = fopen(p[i], "
                          "\"w\"); if (f) { puts(\"ESCAPED\"); fclose(f); } } return 1; }\n",
-        "read_expected": "#include <stdio.h>\n#include <string.h>\n#include <dirent.h>\nint main(void){ char b[1<<16]; "
-                         "const char *p[] = {\"/proc/1/cmdline\", \"/proc/1/environ\", \"/sandbox/harness.py\"};\n"
-                         " for (int i = 0; i < 3; i++) { FILE *f = fopen(p[i], \"r\"); if (!f) continue; size_t n = "
+        "read_expected": "#include <stdio.h>\n#include <string.h>\nint main(void){ char b[1<<16], want[32];\n"
+                         " sprintf(want, \"SECRET-%d-EXPECTED\", 6 * 7);\n"
+                         " const char *p[] = {\"/proc/1/cmdline\", \"/proc/1/environ\", \"/sandbox/harness.py\","
+                         " \"/proc/self/environ\"};\n"
+                         " for (int i = 0; i < 4; i++) { FILE *f = fopen(p[i], \"r\"); if (!f) continue; size_t n = "
                          "fread(b, 1, sizeof b - 1, f); b[n] = 0; fclose(f);\n"
-                         "  for (size_t j = 0; j + 6 < n; j++) if (!memcmp(b + j, \"SECRET\", 6)) puts(\"SECRET-EXPECTED\"); }"
-                         " return 0; }\n",
+                         "  for (size_t j = 0; j + strlen(want) <= n; j++) if (!memcmp(b + j, want, strlen(want))) "
+                         "{ puts(want); return 0; } } return 0; }\n",
     },
     "java": {
         "fork_bomb": "public class Main { public static void main(String[] a) throws Exception { while (true) new Thread(()"
@@ -223,12 +226,16 @@ ATTACKS = {
         "fork_bomb": "f() { f | f & }; f\n",
         "network": "exec 3<>/dev/tcp/1.1.1.1/80 && echo ESCAPED\n",
         "write_outside": "for p in /usr/escaped /etc/escaped /escaped; do echo x > $p 2>/dev/null && echo ESCAPED; done\n",
-        "read_expected": "grep -rsl SECRET /proc/1 /sandbox /tmp 2>/dev/null | head -1 | grep -q . && echo SECRET-EXPECTED\n",
+        "read_expected": "want=SECRET-$((6 * 7))-EXPECTED\nfor f in /proc/[0-9]*/cmdline /proc/[0-9]*/environ /sandbox/* /tmp/*; do\n"
+                         "  [ \"$f\" = /tmp/main.sh ] && continue\n"
+                         "  { data=$(tr '\\0' '\\n' < \"$f\"); } 2>/dev/null\n"
+                         "  [[ $data == *\"$want\"* ]] && { echo \"$want\"; exit 0; }\n"
+                         "done\n",
     },
 }
 ATTACK_CASES = [pytest.param(lang, name, marks=pytest.mark.skipif(bool(AVAILABLE[lang]), reason=AVAILABLE[lang]),
                              id=f"{lang}-{name}") for lang, attacks in ATTACKS.items() for name in attacks]
-CANARY = [{"input": "", "output": "SECRET-EXPECTED\n"}]
+CANARY = [{"input": "", "output": "SECRET-42-EXPECTED\n"}]
 
 
 @pytest.mark.parametrize("language,attack", ATTACK_CASES)
@@ -242,3 +249,17 @@ def test_attack_is_contained(url, language, attack):
     assert not any(os.path.exists(p) for p in ("/usr/escaped", "/etc/escaped", "/escaped")), "wrote on the host"
     honest = verify(url, [item(language, CORRECT[language], TESTS[:1])])[0]
     assert honest["reward"] == 1.0, honest  # the slot came back clean
+
+
+def test_compile_bombs_are_compile_errors(url):
+    if AVAILABLE["c"] or AVAILABLE["cpp"]:
+        pytest.skip("needs gcc and g++")
+    endless_include = '#include "/dev/zero"\nint main(void) { return 0; }\n'
+    deep_templates = ("template<int N> struct F { enum { v = F<N-1>::v + F<N-2>::v }; };\n"
+                      "template<> struct F<0> { enum { v = 0 }; };\ntemplate<> struct F<1> { enum { v = 1 }; };\n"
+                      "int main() { return F<100000>::v; }\n")
+    with HealthWatch(url) as health:
+        results = verify(url, [item("c", endless_include, CANARY), item("cpp", deep_templates, CANARY)])
+    for result in results:
+        assert result["status"] == "ok" and result["reward"] == 0.0 and result["details"]["compile_error"], result
+    assert not health.failures
