@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
+from pathlib import Path
 import httpx
 import pytest
 
@@ -76,6 +78,8 @@ def test_java_source_is_named_after_its_public_class():
     java = LANGUAGES["java"]
     assert java.commands("public class Solution { }")[1][-1] == "Solution"
     assert java.source_file("final class X {}") == "Main.java"
+    two = "class Helper { int f() { return 1; } }\nclass Solution {\n  public static void main(String[] a) {} }"
+    assert java.commands(two)[1][-1] == "Solution" and java.source_file(two) == "Main.java"
 
 
 # -- every language through /v1/verify ---------------------------------------------------------------------
@@ -263,3 +267,25 @@ def test_compile_bombs_are_compile_errors(url):
     for result in results:
         assert result["status"] == "ok" and result["reward"] == 0.0 and result["details"]["compile_error"], result
     assert not health.failures
+
+
+def test_readyz_lists_the_languages(url):
+    state = httpx.get(url + "/readyz", timeout=10).json()["verifiers"]["code"]
+    assert state["languages"] == sorted(name for name, missing in AVAILABLE.items() if not missing)
+
+
+def test_site_dirs_add_packages_read_only(reward_server):
+    site = tempfile.mkdtemp(prefix="olmorl-site-")  # world-readable: the slot's uid reads it
+    try:
+        os.chmod(site, 0o755)
+        Path(site, "olmorl_extra_pkg.py").write_text("def triple(x):\n    return 3 * x\n")
+        os.chmod(Path(site, "olmorl_extra_pkg.py"), 0o644)
+        url = reward_server(workers=1, sandbox=SandboxSettings(parallelism=1, site_dirs=[site]))
+        program = ("import olmorl_extra_pkg, os\nn = int(input())\n"
+                   "try:\n    open(os.path.join(os.path.dirname(olmorl_extra_pkg.__file__), 'w'), 'w')\n"
+                   "    print('writable')\nexcept OSError:\n"
+                   "    print(olmorl_extra_pkg.triple(n))\n")
+        [result] = verify(url, [item("python", program, [{"input": "14\n", "output": "42\n"}])])
+        assert result["reward"] == 1.0, result
+    finally:
+        shutil.rmtree(site)

@@ -70,11 +70,20 @@ class Language:
                 return match.group(1) + ".java"
         return self.source
 
+    def main_class(self, program: str) -> str:
+        """Java: the class declared last before `static void main` (the one that holds it), else the
+        file's stem."""
+        stem = self.source_file(program).rsplit(".", 1)[0]
+        main = re.search(r"\bstatic\s+(?:final\s+)?void\s+main\s*\(", program)
+        if self.name != "java" or main is None:
+            return stem
+        names = re.findall(r"\bclass\s+([A-Za-z_$][\w$]*)", program[:main.start()])
+        return names[-1] if names else stem
+
     def commands(self, program: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(compile argv, run argv) for this program, with the source/class name filled in."""
-        source = self.source_file(program)
-        stem = source.rsplit(".", 1)[0]
-        fill = lambda argv: tuple(a.replace("{source}", source).replace("{stem}", stem) for a in argv)  # noqa: E731
+        """(compile argv, run argv) for this program, with the source file and main class filled in."""
+        source, main = self.source_file(program), self.main_class(program)
+        fill = lambda argv: tuple(a.replace("{source}", source).replace("{main}", main) for a in argv)  # noqa: E731
         return fill(self.compile), fill(self.run)
 
 
@@ -91,7 +100,7 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
     Language("cpp", "main.cpp", ("./main",), ("g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main", "{source}"),
              ("main",), tools=("g++",), version=("g++", "-dumpfullversion"), stack_is_memory=True,
              fences=("cpp", "c++", "cc", "cxx"), packages="g++"),
-    Language("java", "Main.java", ("java", *_JVM, "-cp", ".", "{stem}"),
+    Language("java", "Main.java", ("java", *_JVM, "-cp", ".", "{main}"),
              ("javac", "-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-J-XX:ActiveProcessorCount=2",
               "-encoding", "UTF-8", "-d", ".", "{source}"),
              ("*.class",), tools=("javac", "java"), version=("javac", "-version"), memory_rlimit="data",
