@@ -316,6 +316,7 @@ class DockerBackend(Backend):
             runtimes = (await asyncio.to_thread(self.api.info)).get("Runtimes") or {}
             path = str((runtimes.get(self.runtime) or {}).get("path", ""))
             self.gvisor = "runsc" in os.path.basename(path) or "runsc" in self.runtime
+        await asyncio.to_thread(self.languages)  # read the image's label once, off the event loop
         removed = await asyncio.to_thread(self._remove_orphans)
         if removed:
             log.warning("removed %d sandbox container(s) left by servers that are gone", removed)
