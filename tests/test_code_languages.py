@@ -289,3 +289,14 @@ def test_site_dirs_add_packages_read_only(reward_server):
         assert result["reward"] == 1.0, result
     finally:
         shutil.rmtree(site)
+
+
+def test_native_programs_may_recurse_deeply(url):
+    """Judges give native code a stack as large as the memory limit: a 2-million-deep recursion
+    (about 200 MB of stack) passes, as it would on Codeforces."""
+    if AVAILABLE["cpp"]:
+        pytest.skip(AVAILABLE["cpp"])
+    deep = ("#include <cstdio>\nint d(int n) { volatile char pad[64]; pad[0] = n; return n == 0 ? 0 : 1 + d(n - 1) "
+            "+ pad[0] * 0; }\nint main() { int n; if (scanf(\"%d\", &n) != 1) return 1; printf(\"%d\\n\", d(n)); }\n")
+    [result] = verify(url, [item("cpp", deep, [{"input": "2000000\n", "output": "2000000\n"}], timeout_s=5.0)])
+    assert result["reward"] == 1.0, result
