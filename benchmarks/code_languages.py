@@ -57,7 +57,7 @@ def native_run(language: str, program: str, tests: list[dict[str, str]],
     compile_argv, run_argv = lang.commands(program)
     env = {**SANDBOX_ENV, **lang.env}
     with tempfile.TemporaryDirectory() as work:
-        env = {k: v.replace("/tmp", work) for k, v in env.items()}
+        env = {k: v.replace("{scratch}", work).replace("/tmp", work) for k, v in env.items()}
         Path(work, lang.source_file(program)).write_text(program)
         started = time.perf_counter()
         if compile_argv:

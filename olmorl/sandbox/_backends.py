@@ -310,7 +310,7 @@ class ProcessBackend(Backend):
         launch = Launch(
             argv=[self.python, "-X", "utf8", "-I", "-B", str(HARNESS), "--scratch", scratch,
                   *(arg for path in self.site_dirs for arg in ("--site-dir", path))],
-            cwd=scratch, env=dict(SANDBOX_ENV),
+            cwd=scratch, env=dict(SANDBOX_ENV, HOME=scratch),
             preexec=_preexec(uid, cgroup, self.limits),
         )
         launch.cleanup.append(lambda: shutil.rmtree(scratch, ignore_errors=True))

@@ -387,7 +387,7 @@ def exec_program(job):
     """In the forked child: become the program's command (fds 0-2 are the test's; every other fd is
     close-on-exec). Signal dispositions go back to the defaults a program expects."""
     env = dict(os.environ)
-    env.update(job.get("env") or {})
+    env.update({name: value.replace("{scratch}", SCRATCH) for name, value in (job.get("env") or {}).items()})
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     argv = job["exec"]
     try:

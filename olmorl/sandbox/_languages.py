@@ -87,7 +87,8 @@ class Language:
         return fill(self.compile), fill(self.run)
 
 
-_GO_ENV = {"GOCACHE": "/tmp/.gocache", "GOPATH": "/tmp/.gopath", "GO111MODULE": "off", "GOFLAGS": "",
+# "{scratch}": the sandbox's scratch dir (the harness fills it in; /tmp except in the `process` backend).
+_GO_ENV = {"GOCACHE": "{scratch}/.gocache", "GOPATH": "{scratch}/.gopath", "GO111MODULE": "off", "GOFLAGS": "",
            "GOMAXPROCS": "2", "GOTOOLCHAIN": "local"}
 _JVM = ("-XX:+UseSerialGC", "-XX:ActiveProcessorCount=1", "-Xshare:auto")  # few threads, fast start
 
