@@ -345,7 +345,7 @@ def test_think_stripping_matches_the_regex_and_is_linear():
         reference = pattern.sub("", text)
         head, sep, tail = reference.rpartition("</think>")
         reference = tail if sep else reference
-        from olmorl.rewards.code._verifiers import _strip_think
+        from olmorl.rewards.code._languages import _strip_think
         stripped = _strip_think(text)
         head, sep, tail = stripped.rpartition("</think>")
         assert (tail if sep else stripped) == reference, text

@@ -2,6 +2,8 @@
 of its own that the program cannot reach, against a fresh program process (see `_harness`)."""
 
 from olmorl.sandbox._backends import SandboxLimits
+from olmorl.sandbox._languages import LANGUAGES, Language, LanguageUnavailable, UnknownLanguage, language
 from olmorl.sandbox._pool import SandboxPool, SandboxUnavailable, TestInput, TestRun
 
-__all__ = ["SandboxLimits", "SandboxPool", "SandboxUnavailable", "TestInput", "TestRun"]
+__all__ = ["LANGUAGES", "Language", "LanguageUnavailable", "SandboxLimits", "SandboxPool", "SandboxUnavailable",
+           "TestInput", "TestRun", "UnknownLanguage", "language"]

@@ -36,7 +36,8 @@ import bisect, collections, copy, decimal, fractions, functools, heapq, itertool
 import operator, random, re, statistics, string, typing  # noqa: E401,F401
 
 if __name__ != "__main__":  # a module of the server; inside the sandbox the parts are one file
-    from olmorl.sandbox._judge import judge_code, judge_stdio
+    from olmorl.sandbox._command import exec_command, keep_files, restore_files
+    from olmorl.sandbox._judge import judge_code, judge_command, judge_stdio, wait_exit
     from olmorl.sandbox._program import run_program
     from olmorl.sandbox._proxy import Conn, TestTimeout, clear_deadline
 
@@ -52,6 +53,8 @@ SHM = "/dev/shm"  # also wiped after every test where a program can write it
 # A seccomp filter to load in the zygote itself (hex of a raw BPF program), where no launcher loads
 # one (docker: bwrap's --seccomp is not there); every process inherits it.
 SECCOMP_HEX = sys.argv[sys.argv.index("--seccomp-hex") + 1] if "--seccomp-hex" in sys.argv else None
+# Extra read-only package dirs the operator mounted (sandbox.site_dirs); after the standard library.
+sys.path.extend(sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--site-dir")
 ZYGOTE = os.getpid()
 
 
@@ -88,7 +91,11 @@ def set_limits(job, cpu=True):
     if cpu:
         limits.append((resource.RLIMIT_CPU, int(job["timeout"]) + 1))
     if job.get("memory_bytes"):
-        limits.append((resource.RLIMIT_AS, job["memory_bytes"]))
+        # The JVM, V8 and Go reserve gigabytes of address space up front: RLIMIT_DATA bounds them instead.
+        kind = resource.RLIMIT_DATA if job.get("memory_rlimit") == "data" else resource.RLIMIT_AS
+        limits.append((kind, job["memory_bytes"]))
+    if job.get("stack_bytes"):  # native code may recurse as deep as its memory allows
+        limits.append((resource.RLIMIT_STACK, job["stack_bytes"]))
     for which, value in limits:
         try:
             resource.setrlimit(which, (value, value))
@@ -191,6 +198,8 @@ def start_program(tester):
             if os.read(3, 1) == b"g":
                 start = read_frame(3)
                 set_limits(start)
+                if start["mode"] == "exec":
+                    exec_command(start, SCRATCH, 3)
                 code = run_program(start["program"], start["mode"], 3)
         finally:
             os._exit(code)
@@ -258,12 +267,20 @@ def test_process(control, reply, zygote):
 
 def run_job(job, tests, reply, zygote, keep):
     budget = job["output_budget"]
+    files = {}  # what every test's scratch dir starts with (a command's source or build)
+    if job.get("exec"):
+        files, ok = build_command(job, reply, zygote, keep)
+        if not ok:
+            return 4
+        if files is None:  # the build failed: no test runs
+            tests = []
     following = None
     if tests:
         zygote.send(b"fork")
         following = _Program(zygote)
     for index, test in enumerate(tests):
         program, following = following, None
+        restore_files(SCRATCH, files)
         program.go(test, job)
         if index + 1 < len(tests):  # forked while this test runs; it waits for its own go
             zygote.send(b"fork")
@@ -271,13 +288,41 @@ def run_job(job, tests, reply, zygote, keep):
         record = run_test(job, test, program, following, zygote, keep, budget)
         budget = max(budget - len(record["stdout"]), 0)
         record.update(job=job["id"], i=index)
-        for path in (SCRATCH, SHM):
-            if os.path.isdir(path) and os.access(path, os.W_OK) and not clean_scratch(path):
-                write_line(reply, record)
-                return 4  # something survived the cleanup: no later test may see it
         write_line(reply, record)
+        if not cleaned():
+            return 4  # something survived the cleanup: no later test may see it
     write_line(reply, {"end": True, "job": job["id"]})
     return 0
+
+
+def cleaned():
+    """Empty the scratch dir and shared memory for the next test; False when something survived."""
+    return all(clean_scratch(path) for path in (SCRATCH, SHM) if os.path.isdir(path) and os.access(path, os.W_OK))
+
+
+def build_command(job, reply, zygote, keep):
+    """(files every test of a command starts with, whether the cleanup held). The files are its source,
+    or for a compiled language what its one build step kept: the build runs as a program process of
+    its own under the build's limits and is reported as test -1; files is None when it failed."""
+    sources = {name: (0o644, text.encode()) for name, text in job["sources"].items()}
+    build = job.get("build")
+    if build is None:
+        return sources, True
+    step = dict(job, exec=build["exec"], timeout=build["timeout"], memory_bytes=build["memory_bytes"],
+                stack_bytes=build.get("stack_bytes"))
+    restore_files(SCRATCH, sources)
+    zygote.send(b"fork")
+    program = _Program(zygote)
+    program.go({"stdin": ""}, step)
+    record = run_test(step, {}, program, None, zygote, keep, step["max_output"])
+    files = keep_files(SCRATCH, build["keep"]) if record["status"] == "passed" else None
+    if record["status"] == "passed" and not files:
+        record.update(status="error", message="the build produced none of " + ", ".join(build["keep"]))
+    elif record["status"] != "passed":
+        record["message"] = "the build failed: " + record["message"]
+    record.update(job=job["id"], i=-1)
+    write_line(reply, record)
+    return (files or None), cleaned()
 
 
 class _Program:
@@ -308,21 +353,30 @@ class _Program:
             data = data[os.write(stdin_fd, data):]
         os.lseek(stdin_fd, 0, os.SEEK_SET)  # the program's fd 0 shares this offset
         os.close(stdin_fd)
-        self.mode = "stdio" if test.get("code") is None and test.get("call") is None else "code"
+        if job.get("exec"):  # a command: stdin/stdout tests only (the pool checks)
+            self.mode = "exec"
+        else:
+            self.mode = "stdio" if test.get("code") is None and test.get("call") is None else "code"
         start = {key: job[key] for key in ("program", "timeout", "memory_bytes", "file_bytes", "open_files")}
+        if self.mode == "exec":
+            start.update({key: job.get(key) for key in ("exec", "env", "memory_rlimit", "stack_bytes")})
         data = json.dumps(dict(start, mode=self.mode)).encode()
         self.started = time.monotonic()
         self.mine.sendall(b"g%d\n" % len(data) + data)
 
 
 def run_test(job, test, program, following, zygote, keep, budget):
-    run_only = program.mode == "stdio" and test.get("expected_stdout") is None
+    run_only = program.mode != "code" and test.get("expected_stdout") is None
     out_cap = min(job["max_output"], budget) if run_only else job["max_output"]
     out_r, err_r, pid = program.out_r, program.err_r, program.pid
     conn = Conn(program.mine.fileno(), out_r, err_r, program.started + job["timeout"], out_cap, job["excerpt"])
     try:
-        status, message = (judge_stdio(conn, pid, test, job) if program.mode == "stdio"
-                           else judge_code(conn, test, job))
+        if program.mode == "exec":  # judged once the zygote says how it ended
+            status, message = (None, None) if wait_exit(conn, pid) else ("timeout", "the test ran past its time limit")
+        elif program.mode == "stdio":
+            status, message = judge_stdio(conn, pid, test, job)
+        else:
+            status, message = judge_code(conn, test, job)
     except TestTimeout:  # the deadline's signal landed between the test and the disarming
         status, message = "timeout", "the test ran past its time limit"
     finally:
@@ -335,10 +389,12 @@ def run_test(job, test, program, following, zygote, keep, budget):
         keep = keep | {following.pid}
     sweep(pid, keep, wait=False)
     raw = None
-    if program.mode == "stdio":  # how it ended is part of a stdio run's result
+    if program.mode != "code":  # how it ended is part of a stdio run's result
         zygote.send(f"wait {pid}".encode())
         raw = int(zygote.recv(64))
     sweep(-1, keep)
+    if status is None:
+        status, message = judge_command(conn, raw, test, job)
     for fd in conn.open:
         os.close(fd)
     if status == "passed" and conn.timed_out:

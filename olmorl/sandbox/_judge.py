@@ -1,6 +1,7 @@
 """Judging one test in the test process: a stdio run by its output, a code test by running it here
-against proxies of the program's objects. Only a test that finishes (no deadline swallowed, the
-program process alive) passes. Standard library only (a harness part, see `_harness`).
+against proxies of the program's objects, a command (another language) by its exit status and output.
+Only a test that finishes (no deadline swallowed, the program process alive) passes. Standard library
+only (a harness part, see `_harness`).
 """
 
 import ast
@@ -25,8 +26,8 @@ def _exited(pidfd, pid):
         return True
 
 
-def judge_stdio(conn, pid, test, job):
-    """Wait for the program to end; its output is the evidence (compared here when expected is given)."""
+def wait_exit(conn, pid):
+    """Wait for the program process to end (reading its output meanwhile); False past the deadline."""
     try:
         pidfd = os.pidfd_open(pid)
     except OSError:  # no pidfd_open (gVisor): poll the process state
@@ -36,7 +37,7 @@ def judge_stdio(conn, pid, test, job):
             remaining = conn.deadline - time.monotonic()
             if remaining <= 0:
                 conn.timed_out = True
-                return "timeout", "the test ran past its time limit"
+                return False
             fds = [fd for fd in (conn.sock, *conn.open) if fd != conn.sock or conn.dead is None]
             wait = min(remaining, 0.001) if pidfd is None else remaining
             try:
@@ -47,6 +48,13 @@ def judge_stdio(conn, pid, test, job):
     finally:
         if pidfd is not None:
             os.close(pidfd)
+    return True
+
+
+def judge_stdio(conn, pid, test, job):
+    """Wait for the program to end; its output is the evidence (compared here when expected is given)."""
+    if not wait_exit(conn, pid):
+        return "timeout", "the test ran past its time limit"
     messages = []
     for line in bytes(conn.buffer).split(b"\n"):
         try:
@@ -64,10 +72,26 @@ def judge_stdio(conn, pid, test, job):
         return "error", "the program process ended before the program finished (killed, or os._exit?)"
     if done.get("exit") not in (0, None):
         return "error", f"the program exited with status {done.get('exit')}"
+    return _compare_stdout(conn, test, job)
+
+
+def judge_command(conn, status, test, job):
+    """A command (a program in another language, see `_command`) by what is seen from outside: its
+    `waitpid` status (from the zygote) and its stdout. It never talks to this process."""
+    if conn.out_fd in conn.capped:
+        return "failed", "output exceeded the limit"
+    if os.WIFSIGNALED(status):
+        return "error", f"the program was killed by signal {os.WTERMSIG(status)}"
+    if os.WEXITSTATUS(status) != 0:
+        return "error", f"the program exited with status {os.WEXITSTATUS(status)}"
+    return _compare_stdout(conn, test, job)
+
+
+def _compare_stdout(conn, test, job):
     expected = test.get("expected_stdout")
     if expected is None:
         return "passed", None  # run only: the caller reads the output
-    if stdout_matches(conn.output(conn.out_fd), expected, job.get("tolerance")):
+    if stdout_matches(conn.output(conn.out_fd), expected, job.get("tolerance"), job.get("compare") or "whitespace"):
         return "passed", None
     return "failed", "wrong output"
 

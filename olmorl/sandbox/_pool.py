@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from olmorl.sandbox._backends import BACKENDS, Backend, BwrapBackend, Channel, SandboxLimits, SandboxUnavailable
+from olmorl.sandbox._languages import Language, LanguageUnavailable, job_fields, language
 
 log = logging.getLogger("olmorl.sandbox")
 
@@ -113,6 +114,7 @@ class _Slot:
         assert channel is not None
         self.jobs += 1
         runs: list[TestRun] = []
+        build: TestRun | None = None  # a compiled language's build step: the record before the tests'
         deadline = time.monotonic() + budget_s
         try:
             # Length-prefixed frames: the job process reads the header alone, the test process the
@@ -130,13 +132,19 @@ class _Slot:
                 if not isinstance(record, dict) or record.get("job") != job["id"]:
                     raise ValueError("a record of another job")
                 if record.get("end"):
-                    if len(runs) != len(tests):
+                    built = build is None or build.status == "passed"
+                    if len(runs) != (len(tests) if built else 0) or ("build" in job and build is None):
                         raise ValueError("the job ended early")
                     if channel.worn():
                         log.info("%s sandbox slot %d recycled (worn)", self.backend.name, self.index)
                         await self.kill()
-                    return runs, None
+                    return ([build] if build is not None else []) + runs, None
                 run = TestRun.from_record(record)
+                if "build" in job and build is None:
+                    if run.index != -1:
+                        raise ValueError("a test record before the build's")
+                    build = run
+                    continue
                 if run.index != len(runs):
                     raise ValueError("a record out of order")
                 runs.append(run)
@@ -151,7 +159,7 @@ class _Slot:
         log.warning("%s sandbox slot %d replaced: %s%s", self.backend.name, self.index, reason,
                     f"; zygote stderr: {tail}" if tail else "")
         await self.kill()
-        return runs, reason
+        return ([build] if build is not None else []) + runs, reason
 
 
 class SandboxPool:
@@ -159,10 +167,11 @@ class SandboxPool:
 
     def __init__(self, backend: str = "auto", *, allow_insecure: bool = False, slots: int = 1,
                  limits: SandboxLimits | None = None, python: str | None = None,
-                 docker_image: str | None = None, docker_runtime: str | None = None) -> None:
+                 docker_image: str | None = None, docker_runtime: str | None = None,
+                 site_dirs: tuple[str, ...] = ()) -> None:
         self.limits = limits or SandboxLimits()
-        self.backend = _pick_backend(backend, allow_insecure, python, self.limits,
-                                     docker_image=docker_image, docker_runtime=docker_runtime)
+        self.backend = _pick_backend(backend, allow_insecure, python, self.limits, docker_image=docker_image,
+                                     docker_runtime=docker_runtime, site_dirs=tuple(site_dirs))
         self.slot_count = max(1, slots)
         self._slots: list[_Slot] = [_Slot(self.backend, i) for i in range(self.slot_count)]
         self._free: _FairQueue | None = None
@@ -194,12 +203,20 @@ class SandboxPool:
 
     async def run(self, program: str, tests: list[TestInput], timeout_s: float | None = None,
                   memory_mb: int | None = None, *, float_tolerance: float | None = None,
-                  owner: object = None) -> tuple[list[TestRun], str | None]:
+                  compare: str = "whitespace", owner: object = None, language: str = "python",
+                  compile_timeout_s: float | None = None) -> tuple[list[TestRun], str | None]:
         """Run `program` once per test, each in a fresh process. Returns one TestRun per test that
         reported, plus the reason when the sandbox itself failed (missing tests then never ran).
-        Runs of different `owner`s (requests) take free slots in turn (see `_FairQueue`)."""
+        Runs of different `owner`s (requests) take free slots in turn (see `_FairQueue`).
+        `compare`: how stdout is compared (see `_wire.stdout_matches`). A program in another
+        `language` runs against stdin/stdout tests only; a compiled one's build comes first, as the
+        TestRun with index -1 (no test runs when it failed). Raises UnknownLanguage, or
+        LanguageUnavailable when this sandbox lacks the toolchain."""
         if self._free is None:
             raise RuntimeError("sandbox pool is not started")
+        lang = self.language(language)
+        if lang.name != "python" and any(t.code is not None or t.call is not None for t in tests):
+            raise ValueError(f"a {lang.name} program runs against stdin/stdout tests only")
         timeout = timeout_s or self.limits.test_timeout_s
         memory = memory_mb if memory_mb and memory_mb > 0 else self.limits.memory_mb
         self._jobs += 1
@@ -214,8 +231,14 @@ class SandboxPool:
             "output_budget": self.limits.max_item_output_bytes,
             "excerpt": self.limits.excerpt_bytes,
             "tolerance": float_tolerance,
+            "compare": compare,
         }
         budget = len(tests) * (timeout + 0.5) + 5.0
+        if lang.name != "python":
+            compile_timeout = min(compile_timeout_s or self.limits.compile_timeout_s, self.limits.compile_timeout_s)
+            job.update(job_fields(lang, program, memory_bytes=job["memory_bytes"], compile_timeout_s=compile_timeout,
+                                  compile_memory_bytes=self.limits.compile_memory_mb << 20))
+            budget += compile_timeout + 1.0 if lang.compiled else 0.0
         slot = await self._free.get(owner)
         try:
             runs, failure = await slot.run(job, [t.wire() for t in tests], budget)
@@ -225,6 +248,15 @@ class SandboxPool:
         finally:
             self._free.put(slot, owner)
 
+    def language(self, name: str) -> Language:
+        """The language `name` as this pool's sandbox runs it; UnknownLanguage or LanguageUnavailable."""
+        lang = language(name)
+        missing = self.backend.languages().get(lang.name)
+        if missing:
+            raise LanguageUnavailable(f"language {lang.name!r} is not available in the {self.backend.name} "
+                                      f"sandbox: {missing}")
+        return lang
+
     def readiness(self) -> dict[str, Any]:
         return {
             "backend": self.backend.name,
@@ -232,6 +264,7 @@ class SandboxPool:
             "slots": self.slot_count,
             "alive": sum(slot.alive for slot in self._slots),
             "restarts": self.restarts,
+            "languages": sorted(name for name, missing in self.backend.languages().items() if not missing),
             **self.backend.describe(),
         }
 
@@ -297,9 +330,10 @@ class _FairQueue:
 
 
 def _pick_backend(name: str, allow_insecure: bool, python: str | None, limits: SandboxLimits, *,
-                  docker_image: str | None = None, docker_runtime: str | None = None) -> Backend:
+                  docker_image: str | None = None, docker_runtime: str | None = None,
+                  site_dirs: tuple[str, ...] = ()) -> Backend:
     if name == "auto":
-        bwrap = BwrapBackend(python, limits)
+        bwrap = BwrapBackend(python, limits, site_dirs=site_dirs)
         reason = bwrap.unavailable()
         if reason is None:
             return bwrap
@@ -310,9 +344,10 @@ def _pick_backend(name: str, allow_insecure: bool, python: str | None, limits: S
     if name == "docker":
         from olmorl.sandbox._docker import DockerBackend
 
-        backend: Backend = DockerBackend(python, limits, image=docker_image, runtime=docker_runtime)
+        backend: Backend = DockerBackend(python, limits, image=docker_image, runtime=docker_runtime,
+                                         site_dirs=site_dirs)
     elif name in BACKENDS:
-        backend = BACKENDS[name](python, limits)
+        backend = BACKENDS[name](python, limits, site_dirs=site_dirs)
     else:
         raise SandboxUnavailable(f"unknown sandbox backend {name!r}; use auto, bwrap, docker or process")
     if not backend.secure and not allow_insecure:

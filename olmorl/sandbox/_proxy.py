@@ -79,10 +79,13 @@ class Conn:
                 continue
             room = self.caps[fd] - len(self.streams[fd])
             self.streams[fd] += chunk[:max(room, 0)]
-            if len(chunk) > room:  # over the cap: stop reading; the writer gets EPIPE
-                self.open.discard(fd)
+            if len(chunk) > room:
                 self.capped.add(fd)
-                os.close(fd)
+                if fd == self.out_fd:  # over the cap: stop reading; the writer gets EPIPE
+                    self.open.discard(fd)
+                    os.close(fd)
+                # stderr: read on and drop the rest (debug output or a compiler's warnings must not
+                # break the program with EPIPE/SIGPIPE)
         return ready
 
     def receive(self):
@@ -111,8 +114,8 @@ class Conn:
 
     def drain_ready(self):
         """Read what is already written to any of our fds, without waiting."""
-        while True:
-            fds = list(self.open) + ([self.sock] if self.dead is None else [])
+        while True:  # a capped stderr is not waited on: a leftover writer could keep it ready forever
+            fds = [fd for fd in self.open if fd not in self.capped] + ([self.sock] if self.dead is None else [])
             try:
                 if not fds or not self._pump(fds, 0):
                     return

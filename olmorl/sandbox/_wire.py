@@ -126,8 +126,14 @@ def normalize_output(text):
     return lines
 
 
-def stdout_matches(actual, expected, tol=None):
-    """Line-by-line, trailing whitespace ignored; number tokens within `tol` when given."""
+def stdout_matches(actual, expected, tol=None, compare="whitespace"):
+    """whitespace: line by line, trailing whitespace and trailing blank lines ignored; tokens: the
+    whitespace-separated tokens compared (line breaks and runs of spaces alike, as most judges' default
+    checkers do); exact: byte for byte. With `tol`, number tokens compare within it (not for exact)."""
+    if compare == "exact":
+        return actual == expected
+    if compare == "tokens":
+        actual, expected = " ".join(actual.split()), " ".join(expected.split())
     got, want = normalize_output(actual), normalize_output(expected)
     if got == want:
         return True

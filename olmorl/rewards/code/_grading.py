@@ -1,8 +1,8 @@
 """Turning what the sandbox reported into per-test detail records and a reward.
 
 The verdict of each test comes from the sandbox's test process, which the program cannot reach
-(see `olmorl.sandbox._harness`): the server only bounds and reports it. Exit status and stdout
-markers never count.
+(see `olmorl.sandbox._harness`): the server only bounds and reports it. Stdout markers never count;
+a command's (other languages') exit status is what the sandbox saw from outside (`waitpid`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from olmorl.sandbox._wire import normalize_output, stdout_matches
 __all__ = ["grade", "normalize_output", "reward", "stdout_matches"]
 
 TestStatus = Literal["passed", "failed", "error", "timeout"]
+Compare = Literal["whitespace", "tokens", "exact"]  # how stdout is compared (see stdout_matches)
 _EXCERPT = 400
 
 
