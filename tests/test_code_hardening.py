@@ -478,3 +478,47 @@ print("PWNED" if hits else "blocked", hits)
     [result] = verify(server, [{"verifier": "code_stdio", "response": program,
                                 "ground_truth": [{"input": "", "output": "blocked []"}]}])
     assert result["reward"] == 1.0, result["details"]
+
+
+def test_the_harness_holds_no_more_fds_after_many_tests():
+    """The slot's processes are long-lived: every test must give back each fd it took."""
+    def harness_fds(pool: SandboxPool) -> int:
+        root = pool._slots[0].channel.proc.pid  # bwrap; the zygote and test process run below it
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+        counts = 0
+        for pid in pids:
+            try:
+                if b"harness.py" in Path(f"/proc/{pid}/cmdline").read_bytes() and \
+                        str(root) in Path(f"/proc/{pid}/stat").read_text() + _ancestors(int(pid)):
+                    counts += len(os.listdir(f"/proc/{pid}/fd"))
+            except OSError:
+                continue
+        return counts
+
+    async def run() -> tuple[int, int]:
+        pool = SandboxPool("bwrap", slots=1, limits=SandboxLimits(test_timeout_s=5.0))
+        await pool.start()
+        try:
+            tests = [Input(code="assert x == 1"), Input(stdin="", expected_stdout="1"),
+                     Input(code="print(1)\nassert x == 2")] * 20
+            await pool.run("x = 1\nprint(x)", tests)
+            before = harness_fds(pool)
+            runs, failure = await pool.run("x = 1\nprint(x)", tests)
+            assert failure is None and [r.status for r in runs[:3]] == ["passed", "passed", "failed"]
+            return before, harness_fds(pool)
+        finally:
+            await pool.stop()
+
+    before, after = asyncio.run(run())
+    assert before > 0 and after == before, (before, after)
+
+
+def _ancestors(pid: int) -> str:
+    chain = []
+    while pid > 1:
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError):
+            break
+        chain.append(str(pid))
+    return " ".join(chain)

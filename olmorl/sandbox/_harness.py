@@ -103,9 +103,9 @@ def set_limits(job, cpu=True):
             pass
 
 
-def sweep(pgid, keep, wait=True):
+def sweep(pgid, keep, reap=None):
     """Kill every process a test left (its group; in a pid namespace, every pid not in `keep`), and
-    with `wait`, until they are gone (zombies of our own children must be reaped first)."""
+    with `reap` (which has their parents reap them), until they are gone."""
     if pgid > 0:
         try:
             os.killpg(pgid, signal.SIGKILL)
@@ -123,22 +123,12 @@ def sweep(pgid, keep, wait=True):
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        if not wait:
+        if reap is None:
             return
-        _reap()
+        reap()
         if time.monotonic() > deadline:  # fail safe: the pool replaces a sandbox whose zygote is gone
             sys.exit(f"harness: {len(others)} processes outlived SIGKILL for {SWEEP_LIMIT_S} s")
         time.sleep(0.0005)
-
-
-def _reap():
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
 
 
 def clean_scratch(path):
@@ -237,6 +227,9 @@ def serve_forks(tester):
         verb, _, arg = message.decode().partition(" ")
         if verb == "fork":
             start_program(tester)
+        elif verb == "reap":
+            reap()
+            tester.send(b"ok")
         elif verb == "wait":
             pid = int(arg)
             while pid not in ended:
@@ -387,13 +380,16 @@ def run_test(job, test, program, following, zygote, keep, budget):
     if following is not None:
         following.receive(zygote)
         keep = keep | {following.pid}
-    sweep(pid, keep, wait=False)
-    raw = None
-    if program.mode != "code":  # how it ended is part of a stdio run's result
-        zygote.send(f"wait {pid}".encode())
-        raw = int(zygote.recv(64))
-    sweep(-1, keep)
-    if status is None:
+    sweep(pid, keep)
+    zygote.send(f"wait {pid}".encode())
+    raw = int(zygote.recv(64))
+
+    def reap():  # the zygote reaps its children and orphans (a SIGCHLD alone may not wake it: gVisor)
+        zygote.send(b"reap")
+        zygote.recv(64)
+
+    sweep(-1, keep, reap)
+    if status is None:  # a command: judged by how it ended
         status, message = judge_command(conn, raw, test, job)
     for fd in conn.open:
         os.close(fd)
@@ -404,8 +400,8 @@ def run_test(job, test, program, following, zygote, keep, budget):
         "status": status,
         "message": (message or "")[:2000],
         "timed_out": conn.timed_out,
-        "signal": os.WTERMSIG(raw) if raw is not None and os.WIFSIGNALED(raw) else None,
-        "exit": os.WEXITSTATUS(raw) if raw is not None and os.WIFEXITED(raw) else None,
+        "signal": os.WTERMSIG(raw) if os.WIFSIGNALED(raw) else None,
+        "exit": os.WEXITSTATUS(raw) if os.WIFEXITED(raw) else None,
         "stdout": stdout if run_only else stdout[:job["excerpt"]],
         "stdout_truncated": out_r in conn.capped,
         "stderr": conn.output(err_r)[-job["excerpt"]:],

@@ -63,6 +63,8 @@ class Conn:
     def _pump(self, fds, timeout):
         ready, _, _ = select.select(fds, [], [], max(timeout, 0))
         for fd in ready:
+            if fd != self.sock and fd not in self.open:
+                continue  # not ours to read (the caller's pidfd)
             try:
                 chunk = os.read(fd, 1 << 16)
             except OSError:
@@ -76,6 +78,7 @@ class Conn:
                 continue
             if not chunk:
                 self.open.discard(fd)
+                os.close(fd)
                 continue
             room = self.caps[fd] - len(self.streams[fd])
             self.streams[fd] += chunk[:max(room, 0)]
