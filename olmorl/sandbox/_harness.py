@@ -16,8 +16,12 @@ test's program process is forked while a test runs and starts only after that te
 Protocol: control input (fd 0 at start) carries per job a length-prefixed header (JSON: job id,
 program, limits) and a length-prefixed test list; the reply output (fd 1 at start) carries one JSON
 record per test, each with its job id, then `{"end": true, "job": ID}`. The harness is sent into
-the sandbox as the concatenation of `_wire`, `_program`, `_proxy`, `_judge` and this file (standard library
-only); on the server these are ordinary modules.
+the sandbox as the concatenation of `_wire`, `_program`, `_proxy`, `_judge`, `_command` and this file
+(standard library only); on the server these are ordinary modules.
+
+A program in another language is a command (`_command`): its program process execs it, and the test
+process judges it from outside (exit status, stdout). A compiled one is built first by a program
+process of its own, reported as test -1; its artifacts are restored into every test's wiped scratch.
 """
 
 import ctypes

@@ -1,12 +1,13 @@
 """The languages the sandbox runs, and how: one table, read by the pool (jobs), the backends (which
 toolchains are there) and the README's language table.
 
-Python runs inside the zygote's forked child (the fast path; see `_harness.run_child`). Every other
-language is a command: the zygote writes the source into the scratch directory, compiles it once per
-program in a fork of its own (compile limits), keeps the artifacts in memory, and before each test
-restores them into the freshly wiped scratch and execs the run command in a fork under the per-test
-limits. So every test sees the same isolation as a Python test, and no test can leave anything for
-the next one (not even a modified binary).
+Python runs in the program process's own interpreter (the fast path; see `_program.run_program`).
+Every other language is a command (see `_command`): the slot's test process writes the source into
+the scratch directory; a compiled language is built once per job by a program process of its own
+(compile limits); the test process keeps the artifacts and, before each test, restores them into the
+freshly wiped scratch, and a fresh program process execs the run command under the per-test limits.
+So every test sees the same isolation as a Python test, and no test can leave anything for the next
+one (not even a modified binary).
 """
 
 from __future__ import annotations
@@ -137,7 +138,7 @@ def host_languages() -> dict[str, str]:
     else the reason it is missing."""
     found: dict[str, str] = {}
     for lang in LANGUAGES.values():
-        # Python runs in the zygote's own interpreter: always there.
+        # Python runs in the harness's own interpreter: always there.
         missing = [] if lang.name == "python" else [tool for tool in lang.tools if not _under_usr(tool)]
         found[lang.name] = (f"{', '.join(missing)} not installed under /usr (Debian package "
                             f"{lang.packages}; scripts/install-system-deps.sh installs it)") if missing else ""
@@ -154,7 +155,7 @@ def _under_usr(tool: str) -> bool:
 
 def job_fields(lang: Language, program: str, *, memory_bytes: int, compile_timeout_s: float,
                compile_memory_bytes: int) -> dict[str, Any]:
-    """The zygote job fields that make it run `program` as a `lang` command (see `_harness.build_program`)."""
+    """The job fields that make the sandbox run `program` as a `lang` command (see `_harness.build_command`)."""
     compile_argv, run_argv = lang.commands(program)
     env = {**SANDBOX_ENV, **lang.env}
     fields: dict[str, Any] = {
