@@ -522,3 +522,10 @@ def _ancestors(pid: int) -> str:
             break
         chain.append(str(pid))
     return " ".join(chain)
+
+
+def test_a_small_memory_option_limits_the_program_not_the_judge(server):
+    result = score(server, "def f(x):\n    return x + 1\n", ["assert f(1) == 2"], memory_mb=48)
+    assert result["reward"] == 1.0, result["details"]
+    result = score(server, "def f(x):\n    return len(bytearray(200 << 20))\n", ["assert f(1) == 2"], memory_mb=48)
+    assert result["reward"] == 0.0 and "MemoryError" in str(result["details"]), result["details"]

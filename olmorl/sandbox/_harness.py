@@ -53,6 +53,7 @@ PIDNS = "--pidns" in sys.argv  # alone in a pid namespace: every pid but ours an
 SWEEP_LIMIT_S = 5.0  # processes still there this long after SIGKILL: give up the whole sandbox
 # The scratch dir is wiped after every test, so it must be named explicitly (never "the cwd").
 SCRATCH = sys.argv[sys.argv.index("--scratch") + 1] if "--scratch" in sys.argv else None
+TEST_PROCESS_MIN_MEMORY = 512 << 20  # address space of the test process, whatever the program's limit
 SHM = "/dev/shm"  # also wiped after every test where a program can write it
 # A seccomp filter to load in the zygote itself (hex of a raw BPF program), where no launcher loads
 # one (docker: bwrap's --seccomp is not there); every process inherits it.
@@ -256,7 +257,8 @@ def test_process(control, reply, zygote):
             return 0
         tests = read_frame(control)
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
-        resource.setrlimit(resource.RLIMIT_AS, (job["memory_bytes"] or hard, hard))  # soft: we are trusted
+        ours = max(job["memory_bytes"] or 0, TEST_PROCESS_MIN_MEMORY)  # the tests' own needs, not the program's
+        resource.setrlimit(resource.RLIMIT_AS, (ours if hard < 0 else min(ours, hard), hard))  # soft: trusted
         code = run_job(job, tests, reply, zygote, keep)
         if code:
             return code
