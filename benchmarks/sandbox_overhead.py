@@ -2,10 +2,13 @@
 
 - baseline: a fresh `python3 -c pass` subprocess (the cheapest possible "run a program");
 - cold sandbox: a fresh bwrap sandbox + interpreter per program (what a naive isolating runner pays);
-- warm path: one test in an already-running sandbox (zygote forks a child per test), measured as the
-  per-test time of a job of N trivial tests, for bwrap and (when an engine and the image are there)
-  the docker backend's warm container, rounds interleaved so both see the same machine load.
-  Target: <= 1 ms per test on the warm path.
+- warm path: one test in an already-running sandbox (a fresh program process per test, the test
+  judged in the separate test process), measured as the per-test time of a job of N trivial tests,
+  for bwrap and (when an engine and the image are there) the docker backend's warm container, rounds
+  interleaved so both see the same machine load. Target: <= 1 ms per test on the warm path.
+- the cost of the hardening: a bare fork per test inside the same bwrap sandbox, program and test run
+  in the forked child with nothing reported (the floor of the unhardened design, where the test ran
+  in the program's own process), against the warm path.
 - docker, for reference: starting a slot (container create + start + zygote ready), and a
   `docker exec python3 -c pass` into a warm container (the per-test cost without a zygote).
 
@@ -39,6 +42,30 @@ POOLS = {  # backend label -> SandboxPool arguments
     "docker": {"backend": "docker"},
     "docker+runsc": {"backend": "docker", "docker_runtime": "runsc"},
 }
+
+
+# In the sandbox: fork a child per test that runs the program and the test in its own process and
+# reports nothing (the least an unhardened fork-per-test runner can do); prints per-test seconds.
+BARE_FORK_LOOP = """
+import os, sys, time
+program, test = compile("x = 1", "<program>", "exec"), compile("assert x == 1", "<test>", "exec")
+n = int(sys.argv[1])
+started = time.perf_counter()
+for _ in range(n):
+    pid = os.fork()
+    if pid == 0:
+        namespace = {}
+        exec(program, namespace)
+        exec(test, namespace)
+        os._exit(0)
+    os.waitpid(pid, 0)
+print((time.perf_counter() - started) / n)
+"""
+
+
+def bare_fork_per_test(argv: list[str], rounds: int) -> list[float]:
+    return [float(subprocess.run(argv, check=True, env={}, capture_output=True, text=True).stdout)
+            for _ in range(rounds)]
 
 
 async def warm_per_test(backends: list[str], n: int, code: str | None, rounds: int = 5) -> dict[str, list[float]]:
@@ -126,11 +153,13 @@ def main() -> None:
     cold = time_subprocess(bwrap_argv[:cut + 1] + [python, "-c", "pass"], args.n // 4)
     for step in launch.cleanup:
         step()
-    warm_assert = asyncio.run(warm_per_test(backends, args.n, "__probe__(0, x)"))
+    bare = bare_fork_per_test(bwrap_argv[:cut + 1] + [python, "-c", BARE_FORK_LOOP, str(args.n)], 5)
+    warm_assert = asyncio.run(warm_per_test(backends, args.n, "assert x == 1"))
     warm_stdio = asyncio.run(warm_per_test(backends, args.n, None))
     rows = [
         ("python3 -c pass (fresh process)", base),
         ("fresh bwrap sandbox + python3 -c pass", cold),
+        ("bare fork per test in bwrap (unhardened floor)", bare),
         ("warm bwrap sandbox: one assert test", warm_assert["bwrap"]),
         ("warm bwrap sandbox: one stdio test", warm_stdio["bwrap"]),
     ]
@@ -155,6 +184,8 @@ def main() -> None:
         overhead = statistics.median(warm_assert[name])
         print(f"{name} warm per-test cost: {overhead * 1000:.2f} ms (target <= 1 ms); "
               f"{statistics.median(base) / overhead:.1f}x cheaper than a fresh python3")
+    print(f"cost of the hardening (bwrap, one assert test): "
+          f"{(statistics.median(warm_assert['bwrap']) - statistics.median(bare)) * 1000:.2f} ms per test over a bare fork")
     if reason:
         print(f"docker rows: not measured: {reason}")
     elif gvisor:

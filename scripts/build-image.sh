@@ -14,6 +14,11 @@
 #   OLMORL_BASE_IMAGE   base image (default olmorl-base:bookworm, built by build-base-image.sh);
 #                       set it to e.g. python:3.11-slim where a registry is reachable
 #   OLMORL_WHEELHOUSE   0 = leave docker/wheels/ alone and let pip in the build use PyPI
+#   OLMORL_IMAGE_VARIANT  full = also build $OLMORL_IMAGE:full, the server plus every sandbox language
+#                       toolchain and Python package (docker/Dockerfile.full); default lean: only the image
+#
+#   scripts/build-image.sh --sandbox-full   builds only olmorl-sandbox:full (docker/Dockerfile.full on the
+#                       base image): the image for the docker sandbox backend with every language
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -32,6 +37,17 @@ exec 9>"${TMPDIR:-/tmp}/olmorl-build-image.lock"
 flock 9
 if [ "$base" = olmorl-base:bookworm ]; then
     OLMORL_BASE_IMAGE="$base" "$here/build-base-image.sh"
+fi
+
+full_variant() {  # full_variant BASE TAG [RUN_USER]: docker/Dockerfile.full on BASE
+    local started=$SECONDS
+    DOCKER_BUILDKIT=0 docker build --network host -f "$repo/docker/Dockerfile.full" \
+        --build-arg BASE="$1" --build-arg RUN_USER="${3:-10001}" -t "$2" "$repo"
+    say "built $2 on $1 in $((SECONDS - started))s"
+}
+if [ "${1:-}" = --sandbox-full ]; then
+    full_variant "$base" olmorl-sandbox:full 65534
+    exit 0
 fi
 
 if [ "${OLMORL_WHEELHOUSE:-1}" != 0 ]; then
@@ -68,3 +84,6 @@ for stage in build wheel ""; do
 done
 say "built $image on $base in $((SECONDS - started))s: $(docker image inspect --format '{{.Size}}' "$image" \
     | awk '{printf "%.0f MB", $1 / 1e6}')"
+if [ "${OLMORL_IMAGE_VARIANT:-lean}" = full ]; then
+    full_variant "$image" "${image%%:*}:full"
+fi

@@ -2,9 +2,19 @@
 # System (Debian) packages olmorl needs at run time. Idempotent: installs only what is missing.
 #   bubblewrap  - the default sandbox for model-written code (olmorl.sandbox, backend "bwrap")
 #   python3     - Debian's interpreter, run inside the sandbox (only /usr is visible there)
+#   python3-*   - the packages sandboxed Python programs may import (README: "Sandbox packages")
+#   toolchains  - the sandbox's other languages (README: "Sandbox languages"): gcc/g++ (C, C++),
+#                 openjdk-17-jdk-headless (Java), nodejs (JavaScript), golang-go (Go), rustc (Rust)
+#
+# Environment:
+#   OLMORL_SANDBOX_TOOLCHAINS  0 = skip the language toolchains (Python and bash programs only)
 set -euo pipefail
 
-PACKAGES=(bubblewrap python3)
+PACKAGES=(bubblewrap python3
+          python3-numpy python3-pytest python3-sortedcontainers python3-sympy)
+if [ "${OLMORL_SANDBOX_TOOLCHAINS:-1}" != 0 ]; then
+    PACKAGES+=(gcc g++ libc6-dev openjdk-17-jdk-headless nodejs golang-go rustc)
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -20,6 +20,7 @@ import pytest
 from olmorl.rewards._local import LocalRewardServer
 from olmorl.rewards._settings import SandboxSettings
 from olmorl.sandbox._backends import SLOT_UID_BASE
+from olmorl.sandbox._languages import SANDBOX_ENV
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="bubblewrap missing: run scripts/install-system-deps.sh")
@@ -103,6 +104,9 @@ def slot_processes(server_pid: int) -> list[tuple[int, int, str]]:
     return found
 
 
+IDLE_PROCESSES = 2  # an idle slot: the zygote and its test process
+
+
 def assert_nothing_left_behind(server) -> None:
     deadline = time.monotonic() + 5
     while True:
@@ -110,10 +114,10 @@ def assert_nothing_left_behind(server) -> None:
         per_uid: dict[int, int] = {}
         for _, uid, _ in procs:
             per_uid[uid] = per_uid.get(uid, 0) + 1
-        if all(n <= 1 for n in per_uid.values()) or time.monotonic() > deadline:
+        if all(n <= IDLE_PROCESSES for n in per_uid.values()) or time.monotonic() > deadline:
             break
         time.sleep(0.1)
-    assert all(n <= 1 for n in per_uid.values()), f"processes outlived their run: {procs}"
+    assert all(n <= IDLE_PROCESSES for n in per_uid.values()), f"processes outlived their run: {procs}"
 
 
 ESCAPES = {
@@ -179,16 +183,18 @@ except OSError as e:
 """,
     "server_env_and_proc_environ": """
 import os
-# bwrap sets PWD and Python sets LC_CTYPE; anything else would come from the server.
-found = {k: v for k, v in os.environ.items() if k not in ('PWD', 'LC_CTYPE')}
+# bwrap sets PWD, Python sets LC_CTYPE, the sandbox its own fixed SANDBOX_ENV; anything else would
+# come from the server.
+own = SANDBOX_ENV_REPR
+found = {k: v for k, v in os.environ.items() if k not in ('PWD', 'LC_CTYPE') and own.get(k) != v}
 for pid in [p for p in os.listdir('/proc') if p.isdigit()]:
     try:
         data = open(f'/proc/{pid}/environ', 'rb').read()
-        if any(key in data for key in (b'OLMORL', b'PATH=', b'HOME=', b'USER=')): found[pid] = data[:50]
+        if any(key in data for key in (b'OLMORL', b'USER=', b'/root', b'VIRTUAL_ENV')): found[pid] = data[:50]
     except OSError:
         pass
-print("PWNED" if found else "blocked: empty environment", found)
-""",
+print("PWNED" if found else "blocked: only the sandbox's own environment", found)
+""".replace("SANDBOX_ENV_REPR", repr(SANDBOX_ENV)),
     "server_source": """
 import glob, os
 hits = [p for pat in ['/work/*/olmorl/rewards/*.py', '/root/**/olmorl/**/*.py', '/usr/**/olmorl/**/_server.py',

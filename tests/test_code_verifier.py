@@ -57,12 +57,6 @@ def test_ground_truth_formats_and_errors():
         parse_ground_truth(["assert f(1) == 2"], stdio_only=True)
 
 
-def test_expected_values_never_enter_the_sandbox():
-    suite = parse_ground_truth(["assert add(1, 2) == 31337", "assert abs(area(2.0) - 12.566) < 1e-3"])
-    for test in suite.tests:
-        assert "31337" not in test.input.code and "12.566" not in test.input.code
-
-
 def test_stdout_normalization_and_float_tolerance():
     assert stdout_matches("1 2  \n3\n\n", "1 2\n3")
     assert not stdout_matches("1 2\n", "1  2\n")
@@ -210,8 +204,8 @@ def test_sandbox_fusion_run_code(url):
     assert r["status"] == "Failed" and r["run_result"]["status"] == "TimeLimitExceeded"
     r = httpx.post(url + "/run_code", json={"code": "raise ValueError('x')", "language": "python"}).json()
     assert r["status"] == "Failed" and r["run_result"]["return_code"] == 1 and "ValueError" in r["run_result"]["stderr"]
-    r = httpx.post(url + "/run_code", json={"code": "int main(){}", "language": "cpp"}).json()
-    assert r["status"] == "SandboxError" and "not supported" in r["message"]
+    r = httpx.post(url + "/run_code", json={"code": "x", "language": "cobol"}).json()
+    assert r["status"] == "SandboxError" and "unknown language" in r["message"]
     assert httpx.get(url + "/v1/ping").text == "pong"
 
 

@@ -92,18 +92,23 @@ def score(srv: LocalRewardServer, response: str, ground_truth: Any, verifier: st
     return result
 
 
+def _idle(pids: list[int] | None) -> bool:
+    """An idle slot: the zygote (PID 1) and its test process."""
+    return pids is None or (pids[:1] == [1] and len(pids) <= 2)
+
+
 def assert_nothing_left_behind(api: Any, srv: LocalRewardServer) -> None:
-    """At most one container per slot, each holding exactly one process: the zygote (PID 1)."""
+    """At most one container per slot, each holding only the zygote and its test process."""
     deadline = time.monotonic() + 10
     while True:
         containers = server_containers(api, srv)
         procs = {c["Id"][:12]: _processes(api, c["Id"]) for c in containers}
-        ok = len(containers) <= SLOTS and all(p in ([1], None) for p in procs.values())
+        ok = len(containers) <= SLOTS and all(_idle(p) for p in procs.values())
         if ok or time.monotonic() > deadline:
             break
         time.sleep(0.2)
     assert len(containers) <= SLOTS, f"more containers than slots: {[c['Names'] for c in containers]}"
-    assert all(p in ([1], None) for p in procs.values()), f"processes outlived their run: {procs}"
+    assert all(_idle(p) for p in procs.values()), f"processes outlived their run: {procs}"
 
 
 _LIST_PIDS = "import os; print(' '.join(p for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()))"
@@ -191,7 +196,7 @@ print("PWNED" if hits else "blocked: no engine socket", hits)
 
 # The zygote is the container's PID 1: signals from inside its own namespace cannot kill it, so this
 # one harms nothing and the program goes on to print PWNED, its honest output (`kill(-1)`, which skips
-# PID 1, finds no other process and fails with ESRCH: reward 0).
+# PID 1, ends the slot's test process: reward 0, the container is replaced).
 HARMLESS = {"kill_parent"}
 
 
@@ -270,12 +275,12 @@ async def test_an_overrunning_container_is_killed_and_replaced(api: Any) -> None
         [first] = _pool_containers(api, pool)
         api.pause(first)  # the zygote stops answering: only the pool's deadline can end the run
         started = time.monotonic()
-        runs, failure = await pool.run("x = 1", [Input(code="__probe__(0, x)")])
+        runs, failure = await pool.run("x = 1", [Input(code="assert x == 1")])
         assert runs == [] and failure is not None and "overran" in failure, failure
         assert time.monotonic() - started < 15
         assert _pool_containers(api, pool) == []  # killed and removed
-        runs, failure = await pool.run("x = 1", [Input(code="__probe__(0, x)")])
-        assert failure is None and runs[0].frames[0] == {"site": 0, "values": [1]}, runs
+        runs, failure = await pool.run("x = 1", [Input(code="assert x == 1")])
+        assert failure is None and runs[0].status == "passed", runs
         [second] = _pool_containers(api, pool)
         assert second != first and pool.restarts == 1
     finally:
@@ -413,7 +418,26 @@ def test_gvisor_runtime_scores_and_contains(api: Any, reward_server) -> None:
         result = score(srv, f"```python\n{ESCAPES[name]}```", [{"input": "", "output": "PWNED"}], verifier="code_stdio")
         assert (result["status"], result["reward"]) == ("ok", 0.0), (name, result)
         test = result["details"]["tests"][0]
-        assert "sandbox" not in result["details"], (name, result["details"])  # contained, not crashed
+        if name != "kill_everything":  # kill(-1) also ends the job's harness processes (same uid): the
+            assert "sandbox" not in result["details"], (name, result["details"])  # slot is replaced
         if test["status"] == "failed" and "blocked" in ESCAPES[name]:
             assert "blocked" in test.get("stdout", ""), (name, test)
         assert score(srv, "def f(x):\n    return x * 2\n", ["assert f(2) == 4"])["reward"] == 1.0, name
+
+
+# -- hardening (issue 15): the same attacks as on bwrap ---------------------------------------------------
+def test_hacks_earn_nothing_in_the_container(server: LocalRewardServer) -> None:
+    from test_code_hardening import HACKS as HARDENING_HACKS, TEST_SHAPES
+
+    items = [{"id": f"{name}/{shape}", "verifier": "code", "response": f"```python\n{program}\n```",
+              "ground_truth": TEST_SHAPES[shape]}
+             for name, program in HARDENING_HACKS.items() for shape in ("loop", "check", "abs_diff", "isclose")]
+    for result in verify(server, items):
+        assert result["status"] == "ok" and result["reward"] == 0.0, result
+
+
+def test_no_foreign_data_and_nothing_survives_in_the_container(api: Any) -> None:
+    from test_code_hardening import check_no_foreign_data_in_memory, check_nothing_survives
+
+    check_no_foreign_data_in_memory("docker")
+    check_nothing_survives("docker")

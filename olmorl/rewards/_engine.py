@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from olmorl.rewards._metrics import RewardMetrics
 from olmorl.rewards._models import Status, VerifierInfo, VerifyItem, VerifyResult
 from olmorl.rewards._pool import ChunkedPool, PoolFailure, PoolJob
-from olmorl.rewards._registry import InvalidInput, Score, Verifier, canonical_name, load_verifiers
+from olmorl.rewards._registry import InvalidInput, Score, Verifier, canonical_name, current_request, load_verifiers
 from olmorl.rewards._settings import Settings
 
 log = logging.getLogger("olmorl.rewards")
@@ -86,6 +86,13 @@ class RewardEngine:
     # -- scoring ---------------------------------------------------------------------------------------
     async def verify_batch(self, raw_items: list[Any]) -> list[VerifyResult]:
         """Score raw (unvalidated) items; one result per item, in order, whatever fails."""
+        token = current_request.set(object())  # the items' tasks (fair turns for sandbox slots) inherit it
+        try:
+            return await self._score_batch(raw_items)
+        finally:
+            current_request.reset(token)
+
+    async def _score_batch(self, raw_items: list[Any]) -> list[VerifyResult]:
         started = time.perf_counter()
         self.metrics.inflight.inc(len(raw_items))
         try:

@@ -13,6 +13,7 @@ Two execution kinds:
 from __future__ import annotations
 
 import importlib
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal
 
@@ -43,6 +44,11 @@ class InvalidInput(ValueError):
 
 class NoOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# The batch (request) an item belongs to, for verifiers that share scarce resources fairly across
+# requests (the code sandbox's slots); set by the engine for every batch.
+current_request: ContextVar[object] = ContextVar("current_request", default=None)
 
 
 @dataclass(frozen=True)

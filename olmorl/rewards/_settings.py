@@ -58,8 +58,12 @@ class SandboxSettings(BaseSettings):
     python: str | None = None  # interpreter run inside the sandbox; default Debian's /usr/bin/python3
     scratch_mb: int = 64  # size of the sandbox's writable /tmp (tmpfs)
     max_test_timeout_s: float = 30.0  # ceiling on an item's `timeout_s` option
+    slots_per_request: int = 0  # sandbox slots one request may hold at once (0: all); turns are fair either way
     docker_image: str = "olmorl-base:bookworm"  # image of the docker backend (scripts/build-base-image.sh)
     docker_runtime: str | None = None  # OCI runtime of those containers, e.g. `runsc` (gVisor) for a paranoid mode
+    compile_timeout_s: float = 20.0  # wall-clock limit of a compiled program's one build step (and ceiling of the option)
+    compile_memory_mb: int = 1024  # memory ceiling of that build step (compilers need more than programs)
+    site_dirs: list[str] = Field(default_factory=list)  # extra read-only Python package dirs on the sandbox's sys.path
 
 
 class SessionSettings(BaseSettings):

@@ -22,9 +22,12 @@ from pathlib import Path
 from typing import Callable
 
 from olmorl.sandbox._cgroup import SlotCgroup
+from olmorl.sandbox._languages import HOST_ETC_PATHS, SANDBOX_ENV, host_languages
 from olmorl.sandbox._seccomp import seccomp_filter
 
-HARNESS = Path(__file__).with_name("_harness.py")
+# The harness, sent into the sandbox as one file: these parts concatenated (standard library only).
+HARNESS_PARTS = tuple(Path(__file__).with_name(name) for name in ("_wire.py", "_program.py", "_proxy.py", "_judge.py",
+                                                                      "_command.py", "_harness.py"))
 SLOT_UID_BASE = 61000  # slot N runs as uid 61000+N: RLIMIT_NPROC and kill sweeps stay per slot
 INSIDE_HARNESS = "/sandbox/harness.py"
 LINE_LIMIT = 32 << 20  # one test record from the zygote: output cap + frames, JSON-escaped
@@ -41,11 +44,15 @@ class SandboxLimits:
     test_timeout_s: float = 1.0
     memory_mb: int = 512
     max_processes: int = 64
-    max_output_bytes: int = 1 << 20
+    max_output_bytes: int = 1 << 20  # stdout kept per test
+    max_item_output_bytes: int = 16 << 20  # stdout kept over all tests of a run (what comes back)
     excerpt_bytes: int = 2048
     file_mb: int = 16
     open_files: int = 256
     scratch_mb: int = 64
+    slots_per_owner: int = 0  # slots one request may hold at once (0: no bound; fair turns either way)
+    compile_timeout_s: float = 20.0  # wall-clock limit of a program's one compile step (other languages)
+    compile_memory_mb: int = 1024  # memory ceiling of that step (compilers need more than the program)
 
 
 @dataclass
@@ -53,6 +60,7 @@ class Launch:
     argv: list[str]
     cwd: str | None = None
     pass_fds: tuple[int, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)  # bwrap's own stays empty (it shows in /proc/1/environ)
     preexec: Callable[[], None] | None = None
     cleanup: list[Callable[[], None]] = field(default_factory=list)
     scratch: str | None = None  # a host directory the sandbox writes to (None: a tmpfs inside it)
@@ -65,6 +73,10 @@ def _dev_args() -> list[str]:
     if os.stat("/dev").st_mode & 0o001:
         return ["--dev", "/dev"]
     return ["--tmpfs", "/dev"]
+
+
+def harness_source() -> bytes:
+    return b"\n".join(part.read_bytes() for part in HARNESS_PARTS)
 
 
 def _memfd(name: str, data: bytes) -> int:
@@ -139,7 +151,7 @@ class SubprocessChannel(Channel):
         try:
             proc = await asyncio.create_subprocess_exec(
                 *launch.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, cwd=launch.cwd, env={}, pass_fds=launch.pass_fds,
+                stderr=asyncio.subprocess.PIPE, cwd=launch.cwd, env=launch.env, pass_fds=launch.pass_fds,
                 preexec_fn=launch.preexec, start_new_session=True, limit=LINE_LIMIT,
             )
         except BaseException:
@@ -185,17 +197,26 @@ class Backend:
     name: str = ""
     secure: bool = False
 
-    def __init__(self, python: str | None, limits: SandboxLimits) -> None:
+    def __init__(self, python: str | None, limits: SandboxLimits, *, site_dirs: tuple[str, ...] = ()) -> None:
         self.python = sandbox_python(python)
         self.limits = limits
         self.root = os.geteuid() == 0
+        self.site_dirs = _checked_site_dirs(site_dirs)
+        self._languages: dict[str, str] | None = None
+
+    def languages(self) -> dict[str, str]:
+        """Every language of the table: "" when this sandbox can run it, else why not."""
+        if self._languages is None:
+            self._languages = host_languages()
+        return self._languages
 
     def unavailable(self) -> str | None:
         """Why this backend cannot run here, or None."""
         return None
 
-    def launch(self, slot: int, script: Path = HARNESS) -> Launch:
-        """How to start `script` (the zygote by default; a session's interpreter) in slot `slot`."""
+    def launch(self, slot: int, script: Path | None = None) -> Launch:
+        """How to start `script` (default: the harness, whose zygote runs tests; a session's interpreter)
+        in slot `slot`."""
         raise NotImplementedError
 
     async def open(self, slot: int) -> Channel:
@@ -212,8 +233,23 @@ class Backend:
         """Backend facts for /readyz (beyond name and `secure`)."""
         return {}
 
+    def site_dir_args(self) -> list[str]:
+        return [arg for i in range(len(self.site_dirs)) for arg in ("--site-dir", inside_site_dir(i))]
+
     def _slot_uid(self, slot: int) -> int | None:
         return SLOT_UID_BASE + slot if self.root else None
+
+
+def _checked_site_dirs(dirs: tuple[str, ...]) -> tuple[str, ...]:
+    for path in dirs:
+        if not os.path.isabs(path) or not os.path.isdir(path):
+            raise SandboxUnavailable(f"sandbox.site_dirs: {path!r} is not an absolute path to a directory")
+    return tuple(dirs)
+
+
+def inside_site_dir(index: int) -> str:
+    """Where the `index`-th extra package dir appears inside the sandbox (added to sys.path there)."""
+    return f"/sandbox/site/{index}"
 
 
 class BwrapBackend(Backend):
@@ -235,7 +271,7 @@ class BwrapBackend(Backend):
         # Only the standard library is visible: installed packages (and olmorl itself) are masked.
         return ["--ro-bind", prefix, prefix, "--tmpfs", site]
 
-    def launch(self, slot: int, script: Path = HARNESS) -> Launch:
+    def launch(self, slot: int, script: Path | None = None) -> Launch:
         limits = self.limits
         cgroup = SlotCgroup.create(slot, limits) if self.root else None
         argv = [
@@ -246,12 +282,17 @@ class BwrapBackend(Backend):
             "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
             "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
             *self._python_binds(),
+            *(arg for path in HOST_ETC_PATHS for arg in ("--ro-bind-try", path, path)),
+            *(arg for i, path in enumerate(self.site_dirs) for arg in ("--ro-bind", path, inside_site_dir(i))),
+            *(arg for name, value in SANDBOX_ENV.items() for arg in ("--setenv", name, value)),
             "--proc", "/proc", *_dev_args(),
+            # /dev itself read-only; shared memory a sized tmpfs, wiped after every test like /tmp
+            "--size", str(limits.scratch_mb << 20), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
             "--size", str(limits.scratch_mb << 20), "--tmpfs", "/tmp",
         ]
         launch = Launch(argv=argv, preexec=_preexec(self._slot_uid(slot), cgroup, limits), cgroup=cgroup)
         # The harness goes in as data, so the slot uid never needs to read the server's files.
-        harness_fd = _memfd("harness", script.read_bytes())
+        harness_fd = _memfd("harness", script.read_bytes() if script else harness_source())
         argv += ["--ro-bind-data", str(harness_fd), INSIDE_HARNESS, "--remount-ro", "/", "--chdir", "/tmp"]
         fds = [harness_fd]
         bpf = seccomp_filter()
@@ -261,7 +302,8 @@ class BwrapBackend(Backend):
             fds.append(seccomp_fd)
         launch.pass_fds = tuple(fds)
         launch.cleanup += [lambda fd=fd: os.close(fd) for fd in fds]
-        argv += ["--", self.python, "-X", "utf8", "-I", "-B", INSIDE_HARNESS, "--pidns", "--scratch", "/tmp"]
+        argv += ["--", self.python, "-X", "utf8", "-I", "-B", INSIDE_HARNESS, "--pidns", "--scratch", "/tmp",
+                 *self.site_dir_args()]
         if cgroup is not None:
             launch.cleanup.append(cgroup.destroy)
         return launch
@@ -273,20 +315,26 @@ class ProcessBackend(Backend):
     name = "process"
     secure = False
 
-    def launch(self, slot: int, script: Path = HARNESS) -> Launch:
+    def launch(self, slot: int, script: Path | None = None) -> Launch:
         uid = self._slot_uid(slot)
         cgroup = SlotCgroup.create(slot, self.limits) if self.root else None
-        scratch = tempfile.mkdtemp(prefix=f"olmorl-sandbox-{slot}-")
+        home = tempfile.mkdtemp(prefix=f"olmorl-sandbox-{slot}-")
+        scratch = os.path.join(home, "scratch")
+        os.mkdir(scratch)
+        harness = os.path.join(home, "harness.py")
+        Path(harness).write_bytes(script.read_bytes() if script else harness_source())
+        os.chmod(home, 0o755)
         if uid is not None:
             os.chown(scratch, uid, uid)
         launch = Launch(
-            argv=[self.python, "-X", "utf8", "-I", "-B", str(script), "--scratch", scratch],
-            cwd=scratch,
+            argv=[self.python, "-X", "utf8", "-I", "-B", harness, "--scratch", scratch,
+                  *(arg for path in self.site_dirs for arg in ("--site-dir", path))],
+            cwd=scratch, env=dict(SANDBOX_ENV, HOME=scratch),
             preexec=_preexec(uid, cgroup, self.limits),
             scratch=scratch,
             cgroup=cgroup,
         )
-        launch.cleanup.append(lambda: shutil.rmtree(scratch, ignore_errors=True))
+        launch.cleanup.append(lambda: shutil.rmtree(home, ignore_errors=True))
         if cgroup is not None:
             launch.cleanup.append(cgroup.destroy)
         return launch

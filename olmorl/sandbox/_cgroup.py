@@ -42,7 +42,8 @@ class SlotCgroup:
     def create(cls, slot: int, limits: SandboxLimits) -> SlotCgroup | None:
         own = _own_v1_paths()
         name = f"olmorl-{os.getpid()}-slot{slot}-{next(_counter)}"
-        memory_bytes = (limits.memory_mb + 96) << 20  # the zygote and bwrap come on top of the program
+        # The zygote and bwrap come on top of the program (or of its compiler, which may need more).
+        memory_bytes = (max(limits.memory_mb, limits.compile_memory_mb) + 96) << 20
         settings = {
             "memory": {"memory.limit_in_bytes": str(memory_bytes), "memory.swappiness": "0"},
             "pids": {"pids.max": str(limits.max_processes + 4)},

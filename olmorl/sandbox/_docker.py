@@ -31,7 +31,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from olmorl.sandbox._backends import HARNESS, LINE_LIMIT, Backend, Channel, SandboxLimits, SandboxUnavailable
+from olmorl.sandbox._backends import (LINE_LIMIT, Backend, Channel, SandboxLimits, SandboxUnavailable,
+                                      harness_source, inside_site_dir)
+from olmorl.sandbox._languages import LANGUAGES, SANDBOX_ENV
 from olmorl.sandbox._seccomp import seccomp_filter
 
 log = logging.getLogger("olmorl.sandbox")
@@ -41,6 +43,7 @@ INSIDE_PYTHON = "/usr/bin/python3"
 LABEL = "org.olmorl.sandbox"  # every sandbox container carries it
 OWNER_LABEL = "org.olmorl.sandbox.owner"  # "HOST/PID/STARTTIME" of the server that made it
 SLOT_LABEL = "org.olmorl.sandbox.slot"
+LANGUAGES_LABEL = "org.olmorl.sandbox.languages"  # on an image: the languages its toolchains cover
 USER = "65534:65534"  # nobody:nogroup in Debian images
 CPUS_PER_SLOT = 1.0  # a slot runs one test at a time
 ZYGOTE_MEMORY_MB = 96  # the harness on top of the program's own ceiling
@@ -238,16 +241,18 @@ class DockerBackend(Backend):
     secure = True
 
     def __init__(self, python: str | None, limits: SandboxLimits, *, image: str | None = None,
-                 runtime: str | None = None) -> None:
+                 runtime: str | None = None, site_dirs: tuple[str, ...] = ()) -> None:
         self.python = python or INSIDE_PYTHON  # a path inside the image
         self.limits = limits
         self.root = False
+        self.site_dirs = tuple(site_dirs)  # host dirs, bind-mounted read-only (the engine must see them)
+        self._languages: dict[str, str] | None = None
         self.image = image or DEFAULT_IMAGE
         self.runtime = runtime or None
         self.owner = owner_id()
         self.gvisor = False  # set by prepare() from the engine's runtime table
         self._api: Any = None
-        self._harness = HARNESS.read_bytes()
+        self._harness = harness_source()
         bpf = seccomp_filter()
         self._seccomp = ["--seccomp-hex", bpf.hex()] if bpf is not None else []
 
@@ -286,6 +291,21 @@ class DockerBackend(Backend):
             api.close()
         return None
 
+    def languages(self) -> dict[str, str]:
+        """The image says what it carries: the label LANGUAGES_LABEL (docker/Dockerfile.full sets it);
+        an image without it runs Python and bash (Debian's minimal base has both)."""
+        if self._languages is None:
+            try:
+                labels = (self.api.inspect_image(self.image).get("Config") or {}).get("Labels") or {}
+            except Exception as exc:  # engine down: unavailable() reports it; don't cache a guess
+                return {name: f"the docker image could not be inspected: {exc}" for name in LANGUAGES}
+            listed = {n.strip() for n in labels.get(LANGUAGES_LABEL, "python,bash").split(",")}
+            self._languages = {name: "" if name in listed else
+                               f"the image {self.image!r} does not carry it (build the full variant: "
+                               "OLMORL_IMAGE_VARIANT=full scripts/build-image.sh, or set sandbox.docker_image)"
+                               for name in LANGUAGES}
+        return self._languages
+
     def describe(self) -> dict[str, object]:
         return {"image": self.image, "runtime": self.runtime or "default", **({"gvisor": True} if self.gvisor else {})}
 
@@ -296,6 +316,7 @@ class DockerBackend(Backend):
             runtimes = (await asyncio.to_thread(self.api.info)).get("Runtimes") or {}
             path = str((runtimes.get(self.runtime) or {}).get("path", ""))
             self.gvisor = "runsc" in os.path.basename(path) or "runsc" in self.runtime
+        await asyncio.to_thread(self.languages)  # read the image's label once, off the event loop
         removed = await asyncio.to_thread(self._remove_orphans)
         if removed:
             log.warning("removed %d sandbox container(s) left by servers that are gone", removed)
@@ -327,7 +348,8 @@ class DockerBackend(Backend):
         from docker.types import LogConfig, Ulimit
 
         limits = self.limits
-        memory_mb = limits.memory_mb + limits.scratch_mb + ZYGOTE_MEMORY_MB  # tmpfs pages count too
+        # tmpfs pages count too; a compiler may need more than the program
+        memory_mb = max(limits.memory_mb, limits.compile_memory_mb) + limits.scratch_mb + ZYGOTE_MEMORY_MB
         memory_mb += GVISOR_MEMORY_MB if self.gvisor else 0
         memory = f"{memory_mb}m"
         processes = limits.max_processes + 4
@@ -341,7 +363,9 @@ class DockerBackend(Backend):
         host_config = api.create_host_config(
             network_mode="none",
             read_only=True,
-            tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.scratch_mb}m,mode=1777"},
+            # exec: compiled programs run from the scratch dir (docker's tmpfs default is noexec)
+            tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={limits.scratch_mb}m,mode=1777"},
+            binds={path: {"bind": inside_site_dir(i), "mode": "ro"} for i, path in enumerate(self.site_dirs)},
             ipc_mode="none",
             mem_limit=memory,
             memswap_limit=memory,
@@ -356,11 +380,11 @@ class DockerBackend(Backend):
             runtime=self.runtime,
         )
         command = [self.python, "-X", "utf8", "-I", "-B", "-c", _BOOT.format(size=len(self._harness)),
-                   "--pidns", "--scratch", "/tmp", *self._seccomp]
+                   "--pidns", "--scratch", "/tmp", *self._seccomp, *self.site_dir_args()]
         created = api.create_container(
             self.image, command=command, user=USER, hostname="sandbox", working_dir="/tmp",
             # not detached + stdin_open: docker-py sets StdinOnce (stdin closes when we disconnect)
-            stdin_open=True, tty=False, network_disabled=True,
+            stdin_open=True, tty=False, network_disabled=True, environment=dict(SANDBOX_ENV),
             labels={LABEL: "1", OWNER_LABEL: self.owner, SLOT_LABEL: str(slot)},
             name=f"olmorl-sandbox-{os.getpid()}-{slot}-{secrets.token_hex(4)}",  # unique across pools
             host_config=host_config,

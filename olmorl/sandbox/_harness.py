@@ -1,196 +1,106 @@
-"""The zygote: started once inside a sandbox, it forks one child per test and reports what happened.
+"""The harness inside a sandbox slot: three kinds of process, so that no verdict comes from a process
+the program can reach, and no program can read another job's data.
 
-Runs under the sandbox's interpreter with the standard library only (never imports olmorl).
-Protocol: one JSON job per line on the control fd (stdin at start), one JSON line per test result
-on the reply fd (stdout at start), then `{"end": true}`. A child writes frames (JSON lines tagged
-with a per-test nonce) to its own result pipe; the zygote forwards only frames that carry it.
+    zygote (one per slot, warm)  never reads job data; forks program processes as the test process asks
+    ├─ test process (one per slot)  reads jobs (program + tests), runs and judges the tests, writes records
+    └─ program process × N       one per test: gets its program (nothing else), runs it, answers requests
 
-Trust: the zygote never runs untrusted code. It is non-dumpable (children cannot read or write its
-memory through /proc) and closes its control fds in every child. Values are serialized strictly
-(exact builtin types only) so that an object with a forged `__eq__` never leaves the sandbox, and
-expected values never enter it: the server compares outside.
+The test process holds the expected values and is the only writer of records; a program process
+only sees what the test asks it (see `_proxy`). Program processes are forked from the zygote, which
+has never held any job: a program inherits the warm interpreter, receives its own program text, and
+can find nothing of another submission or of any test (not even other tests' stdin) in its memory.
+Every process here is non-dumpable, so a program (same uid) cannot read or write the others' memory
+through /proc; seccomp denies ptrace and changing another process's limits or priority. The next
+test's program process is forked while a test runs and starts only after that test's cleanup.
+
+Protocol: control input (fd 0 at start) carries per job a length-prefixed header (JSON: job id,
+program, limits) and a length-prefixed test list; the reply output (fd 1 at start) carries one JSON
+record per test, each with its job id, then `{"end": true, "job": ID}`. The harness is sent into
+the sandbox as the concatenation of `_wire`, `_program`, `_proxy`, `_judge`, `_command` and this file
+(standard library only); on the server these are ordinary modules.
+
+A program in another language is a command (`_command`): its program process execs it, and the test
+process judges it from outside (exit status, stdout). A compiled one is built first by a program
+process of its own, reported as test -1; its artifacts are restored into every test's wiped scratch.
 """
 
-import builtins
 import ctypes
 import gc
 import json
 import os
 import resource
-import select
 import signal
+import socket
 import sys
 import tempfile
 import time
-import traceback
-import types
 
 # Warm the modules programs commonly import, so each fork starts with them loaded.
 import bisect, collections, copy, decimal, fractions, functools, heapq, itertools, math  # noqa: E401,F401
 import operator, random, re, statistics, string, typing  # noqa: E401,F401
-from collections import Counter, OrderedDict, defaultdict, deque
-from decimal import Decimal
-from fractions import Fraction
+
+if __name__ != "__main__":  # a module of the server; inside the sandbox the parts are one file
+    from olmorl.sandbox._command import exec_command, keep_files, restore_files
+    from olmorl.sandbox._judge import judge_code, judge_command, judge_stdio, wait_exit
+    from olmorl.sandbox._program import run_program
+    from olmorl.sandbox._proxy import Conn, TestTimeout, clear_deadline
 
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
-PIDNS = "--pidns" in sys.argv  # alone in a pid namespace: every other pid but 1 is ours to kill
-POLL_S = 0.001  # exit polling interval where pidfd_open is missing
+PIDNS = "--pidns" in sys.argv  # alone in a pid namespace: every pid but ours and init is the program's
 SWEEP_LIMIT_S = 5.0  # processes still there this long after SIGKILL: give up the whole sandbox
 # The scratch dir is wiped after every test, so it must be named explicitly (never "the cwd").
 SCRATCH = sys.argv[sys.argv.index("--scratch") + 1] if "--scratch" in sys.argv else None
+TEST_PROCESS_MIN_MEMORY = 512 << 20  # address space of the test process, whatever the program's limit
+SHM = "/dev/shm"  # also wiped after every test where a program can write it
 # A seccomp filter to load in the zygote itself (hex of a raw BPF program), where no launcher loads
-# one (docker: bwrap's --seccomp is not there); every test child inherits it.
+# one (docker: bwrap's --seccomp is not there); every process inherits it.
 SECCOMP_HEX = sys.argv[sys.argv.index("--seccomp-hex") + 1] if "--seccomp-hex" in sys.argv else None
-SAFE_BUILTINS = dict(builtins.__dict__)  # snapshot before any program can patch builtins
-_ITERATOR_TYPES = tuple({type(iter(x)) for x in ([], (), {}, set(), "", range(0), b"")}
-                        | {types.GeneratorType, map, filter, zip, enumerate, reversed, range})
+# Extra read-only package dirs the operator mounted (sandbox.site_dirs); after the standard library.
+sys.path.extend(sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--site-dir")
+ZYGOTE = os.getpid()
 
 
-class NotPlainData(TypeError):
-    pass
+# -- framing -----------------------------------------------------------------------------------------
+def read_frame(fd):
+    """One length-prefixed frame from `fd`, reading exactly its bytes (nothing of the next one)."""
+    digits = b""
+    while not digits.endswith(b"\n"):
+        byte = os.read(fd, 1)
+        if not byte:
+            return None
+        digits += byte
+        if len(digits) > 20:
+            raise ValueError("malformed frame length")
+    size, data = int(digits), bytearray()
+    while len(data) < size:
+        chunk = os.read(fd, min(size - len(data), 1 << 20))
+        if not chunk:
+            raise EOFError("control input closed inside a frame")
+        data += chunk
+    return json.loads(data)
 
 
-def encode(value, depth=0):
-    """Plain data to tagged JSON; anything else (a subclass with its own __eq__ ...) is refused."""
-    t = type(value)
-    if depth > 64:
-        raise NotPlainData("value nested deeper than 64 levels")
-    if value is None or t is bool or t is str:
-        return value
-    if t is int:
-        return value if -(2 ** 53) < value < 2 ** 53 else {"$i": str(value)}
-    if t is float:
-        return value if value == value and value not in (float("inf"), float("-inf")) else {"$f": repr(value)}
-    if t is list:
-        return [encode(v, depth + 1) for v in value]
-    if t is tuple:
-        return {"$t": [encode(v, depth + 1) for v in value]}
-    if t is set or t is frozenset:
-        return {"$s" if t is set else "$fs": [encode(v, depth + 1) for v in value]}
-    if t is dict or t is Counter or t is OrderedDict or t is defaultdict:
-        return {"$d": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in dict.items(value)]}
-    if t is deque:
-        return {"$q": [encode(v, depth + 1) for v in value]}
-    if t is bytes:
-        return {"$b": value.hex()}
-    if t is complex:
-        return {"$c": [repr(value.real), repr(value.imag)]}
-    if t is Fraction:
-        return {"$fr": [str(value.numerator), str(value.denominator)]}
-    if t is Decimal:
-        return {"$dec": str(value)}
-    raise NotPlainData(f"a value of type {t.__module__}.{t.__qualname__} is not plain data")
+def write_line(fd, obj):
+    data = (json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
+    while data:
+        data = data[os.write(fd, data):]
 
 
-def check_plain(value, depth=0):
-    """Raise unless `value` is plain data (or a builtin iterator/generator, checked lazily by its user)."""
-    if isinstance(value, _ITERATOR_TYPES) and type(value) in _ITERATOR_TYPES:
-        return value
-    encode(value, depth)
-    return value
-
-
-def guarded(func):
-    """Wrap a program function so that only plain data comes back from it into the tests."""
-    def call(*args, **kwargs):
-        return check_plain(func(*args, **kwargs))
-    call.__name__ = getattr(func, "__name__", "function")
-    call.__wrapped_program_function__ = True
-    return call
-
-
-def _make_frame_writer(fd, nonce):
-    write = os.write
-    dumps = json.dumps
-
-    def send(obj):
-        obj["n"] = nonce
-        data = (dumps(obj, separators=(",", ":")) + "\n").encode()
-        while data:
-            data = data[write(fd, data):]
-    return send
-
-
-def run_child(job, test, result_fd, nonce):
-    """In the forked child: run the program, then the test; report through frames."""
-    send = _make_frame_writer(result_fd, nonce)
-    sys.stdin = open(0, "r", closefd=False)
-    sys.stdout = open(1, "w", closefd=False)
-    sys.stderr = open(2, "w", closefd=False)
-    module = types.ModuleType("__main__")
-    namespace = module.__dict__
-    namespace["__builtins__"] = builtins
-    sys.modules["__main__"] = module
-    sys.argv = ["main.py"]
-    try:
-        code = compile(job["program"], "<program>", "exec")
-        exec(code, namespace)
-        exit_code = 0
-    except SystemExit as exc:
-        exit_code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except BaseException as exc:  # the program failed before any test ran
-        traceback.print_exc()
-        _flush()
-        send({"program_error": f"{type(exc).__name__}: {exc}"[:2000]})
-        return
-    _flush()
-    if test.get("code") is None:  # stdio: the output is the evidence, compared outside
-        send({"done": True, "exit": exit_code})
-        return
-    test_ns = {name: (guarded(v) if isinstance(v, types.FunctionType) and v.__globals__ is namespace else v)
-               for name, v in namespace.items()}
-    test_ns["__builtins__"] = dict(SAFE_BUILTINS)
-    test_ns["__name__"] = "__test__"
-
-    def probe(site, *values):
-        send({"site": site, "values": [encode(v) for v in values]})
-
-    def call_entry(name, args):
-        fn = test_ns.get(name)
-        if fn is None and "Solution" in namespace:
-            fn = guarded(getattr(namespace["Solution"](), name))
-        if fn is None:
-            raise NameError(f"the program defines no function {name!r}")
-        return fn(*args)
-
-    test_ns["__probe__"] = probe
-    test_ns["__call_entry__"] = call_entry
-    test_ns["__args__"] = test.get("args")
-    try:
-        exec(compile(test["code"], "<test>", "exec"), test_ns)
-    except AssertionError as exc:
-        _flush()
-        send({"failed": f"AssertionError: {exc}"[:2000]})
-        return
-    except BaseException as exc:
-        _flush()
-        send({"error": f"{type(exc).__name__}: {exc}"[:2000]})
-        return
-    _flush()
-    send({"done": True})
-
-
-def _flush():
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BaseException:
-            pass
-
-
-def set_child_limits(job):
-    cpu = int(job["timeout"]) + 1
-    limits = [
-        (resource.RLIMIT_CPU, cpu),
-        (resource.RLIMIT_CORE, 0),
-        (resource.RLIMIT_FSIZE, job["file_bytes"]),
-        (resource.RLIMIT_NOFILE, job["open_files"]),
-    ]
+# -- limits, sweeping, cleaning ------------------------------------------------------------------------
+def set_limits(job, cpu=True):
+    limits = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, job["file_bytes"]),
+              (resource.RLIMIT_NOFILE, job["open_files"])]
+    if cpu:
+        limits.append((resource.RLIMIT_CPU, int(job["timeout"]) + 1))
     if job.get("memory_bytes"):
-        limits.append((resource.RLIMIT_AS, job["memory_bytes"]))
+        # The JVM, V8 and Go reserve gigabytes of address space up front: RLIMIT_DATA bounds them instead.
+        kind = resource.RLIMIT_DATA if job.get("memory_rlimit") == "data" else resource.RLIMIT_AS
+        limits.append((kind, job["memory_bytes"]))
+    if job.get("stack_bytes"):  # native code may recurse as deep as its memory allows
+        limits.append((resource.RLIMIT_STACK, job["stack_bytes"]))
     for which, value in limits:
         try:
             resource.setrlimit(which, (value, value))
@@ -198,180 +108,314 @@ def set_child_limits(job):
             pass
 
 
-def sweep(child_pid):
-    """Kill every process the test left behind (daemons, forks, zombies' parents)."""
-    if child_pid > 0:
+def sweep(pgid, keep, reap=None):
+    """Kill every process a test left (its group; in a pid namespace, every pid not in `keep`), and
+    with `reap` (which has their parents reap them), until they are gone."""
+    if pgid > 0:
         try:
-            os.killpg(child_pid, signal.SIGKILL)
+            os.killpg(pgid, signal.SIGKILL)
         except OSError:
             pass
-    if PIDNS:
-        # Until the namespace holds only us (and its init): killed processes and zombies both still
-        # show in /proc, and a fork racing the kill leaves an orphan that the next round catches.
-        # When we are PID 1 (docker), orphans are ours to reap; nothing may carry over to the next
-        # test, not even a zombie holding a pid.
-        me = os.getpid()
-        deadline = time.monotonic() + SWEEP_LIMIT_S
-        while True:
-            others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
-            if not others:
-                break
-            for pid in others:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            _reap()
-            if time.monotonic() > deadline:  # fail safe: the pool replaces a sandbox whose zygote is gone
-                sys.exit(f"harness: {len(others)} processes outlived SIGKILL for {SWEEP_LIMIT_S} s")
-            time.sleep(0.0005)
-    _reap()
-
-
-def _reap():
+    if not PIDNS:
+        return
+    deadline = time.monotonic() + SWEEP_LIMIT_S
     while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
+        others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep]
+        if not others:
             return
-        if pid == 0:
+        for pid in others:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if reap is None:
             return
+        reap()
+        if time.monotonic() > deadline:  # fail safe: the pool replaces a sandbox whose zygote is gone
+            sys.exit(f"harness: {len(others)} processes outlived SIGKILL for {SWEEP_LIMIT_S} s")
+        time.sleep(0.0005)
 
 
 def clean_scratch(path):
-    for root, dirs, files in os.walk(path, topdown=False):
-        for name in files:
+    """Empty `path` without following links; unreadable (mode 000) directories are opened first.
+    Returns whether it is empty afterwards."""
+    stack = [path]
+    dirs = []
+    while stack:
+        current = stack.pop()
+        try:
+            entries = list(os.scandir(current))
+        except OSError:
+            continue
+        for entry in entries:
             try:
-                os.unlink(os.path.join(root, name))
+                if entry.is_dir(follow_symlinks=False):
+                    os.chmod(entry.path, 0o700)  # a directory, not a link: nothing outside is touched
+                    stack.append(entry.path)
+                    dirs.append(entry.path)
+                else:
+                    os.unlink(entry.path)
             except OSError:
                 pass
-        for name in dirs:
-            full = os.path.join(root, name)
-            if os.path.islink(full):  # never chmod through a link the program planted (e.g. -> /)
-                try:
-                    os.unlink(full)
-                except OSError:
-                    pass
-                continue
-            try:
-                os.chmod(full, 0o700)
-                os.rmdir(full)
-            except OSError:
-                try:
-                    os.unlink(full)  # a symlink to a directory
-                except OSError:
-                    pass
+    for directory in reversed(dirs):
+        try:
+            os.rmdir(directory)
+        except OSError:
+            pass
+    try:
+        return not os.listdir(path)
+    except OSError:
+        return True
 
 
-def run_test(job, index, test, scratch):
-    """Fork one child for one test, watch it under the deadline, return the result record."""
+# -- the program process's side of a test (forked by the job process) -------------------------------
+def start_program(tester):
+    """Fork a program process and hand the test process its stdin (an empty memory file it fills),
+    stdout, stderr and request socket. The process waits for `g` and a frame (mode, program,
+    limits) on the socket: it may be forked while the previous test of its job still runs, but
+    starts only once that one is cleaned up. It learns nothing else of the job."""
+    stdin_fd = os.memfd_create("stdin")
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    res_r, res_w = os.pipe()
-    stdin_fd = os.memfd_create("stdin")
-    data = (test.get("stdin") or "").encode()
-    while data:
-        data = data[os.write(stdin_fd, data):]
-    os.lseek(stdin_fd, 0, os.SEEK_SET)
-    nonce = os.urandom(16).hex()
-    started = time.monotonic()
-    try:
-        pid = os.fork()
-    except OSError as exc:  # out of pids: whatever holds them is swept below
-        for fd in (out_r, out_w, err_r, err_w, res_r, res_w, stdin_fd):
-            os.close(fd)
-        sweep(-1)
-        return {"i": index, "timed_out": False, "signal": None, "exit": None, "frames": [], "stdout": "",
-                "stdout_truncated": False, "stderr": f"sandbox could not fork: {exc}", "runtime": 0.0}
-    if pid == 0:  # child
+    mine, theirs = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
         try:
             os.setsid()
-            os.chdir(scratch)
-            os.dup2(stdin_fd, 0)
-            os.dup2(out_w, 1)
-            os.dup2(err_w, 2)
-            keep = res_w if res_w > 2 else os.dup(res_w)
-            os.closerange(3, keep)
-            os.closerange(keep + 1, 1 << 16)
-            set_child_limits(job)
-            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+            os.chdir(SCRATCH)
+            high = [os.dup(fd) if fd <= 3 else fd for fd in (stdin_fd, out_w, err_w, theirs.fileno())]
+            for target, fd in enumerate(high):
+                os.dup2(fd, target)
+            os.closerange(4, 1 << 16)
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            run_child(job, test, keep, nonce)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            if os.read(3, 1) == b"g":
+                start = read_frame(3)
+                set_limits(start)
+                if start["mode"] == "exec":
+                    exec_command(start, SCRATCH, 3)
+                code = run_program(start["program"], start["mode"], 3)
         finally:
-            os._exit(0)
-    for fd in (out_w, err_w, res_w, stdin_fd):
+            os._exit(code)
+    for fd in (out_w, err_w):
         os.close(fd)
-    cap, excerpt = job["max_output"], job["excerpt"]
-    caps = {out_r: cap, err_r: excerpt, res_r: 4 << 20}
-    streams = {fd: bytearray() for fd in caps}
-    closed, capped = set(), set()
-    deadline = started + job["timeout"]
-    timed_out, status = False, None
-    try:
-        pidfd = os.pidfd_open(pid)  # readable once the child exits: no polling
-    except OSError:  # no pidfd_open (gVisor): poll for the exit every POLL_S instead
-        pidfd = None
+    theirs.close()
+    socket.send_fds(tester, [str(pid).encode()], [stdin_fd, out_r, err_r, mine.fileno()])
+    for fd in (stdin_fd, out_r, err_r):
+        os.close(fd)
+    mine.close()
+
+
+def serve_forks(tester):
+    """The zygote's loop: fork program processes as the test process asks; reap every child."""
+    ended = {}
+
+    def reap(signum=None, frame=None):
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            ended[pid] = status
+
+    signal.signal(signal.SIGCHLD, reap)
     while True:
-        open_fds = [fd for fd in caps if fd not in closed]
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            timed_out = status is None
-            break
-        if status is not None and not open_fds:
-            break
-        # Once the child is gone, only drain what is already there (a daemon may hold the pipes).
-        wait = 0 if status is not None else remaining if pidfd is not None else min(remaining, POLL_S)
-        watch = [pidfd] if status is None and pidfd is not None else []
-        ready, _, _ = select.select(open_fds + watch, [], [], wait)
-        if not ready and status is not None:
-            break
-        if status is None and (pidfd is None or pidfd in ready):
-            got, raw = os.waitpid(pid, os.WNOHANG)
-            if got:
-                status = raw
-            if pidfd is not None:
-                ready.remove(pidfd)
-        for fd in ready:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                closed.add(fd)
-                continue
-            room = caps[fd] - len(streams[fd])
-            streams[fd] += chunk[:max(room, 0)]
-            if len(chunk) > room:  # over the cap: stop reading, never buffer; the writer gets EPIPE
-                closed.add(fd)
-                capped.add(fd)
-    runtime = time.monotonic() - started
-    sweep(pid)
-    if status is None:
         try:
-            _, status = os.waitpid(pid, 0)
-        except ChildProcessError:
-            status = 0
-    for fd in (*streams, *([pidfd] if pidfd is not None else [])):
+            message = tester.recv(64)
+        except OSError:
+            message = b""
+        if not message:
+            return ended
+        verb, _, arg = message.decode().partition(" ")
+        if verb == "fork":
+            start_program(tester)
+        elif verb == "reap":
+            reap()
+            tester.send(b"ok")
+        elif verb == "wait":
+            pid = int(arg)
+            while pid not in ended:
+                try:
+                    got, status = os.waitpid(pid, 0)
+                    ended[got] = status
+                except ChildProcessError:
+                    ended.setdefault(pid, 0)
+            tester.send(str(ended.pop(pid)).encode())
+
+
+# -- the test process ------------------------------------------------------------------------------
+def test_process(control, reply, zygote):
+    """Read jobs (program + tests), run and judge their tests, write the records."""
+    os.chdir("/")
+    keep = {1, ZYGOTE, os.getpid()}
+    while True:
+        job = read_frame(control)
+        if job is None:
+            return 0
+        tests = read_frame(control)
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        ours = max(job["memory_bytes"] or 0, TEST_PROCESS_MIN_MEMORY)  # the tests' own needs, not the program's
+        resource.setrlimit(resource.RLIMIT_AS, (ours if hard < 0 else min(ours, hard), hard))  # soft: trusted
+        code = run_job(job, tests, reply, zygote, keep)
+        if code:
+            return code
+
+
+def run_job(job, tests, reply, zygote, keep):
+    budget = job["output_budget"]
+    files = {}  # what every test's scratch dir starts with (a command's source or build)
+    if job.get("exec"):
+        files, ok = build_command(job, reply, zygote, keep)
+        if not ok:
+            return 4
+        if files is None:  # the build failed: no test runs
+            tests = []
+    following = None
+    if tests:
+        zygote.send(b"fork")
+        following = _Program(zygote)
+    for index, test in enumerate(tests):
+        program, following = following, None
+        restore_files(SCRATCH, files)
+        program.go(test, job)
+        if index + 1 < len(tests):  # forked while this test runs; it waits for its own go
+            zygote.send(b"fork")
+            following = _Program()
+        record = run_test(job, test, program, following, zygote, keep, budget)
+        budget = max(budget - len(record["stdout"]), 0)
+        record.update(job=job["id"], i=index)
+        write_line(reply, record)
+        if not cleaned():
+            return 4  # something survived the cleanup: no later test may see it
+    write_line(reply, {"end": True, "job": job["id"]})
+    return 0
+
+
+def cleaned():
+    """Empty the scratch dir and shared memory for the next test; False when something survived."""
+    return all(clean_scratch(path) for path in (SCRATCH, SHM) if os.path.isdir(path) and os.access(path, os.W_OK))
+
+
+def build_command(job, reply, zygote, keep):
+    """(files every test of a command starts with, whether the cleanup held). The files are its source,
+    or for a compiled language what its one build step kept: the build runs as a program process of
+    its own under the build's limits and is reported as test -1; files is None when it failed."""
+    sources = {name: (0o644, text.encode()) for name, text in job["sources"].items()}
+    build = job.get("build")
+    if build is None:
+        return sources, True
+    step = dict(job, exec=build["exec"], timeout=build["timeout"], memory_bytes=build["memory_bytes"],
+                stack_bytes=build.get("stack_bytes"))
+    restore_files(SCRATCH, sources)
+    zygote.send(b"fork")
+    program = _Program(zygote)
+    program.go({"stdin": ""}, step)
+    record = run_test(step, {}, program, None, zygote, keep, step["max_output"])
+    files = keep_files(SCRATCH, build["keep"]) if record["status"] == "passed" else None
+    if record["status"] == "passed" and not files:
+        record.update(status="error", message="the build produced none of " + ", ".join(build["keep"]))
+    elif record["status"] != "passed":
+        record["message"] = "the build failed: " + record["message"]
+    record.update(job=job["id"], i=-1)
+    write_line(reply, record)
+    return (files or None), cleaned()
+
+
+class _Program:
+    """A program process for one test, forked by the zygote; it starts the program on `go`."""
+
+    def __init__(self, zygote=None):
+        self.pid = None
+        self.stdin_fd = None
+        self.started = None
+        self.mode = None
+        if zygote is not None:
+            self.receive(zygote)
+
+    def receive(self, zygote):
+        """Its pid and fds (read once the current test is judged, for one forked ahead)."""
+        if self.pid is None:
+            message, fds, _, _ = socket.recv_fds(zygote, 64, 4)
+            if len(fds) != 4:
+                raise RuntimeError("the zygote did not fork a program process")
+            self.pid = int(message)
+            self.stdin_fd, self.out_r, self.err_r, sock = fds
+            self.mine = socket.socket(fileno=sock)
+
+    def go(self, test, job):
+        stdin_fd, self.stdin_fd = self.stdin_fd, None
+        data = (test.get("stdin") or "").encode()
+        while data:
+            data = data[os.write(stdin_fd, data):]
+        os.lseek(stdin_fd, 0, os.SEEK_SET)  # the program's fd 0 shares this offset
+        os.close(stdin_fd)
+        if job.get("exec"):  # a command: stdin/stdout tests only (the pool checks)
+            self.mode = "exec"
+        else:
+            self.mode = "stdio" if test.get("code") is None and test.get("call") is None else "code"
+        start = {key: job[key] for key in ("program", "timeout", "memory_bytes", "file_bytes", "open_files")}
+        if self.mode == "exec":
+            start.update({key: job.get(key) for key in ("exec", "env", "memory_rlimit", "stack_bytes")})
+        data = json.dumps(dict(start, mode=self.mode)).encode()
+        self.started = time.monotonic()
+        self.mine.sendall(b"g%d\n" % len(data) + data)
+
+
+def run_test(job, test, program, following, zygote, keep, budget):
+    run_only = program.mode != "code" and test.get("expected_stdout") is None
+    out_cap = min(job["max_output"], budget) if run_only else job["max_output"]
+    out_r, err_r, pid = program.out_r, program.err_r, program.pid
+    conn = Conn(program.mine.fileno(), out_r, err_r, program.started + job["timeout"], out_cap, job["excerpt"])
+    try:
+        if program.mode == "exec":  # judged once the zygote says how it ended
+            status, message = (None, None) if wait_exit(conn, pid) else ("timeout", "the test ran past its time limit")
+        elif program.mode == "stdio":
+            status, message = judge_stdio(conn, pid, test, job)
+        else:
+            status, message = judge_code(conn, test, job)
+    except TestTimeout:  # the deadline's signal landed between the test and the disarming
+        status, message = "timeout", "the test ran past its time limit"
+    finally:
+        clear_deadline(conn)
+    runtime = time.monotonic() - program.started
+    conn.drain_ready()  # the program flushes its output before every answer
+    program.mine.close()
+    if following is not None:
+        following.receive(zygote)
+        keep = keep | {following.pid}
+    sweep(pid, keep)
+    zygote.send(f"wait {pid}".encode())
+    raw = int(zygote.recv(64))
+
+    def reap():  # the zygote reaps its children and orphans (a SIGCHLD alone may not wake it: gVisor)
+        zygote.send(b"reap")
+        zygote.recv(64)
+
+    sweep(-1, keep, reap)
+    if status is None:  # a command: judged by how it ended
+        status, message = judge_command(conn, raw, test, job)
+    for fd in conn.open:
         os.close(fd)
-    frames = []
-    for line in bytes(streams[res_r]).split(b"\n"):
-        try:
-            frame = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(frame, dict) and frame.pop("n", None) == nonce:
-            frames.append(frame)
-    stdout = bytes(streams[out_r])
+    if status == "passed" and conn.timed_out:
+        status, message = "timeout", "the test ran past its time limit"
+    stdout = conn.output(out_r)
     return {
-        "i": index,
-        "timed_out": timed_out,
-        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-        "exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-        "frames": frames,
-        "stdout": stdout.decode("utf-8", "replace"),
-        "stdout_truncated": out_r in capped,
-        "stderr": bytes(streams[err_r]).decode("utf-8", "replace")[:excerpt],
+        "status": status,
+        "message": (message or "")[:2000],
+        "timed_out": conn.timed_out,
+        "signal": os.WTERMSIG(raw) if os.WIFSIGNALED(raw) else None,
+        "exit": os.WEXITSTATUS(raw) if os.WIFEXITED(raw) else None,
+        "stdout": stdout if run_only else stdout[:job["excerpt"]],
+        "stdout_truncated": out_r in conn.capped,
+        "stderr": conn.output(err_r)[-job["excerpt"]:],
         "runtime": round(runtime, 6),
     }
 
 
+# -- the zygote ------------------------------------------------------------------------------------
 def install_seccomp(bpf):
     """Load a seccomp filter on this process (inherited by every fork); no-new-privs comes first."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -394,16 +438,14 @@ def main():
         ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     except (OSError, AttributeError):
         pass
-    # As PID 1 (docker) only the signals we handle reach us from inside: don't handle SIGINT, so a
-    # program cannot end the zygote with it (children get Python's usual handler back).
-    signal.signal(signal.SIGINT, signal.SIG_IGN if os.getpid() == 1 else signal.default_int_handler)
+    # Only program processes get Python's usual SIGINT handler back: a program cannot interrupt us.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if SECCOMP_HEX is not None:
         try:
             install_seccomp(bytes.fromhex(SECCOMP_HEX))
         except (OSError, ValueError) as exc:  # fail closed: no sandbox rather than a weaker one
             sys.exit(f"harness: could not load the seccomp filter: {exc}")
-    control = os.fdopen(os.dup(0), "rb")
-    reply_fd = os.dup(1)
+    control, reply = os.dup(0), os.dup(1)
     try:
         devnull = os.open(os.devnull, os.O_RDWR)
     except OSError:  # no /dev/null in this sandbox: an empty memory file does the job
@@ -413,23 +455,31 @@ def main():
     if SCRATCH is None or os.path.realpath(SCRATCH) in ("/", os.path.realpath(tempfile.gettempdir())) \
             and not PIDNS:
         sys.exit("harness: --scratch DIR is required (a private directory; it is wiped after every test)")
-    scratch = SCRATCH
-    reply = os.fdopen(reply_fd, "w")
-    reply.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
-    reply.flush()
-    for line in control:
-        job = json.loads(line)
-        # Children would otherwise copy-on-write every page the collector touches: freeze the
-        # zygote's objects out of the collector's reach (fork then costs what the program touches).
-        gc.collect()
-        gc.freeze()
-        for index, test in enumerate(job["tests"]):
-            record = run_test(job, index, test, scratch)
-            clean_scratch(scratch)
-            reply.write(json.dumps(record) + "\n")
-            reply.flush()
-        reply.write('{"end": true}\n')
-        reply.flush()
+    sys.set_int_max_str_digits(0)  # the tests' own conversions; values travel as hex (linear)
+    # Children would otherwise copy-on-write every page the collector touches: freeze the
+    # zygote's objects out of the collector's reach (fork then costs what the child touches).
+    gc.collect()
+    gc.freeze()
+    write_line(reply, {"ready": True, "pid": os.getpid()})
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    tester = os.fork()
+    if tester == 0:
+        code = 3
+        try:
+            ours.close()
+            code = test_process(control, reply, theirs)
+        except BaseException as exc:  # a harness fault: the pool replaces the slot
+            os.write(2, f"harness: test process failed: {type(exc).__name__}: {exc}\n".encode())
+        finally:
+            os._exit(code)
+    theirs.close()
+    os.close(control)  # from here on, the zygote holds nothing of any job
+    os.close(reply)
+    ended = serve_forks(ours)
+    status = ended.get(tester)
+    if status is None:
+        _, status = os.waitpid(tester, 0)
+    sys.exit(0 if status == 0 else f"harness: the test process ended with status {status}")
 
 
 if __name__ == "__main__":

@@ -13,35 +13,40 @@ import asyncio
 import json
 import logging
 import time
-from dataclasses import dataclass, field
+from collections import OrderedDict, deque
+from dataclasses import dataclass
 from typing import Any
 
 from olmorl.sandbox._backends import BACKENDS, Backend, BwrapBackend, Channel, SandboxLimits, SandboxUnavailable
+from olmorl.sandbox._languages import Language, LanguageUnavailable, job_fields, language
 
 log = logging.getLogger("olmorl.sandbox")
 
 
 @dataclass
 class TestRun:
-    """What happened to one test, as the zygote saw it. `frames` come from the child: untrusted."""
+    """What happened to one test, as the sandbox's test process judged it (see `_harness`)."""
 
     index: int
-    frames: list[dict[str, Any]] = field(default_factory=list)
-    stdout: str = ""
+    status: str = "error"  # passed | failed | error | timeout
+    message: str = ""
+    stdout: str = ""  # all of it for a run without expected output, else an excerpt
     stdout_truncated: bool = False
     stderr: str = ""
     runtime_s: float = 0.0
     timed_out: bool = False
     exit_code: int | None = None
     signal: int | None = None
-    sandbox_error: str | None = None  # the sandbox itself failed (died, overran); not the program's fault alone
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> TestRun:
-        frames = record.get("frames")
+        status = record.get("status")
+        if status not in ("passed", "failed", "error", "timeout"):
+            raise ValueError(f"unknown test status {status!r}")
         return cls(
             index=int(record["i"]),
-            frames=[f for f in frames if isinstance(f, dict)] if isinstance(frames, list) else [],
+            status=status,
+            message=str(record.get("message") or ""),
             stdout=str(record.get("stdout", "")),
             stdout_truncated=bool(record.get("stdout_truncated")),
             stderr=str(record.get("stderr", "")),
@@ -54,11 +59,20 @@ class TestRun:
 
 @dataclass(frozen=True)
 class TestInput:
-    """One test for the zygote: `code` runs after the program (None: stdio test, output compared)."""
+    """One test. Exactly one kind: `code` (Python run against the program's objects), `call` (call
+    that function with `args`, compare with `expected`), or neither (stdio: run the program on
+    `stdin`; compare with `expected_stdout` if given, else just report the output)."""
 
     code: str | None = None
     stdin: str | None = None
+    call: str | None = None
     args: Any = None
+    expected: Any = None
+    expected_stdout: str | None = None
+
+    def wire(self) -> dict[str, Any]:
+        return {"code": self.code, "stdin": self.stdin, "call": self.call, "args": self.args,
+                "expected": self.expected, "expected_stdout": self.expected_stdout}
 
 
 class _Slot:
@@ -93,39 +107,59 @@ class _Slot:
         if channel is not None:
             await channel.close()
 
-    async def run(self, job: dict[str, Any], budget_s: float) -> tuple[list[TestRun], str | None]:
+    async def run(self, job: dict[str, Any], tests: list[dict[str, Any]],
+                  budget_s: float) -> tuple[list[TestRun], str | None]:
         await self.start()
         channel = self.channel
         assert channel is not None
         self.jobs += 1
         runs: list[TestRun] = []
+        build: TestRun | None = None  # a compiled language's build step: the record before the tests'
         deadline = time.monotonic() + budget_s
         try:
-            # ASCII-only JSON: no raw control bytes reach the zygote's stdin (docker's attach would
-            # read ctrl-p ctrl-q as "detach").
-            channel.write(json.dumps(job, ensure_ascii=True).encode() + b"\n")
+            # Length-prefixed frames: the job process reads the header alone, the test process the
+            # tests. ASCII-only JSON: no raw control bytes reach the zygote's stdin (docker's attach
+            # would read ctrl-p ctrl-q as "detach").
+            for part in (job, tests):
+                data = json.dumps(part, ensure_ascii=True).encode()
+                channel.write(b"%d\n" % len(data) + data)
             await channel.drain()
             while True:
                 line = await asyncio.wait_for(channel.reader.readline(), max(deadline - time.monotonic(), 0.001))
                 if not line:
                     raise EOFError
                 record = json.loads(line)
+                if not isinstance(record, dict) or record.get("job") != job["id"]:
+                    raise ValueError("a record of another job")
                 if record.get("end"):
+                    built = build is None or build.status == "passed"
+                    if len(runs) != (len(tests) if built else 0) or ("build" in job and build is None):
+                        raise ValueError("the job ended early")
                     if channel.worn():
                         log.info("%s sandbox slot %d recycled (worn)", self.backend.name, self.index)
                         await self.kill()
-                    return runs, None
-                runs.append(TestRun.from_record(record))
+                    return ([build] if build is not None else []) + runs, None
+                run = TestRun.from_record(record)
+                if "build" in job and build is None:
+                    if run.index != -1:
+                        raise ValueError("a test record before the build's")
+                    build = run
+                    continue
+                if run.index != len(runs):
+                    raise ValueError("a record out of order")
+                runs.append(run)
         except asyncio.TimeoutError:
             reason = f"the sandbox overran the program's budget of {budget_s:.1f} s and was killed"
-        except (EOFError, ConnectionError, ValueError, KeyError):
+        except (EOFError, ConnectionError):
             await asyncio.sleep(0.01)
             reason = "the sandbox process died during the run (killed by the program?)"
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            reason = f"the sandbox broke the protocol ({type(exc).__name__}: {str(exc)[:200]}) and was replaced"
         tail = channel.stderr_tail.decode(errors="replace").strip()[-500:]  # the zygote's own stderr
         log.warning("%s sandbox slot %d replaced: %s%s", self.backend.name, self.index, reason,
                     f"; zygote stderr: {tail}" if tail else "")
         await self.kill()
-        return runs, reason
+        return ([build] if build is not None else []) + runs, reason
 
 
 class SandboxPool:
@@ -133,13 +167,15 @@ class SandboxPool:
 
     def __init__(self, backend: str = "auto", *, allow_insecure: bool = False, slots: int = 1,
                  limits: SandboxLimits | None = None, python: str | None = None,
-                 docker_image: str | None = None, docker_runtime: str | None = None) -> None:
+                 docker_image: str | None = None, docker_runtime: str | None = None,
+                 site_dirs: tuple[str, ...] = ()) -> None:
         self.limits = limits or SandboxLimits()
-        self.backend = _pick_backend(backend, allow_insecure, python, self.limits,
-                                     docker_image=docker_image, docker_runtime=docker_runtime)
+        self.backend = _pick_backend(backend, allow_insecure, python, self.limits, docker_image=docker_image,
+                                     docker_runtime=docker_runtime, site_dirs=tuple(site_dirs))
         self.slot_count = max(1, slots)
         self._slots: list[_Slot] = [_Slot(self.backend, i) for i in range(self.slot_count)]
-        self._free: asyncio.Queue[_Slot] | None = None
+        self._free: _FairQueue | None = None
+        self._jobs = 0
         self.restarts = 0
 
     @property
@@ -147,7 +183,7 @@ class SandboxPool:
         return not self.backend.secure
 
     async def start(self) -> None:
-        self._free = asyncio.Queue()
+        self._free = _FairQueue(self.limits.slots_per_owner)
         await self.backend.prepare()
         try:
             await asyncio.gather(*(slot.start() for slot in self._slots))
@@ -155,7 +191,7 @@ class SandboxPool:
             await self.stop()
             raise
         for slot in self._slots:
-            self._free.put_nowait(slot)
+            self._free.free.append(slot)
         if self.insecure:
             log.warning("code sandbox backend %r is INSECURE: programs run without namespaces or seccomp; "
                         "use it only for trusted code on a development machine", self.backend.name)
@@ -166,32 +202,60 @@ class SandboxPool:
         await self.backend.close()
 
     async def run(self, program: str, tests: list[TestInput], timeout_s: float | None = None,
-                  memory_mb: int | None = None) -> tuple[list[TestRun], str | None]:
-        """Run `program` once per test, each in a fresh fork. Returns one TestRun per test that
-        reported, plus the reason when the sandbox itself failed (missing tests then never ran)."""
+                  memory_mb: int | None = None, *, float_tolerance: float | None = None,
+                  compare: str = "whitespace", owner: object = None, language: str = "python",
+                  compile_timeout_s: float | None = None) -> tuple[list[TestRun], str | None]:
+        """Run `program` once per test, each in a fresh process. Returns one TestRun per test that
+        reported, plus the reason when the sandbox itself failed (missing tests then never ran).
+        Runs of different `owner`s (requests) take free slots in turn (see `_FairQueue`).
+        `compare`: how stdout is compared (see `_wire.stdout_matches`). A program in another
+        `language` runs against stdin/stdout tests only; a compiled one's build comes first, as the
+        TestRun with index -1 (no test runs when it failed). Raises UnknownLanguage, or
+        LanguageUnavailable when this sandbox lacks the toolchain."""
         if self._free is None:
             raise RuntimeError("sandbox pool is not started")
+        lang = self.language(language)
+        if lang.name != "python" and any(t.code is not None or t.call is not None for t in tests):
+            raise ValueError(f"a {lang.name} program runs against stdin/stdout tests only")
         timeout = timeout_s or self.limits.test_timeout_s
         memory = memory_mb if memory_mb and memory_mb > 0 else self.limits.memory_mb
+        self._jobs += 1
         job = {
+            "id": self._jobs,
             "program": program,
-            "tests": [{"code": t.code, "stdin": t.stdin, "args": t.args} for t in tests],
             "timeout": timeout,
             "memory_bytes": min(memory, self.limits.memory_mb) << 20,
             "file_bytes": self.limits.file_mb << 20,
             "open_files": self.limits.open_files,
             "max_output": self.limits.max_output_bytes,
+            "output_budget": self.limits.max_item_output_bytes,
             "excerpt": self.limits.excerpt_bytes,
+            "tolerance": float_tolerance,
+            "compare": compare,
         }
         budget = len(tests) * (timeout + 0.5) + 5.0
-        slot = await self._free.get()
+        if lang.name != "python":
+            compile_timeout = min(compile_timeout_s or self.limits.compile_timeout_s, self.limits.compile_timeout_s)
+            job.update(job_fields(lang, program, memory_bytes=job["memory_bytes"], compile_timeout_s=compile_timeout,
+                                  compile_memory_bytes=self.limits.compile_memory_mb << 20))
+            budget += compile_timeout + 1.0 if lang.compiled else 0.0
+        slot = await self._free.get(owner)
         try:
-            runs, failure = await slot.run(job, budget)
+            runs, failure = await slot.run(job, [t.wire() for t in tests], budget)
             if failure is not None:
                 self.restarts += 1
             return runs, failure
         finally:
-            self._free.put_nowait(slot)
+            self._free.put(slot, owner)
+
+    def language(self, name: str) -> Language:
+        """The language `name` as this pool's sandbox runs it; UnknownLanguage or LanguageUnavailable."""
+        lang = language(name)
+        missing = self.backend.languages().get(lang.name)
+        if missing:
+            raise LanguageUnavailable(f"language {lang.name!r} is not available in the {self.backend.name} "
+                                      f"sandbox: {missing}")
+        return lang
 
     def readiness(self) -> dict[str, Any]:
         return {
@@ -200,14 +264,76 @@ class SandboxPool:
             "slots": self.slot_count,
             "alive": sum(slot.alive for slot in self._slots),
             "restarts": self.restarts,
+            "languages": sorted(name for name, missing in self.backend.languages().items() if not missing),
             **self.backend.describe(),
         }
 
 
+class _FairQueue:
+    """Free slots, handed out round-robin across owners (requests): each owner's waiters queue in
+    order, and a freed slot goes to the waiting owner served least recently, so a request's items
+    never wait behind every item of an earlier one. `cap` (0: none) bounds the slots one owner
+    holds at once, keeping the others for other requests even while it is busy."""
+
+    def __init__(self, cap: int = 0) -> None:
+        self.cap = cap
+        self.free: list[_Slot] = []
+        self.held: dict[object, int] = {}
+        self.waiting: OrderedDict[object, deque[asyncio.Future[_Slot]]] = OrderedDict()
+
+    def _may_take(self, owner: object) -> bool:
+        return self.cap <= 0 or self.held.get(owner, 0) < self.cap
+
+    async def get(self, owner: object) -> _Slot:
+        if self.free and not self.waiting and self._may_take(owner):
+            self.held[owner] = self.held.get(owner, 0) + 1
+            return self.free.pop()
+        future: asyncio.Future[_Slot] = asyncio.get_running_loop().create_future()
+        self.waiting.setdefault(owner, deque()).append(future)
+        self._dispatch()
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self.put(future.result(), owner)
+            else:
+                queue = self.waiting.get(owner)
+                if queue is not None and future in queue:
+                    queue.remove(future)
+                    if not queue:
+                        del self.waiting[owner]
+            raise
+
+    def put(self, slot: _Slot, owner: object) -> None:
+        held = self.held.get(owner, 0) - 1
+        if held > 0:
+            self.held[owner] = held
+        else:
+            self.held.pop(owner, None)
+        self.free.append(slot)
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        while self.free:
+            owner = next((o for o in self.waiting if self._may_take(o)), None)
+            if owner is None:
+                return
+            queue = self.waiting[owner]
+            future = queue.popleft()
+            if queue:
+                self.waiting.move_to_end(owner)  # this owner goes behind the others
+            else:
+                del self.waiting[owner]
+            if not future.done():
+                self.held[owner] = self.held.get(owner, 0) + 1
+                future.set_result(self.free.pop())
+
+
 def _pick_backend(name: str, allow_insecure: bool, python: str | None, limits: SandboxLimits, *,
-                  docker_image: str | None = None, docker_runtime: str | None = None) -> Backend:
+                  docker_image: str | None = None, docker_runtime: str | None = None,
+                  site_dirs: tuple[str, ...] = ()) -> Backend:
     if name == "auto":
-        bwrap = BwrapBackend(python, limits)
+        bwrap = BwrapBackend(python, limits, site_dirs=site_dirs)
         reason = bwrap.unavailable()
         if reason is None:
             return bwrap
@@ -218,9 +344,10 @@ def _pick_backend(name: str, allow_insecure: bool, python: str | None, limits: S
     if name == "docker":
         from olmorl.sandbox._docker import DockerBackend
 
-        backend: Backend = DockerBackend(python, limits, image=docker_image, runtime=docker_runtime)
+        backend: Backend = DockerBackend(python, limits, image=docker_image, runtime=docker_runtime,
+                                         site_dirs=site_dirs)
     elif name in BACKENDS:
-        backend = BACKENDS[name](python, limits)
+        backend = BACKENDS[name](python, limits, site_dirs=site_dirs)
     else:
         raise SandboxUnavailable(f"unknown sandbox backend {name!r}; use auto, bwrap, docker or process")
     if not backend.secure and not allow_insecure:

@@ -35,6 +35,13 @@ _DENIED_X86_64 = {
     "fsmount": 432, "fspick": 433, "pidfd_getfd": 438, "mount_setattr": 442,
 }
 _SOCKET_X86_64 = 41
+# Calls that act on another process's resources when their target argument is not 0 (self): a
+# program must not lower the limits, priority or CPUs of the harness (the same uid), which later
+# programs of the slot would inherit. (x86_64 number, index of the pid argument.)
+_SELF_ONLY_X86_64 = {
+    "setpriority": (141, 1), "sched_setparam": (142, 0), "sched_setscheduler": (144, 0),
+    "sched_setaffinity": (203, 0), "ioprio_set": (251, 1), "prlimit64": (302, 0), "sched_setattr": (314, 0),
+}
 
 
 def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
@@ -56,7 +63,16 @@ def seccomp_filter() -> bytes | None:
     for nr in sorted(_DENIED_X86_64.values()):
         prog.append(_insn(_JEQ_K, 0, 1, nr))
         prog.append(_insn(_RET_K, 0, 0, _RET_ERRNO | errno.EPERM))
+    for nr, arg in sorted(_SELF_ONLY_X86_64.values()):
+        prog += [
+            _insn(_LD_W_ABS, 0, 0, 0),
+            _insn(_JEQ_K, 0, 3, nr),
+            _insn(_LD_W_ABS, 0, 0, 16 + 8 * arg),  # low half of the target (a pid_t)
+            _insn(_JEQ_K, 1, 0, 0),
+            _insn(_RET_K, 0, 0, _RET_ERRNO | errno.EPERM),
+        ]
     prog += [
+        _insn(_LD_W_ABS, 0, 0, 0),
         _insn(_JEQ_K, 0, 3, _SOCKET_X86_64),
         _insn(_LD_W_ABS, 0, 0, 16),  # low half of args[0]: the address family
         _insn(_JEQ_K, 1, 0, _AF_UNIX),

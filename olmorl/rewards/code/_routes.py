@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from olmorl.rewards._registry import InvalidInput, register_routes
 from olmorl.rewards.code._grading import grade
 from olmorl.rewards.code._tests import TestSuite, parse_ground_truth
-from olmorl.sandbox import SandboxPool, TestInput
+from olmorl.rewards.code._languages import compile_error, split_build
+from olmorl.sandbox import LanguageUnavailable, SandboxPool, TestInput, TestRun, UnknownLanguage
 
 if TYPE_CHECKING:
     from olmorl.rewards._engine import RewardEngine
@@ -64,6 +65,17 @@ class TestProgramResponse(BaseModel):
     runtimes: list[float]
 
 
+def _command_result(run: TestRun) -> CommandResult:
+    """One step's outcome as SandboxFusion reports it; the exit status is what the zygote's `waitpid` saw."""
+    if run.timed_out:
+        status, code = "TimeLimitExceeded", None
+    else:
+        status = "Finished"
+        code = run.exit_code if run.exit_code is not None else -(run.signal or 9)
+    return CommandResult(status=status, execution_time=run.runtime_s, return_code=code,
+                         stdout=run.stdout, stderr=run.stderr)
+
+
 def _pool(engine: RewardEngine) -> SandboxPool:
     verifier = engine.verifiers.get("code")
     pool = getattr(verifier, "pool", None)
@@ -80,34 +92,30 @@ def build_code_routes(engine: RewardEngine) -> APIRouter:
 
     @router.post("/run_code", response_model=RunCodeResponse)
     async def run_code(request: RunCodeRequest) -> RunCodeResponse:
-        """SandboxFusion's run_code. Python only; `files`/`fetch_files` are not supported."""
-        if request.language not in ("python", "python3"):
-            return RunCodeResponse(status="SandboxError",
-                                   message=f"language {request.language!r} is not supported; olmorl runs python")
+        """SandboxFusion's run_code: python, c, cpp, java, nodejs, go, rust, bash (and their aliases).
+        `files`/`fetch_files` are not supported."""
         if request.files or request.fetch_files:
             return RunCodeResponse(status="SandboxError", message="files/fetch_files are not supported")
         pool = _pool(engine)
         timeout = min(max(request.run_timeout, 0.01), max_timeout)
         memory = request.memory_limit_MB if request.memory_limit_MB > 0 else None
-        runs, failure = await pool.run(request.code, [TestInput(code=None, stdin=request.stdin or "")],
-                                       timeout, memory)
+        try:
+            lang = pool.language(request.language)
+            runs, failure = await pool.run(request.code, [TestInput(stdin=request.stdin or "")], timeout, memory,
+                                           owner=object(), language=lang.name,
+                                           compile_timeout_s=max(request.compile_timeout, 0.01))
+        except (UnknownLanguage, LanguageUnavailable) as exc:
+            return RunCodeResponse(status="SandboxError", message=str(exc))
+        build, runs = split_build(runs)
+        compile_result = None if build is None else _command_result(build)
+        if build is not None and compile_error(build, request.compile_timeout) is not None:
+            return RunCodeResponse(status="Failed", message="compilation failed", compile_result=compile_result)
         if not runs:
-            return RunCodeResponse(status="SandboxError", message=failure or "the sandbox returned nothing")
-        run = runs[0]
-        done = next((f for f in run.frames if f.get("done") is True), None)
-        if run.timed_out:
-            status, code = "TimeLimitExceeded", None
-        elif done is not None:
-            status, code = "Finished", done.get("exit") if isinstance(done.get("exit"), int) else 0
-        elif any("program_error" in f for f in run.frames):
-            status, code = "Finished", 1
-        else:
-            status = "Finished"
-            code = run.exit_code if run.exit_code is not None else -(run.signal or 9)
-        result = CommandResult(status=status, execution_time=run.runtime_s, return_code=code,
-                               stdout=run.stdout, stderr=run.stderr)
-        ok = status == "Finished" and code == 0
-        return RunCodeResponse(status="Success" if ok else "Failed", run_result=result)
+            return RunCodeResponse(status="SandboxError", message=failure or "the sandbox returned nothing",
+                                   compile_result=compile_result)
+        result = _command_result(runs[0])
+        ok = result.status == "Finished" and result.return_code == 0
+        return RunCodeResponse(status="Success" if ok else "Failed", compile_result=compile_result, run_result=result)
 
     @router.get("/v1/ping", response_class=PlainTextResponse)
     async def ping() -> str:
@@ -122,9 +130,10 @@ def build_code_routes(engine: RewardEngine) -> APIRouter:
             raise HTTPException(400, "tests must be a list of assert statements (use /test_program_stdio "
                                      "for stdin/stdout pairs)")
         timeout = min(request.max_execution_time, max_timeout)
-        runs, failure = await _pool(engine).run(request.program, [t.input for t in suite.tests], timeout)
+        runs, failure = await _pool(engine).run(request.program, [t.input for t in suite.tests], timeout,
+                                                owner=object())
         by_index = {run.index: run for run in runs}
-        records = [grade(t, by_index.get(i), failure, None) for i, t in enumerate(suite.tests)]
+        records = [grade(t, by_index.get(i), failure) for i, t in enumerate(suite.tests)]
         results = [int(r["status"] == "passed") for r in records]
         runtimes = [r["runtime_s"] if ok and r["runtime_s"] is not None else -1.0 for r, ok in zip(records, results)]
         return TestProgramResponse(results=results, runtimes=runtimes)

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import ast
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from olmorl.rewards._registry import InvalidInput
-from olmorl.rewards.code._outside import Site, number_sites, split_assert
 from olmorl.sandbox import TestInput
 
 Format = Literal["asserts", "stdio", "function", "check"]
@@ -24,13 +23,8 @@ Format = Literal["asserts", "stdio", "function", "check"]
 
 @dataclass
 class CompiledTest:
-    input: TestInput
+    input: TestInput  # what the sandbox's test process runs and judges
     label: str
-    sites: dict[int, Site] = field(default_factory=dict)
-    expected_stdout: str | None = None  # stdio tests
-    expected_value: Any = None  # function tests
-    is_function: bool = False  # site 0 is a call whose return value is compared to expected_value
-    inside_asserts: int = 0  # asserts that could not be decomposed: evaluated in the sandbox
 
 
 @dataclass
@@ -82,7 +76,7 @@ def _stdio_tests(pairs: list[dict[str, Any]]) -> TestSuite:
             stdout = "\n".join(stdout)
         if not isinstance(stdin, str) or not isinstance(stdout, str):
             raise InvalidInput(f"ground_truth[{i}]: a stdio test needs string 'input' and 'output'")
-        tests.append(CompiledTest(TestInput(code=None, stdin=stdin), f"stdio[{i}]", expected_stdout=stdout))
+        tests.append(CompiledTest(TestInput(stdin=stdin, expected_stdout=stdout), f"stdio[{i}]"))
     return TestSuite("stdio", tests)
 
 
@@ -93,27 +87,11 @@ def _function_tests(value: dict[str, Any]) -> TestSuite:
     inputs, outputs = value["inputs"], value["outputs"]
     if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs):
         raise InvalidInput("ground_truth inputs/outputs must be lists of the same length")
-    code = f"__probe__(0, __call_entry__({name!r}, __args__))"
     tests = []
     for i, (args, expected) in enumerate(zip(inputs, outputs)):
         args = args if isinstance(args, list) else [args]
-        tests.append(CompiledTest(TestInput(code=code, args=args), f"{name}[{i}]", expected_value=expected,
-                                  is_function=True))
+        tests.append(CompiledTest(TestInput(call=name, args=args, expected=expected), f"{name}[{i}]"))
     return TestSuite("function", tests)
-
-
-def _rewrite_asserts(body: list[ast.stmt], sites: dict[int, Site]) -> list[ast.stmt]:
-    out = []
-    for stmt in body:
-        if isinstance(stmt, ast.Assert):
-            split = split_assert(stmt)
-            if split is not None:
-                inside, site = split
-                number_sites(inside, len(sites))
-                sites[len(sites)] = site
-                stmt = inside
-        out.append(stmt)
-    return out
 
 
 def _parse(source: str, where: str) -> ast.Module:
@@ -124,29 +102,15 @@ def _parse(source: str, where: str) -> ast.Module:
 
 
 def _assert_test(index: int, source: str) -> CompiledTest:
-    module = _parse(source, f"ground_truth[{index}]")
-    sites: dict[int, Site] = {}
-    module.body = _rewrite_asserts(module.body, sites)
-    inside = _count_inside_asserts(module)
-    code = ast.unparse(ast.fix_missing_locations(module))
-    return CompiledTest(TestInput(code=code), source.strip()[:200], sites=sites, inside_asserts=inside)
+    _parse(source, f"ground_truth[{index}]")
+    return CompiledTest(TestInput(code=source), source.strip()[:200])
 
 
 def _check_tests(source: str, entry_point: str) -> TestSuite:
     if not entry_point.isidentifier():
         raise InvalidInput("ground_truth.entry_point must be a Python identifier")
     module = _parse(source, "ground_truth.test")
-    check = next((n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "check"), None)
-    if check is None:
+    if not any(isinstance(n, ast.FunctionDef) and n.name == "check" for n in module.body):
         raise InvalidInput("ground_truth.test must define check(candidate)")
-    sites: dict[int, Site] = {}
-    check.body = _rewrite_asserts(check.body, sites)
-    module.body.append(ast.parse(f"check({entry_point})").body[0])
-    inside = _count_inside_asserts(module)
-    code = ast.unparse(ast.fix_missing_locations(module))
-    test = CompiledTest(TestInput(code=code), f"check({entry_point})", sites=sites, inside_asserts=inside)
-    return TestSuite("check", [test])
-
-
-def _count_inside_asserts(module: ast.Module) -> int:
-    return sum(isinstance(n, ast.Assert) and not isinstance(n.test, ast.Constant) for n in ast.walk(module))
+    code = f"{source}\n\ncheck({entry_point})\n"
+    return TestSuite("check", [CompiledTest(TestInput(code=code), f"check({entry_point})")])

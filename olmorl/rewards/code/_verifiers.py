@@ -11,26 +11,23 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from olmorl.rewards._registry import Score, Task, Verifier, register
+from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, current_request, register
 from olmorl.rewards._settings import SandboxSettings, Settings
-from olmorl.rewards.code._grading import grade, reward
+from olmorl.rewards.code._grading import Compare, grade, reward
+from olmorl.rewards.code._languages import compile_details, compile_error, extract_source, split_build
 from olmorl.rewards.code._tests import TestSuite, parse_ground_truth
-from olmorl.sandbox import SandboxLimits, SandboxPool, SandboxUnavailable
+from olmorl.sandbox import LanguageUnavailable, SandboxLimits, SandboxPool, SandboxUnavailable, UnknownLanguage
+from olmorl.sandbox import language as sandbox_language
 
 log = logging.getLogger("olmorl.rewards")
-_FENCE = re.compile(r"```([^\n`]*)\n(.*?)```", re.DOTALL)
-_PYTHON_TAGS = {"", "python", "py", "python3", "py3"}
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _MAX_DETAIL_TESTS = 100
+_EXTRACT_IN_THREAD = 1 << 16  # longer responses are extracted off the event loop
 
 
-def extract_program(response: str) -> str:
-    """The last ```python (or untagged) fenced block after removing <think> blocks; else the whole text."""
-    text = _THINK.sub("", response)
-    head, sep, tail = text.rpartition("</think>")
-    text = tail if sep else text
-    blocks = [body for tag, body in _FENCE.findall(text) if tag.strip().lower() in _PYTHON_TAGS]
-    return blocks[-1] if blocks else text
+def extract_program(response: str, language: str = "python") -> str:
+    """The last fenced block in `language` (```python, ```cpp ...; or untagged) after removing <think>
+    blocks; else the whole text."""
+    return extract_source(response, sandbox_language(language))
 
 
 class CodeOptions(BaseModel):
@@ -44,6 +41,13 @@ class CodeOptions(BaseModel):
     float_tolerance: float | None = Field(default=None, ge=0.0,
                                           description="compare numbers (and stdout number tokens) within this")
     memory_mb: int | None = Field(default=None, gt=0, description="lower the per-program memory ceiling")
+    language: str = Field(default="python", description="the program's language: python, c, cpp, java, "
+                                                        "javascript, go, rust or bash (others: stdio tests only)")
+    compile_timeout_s: float | None = Field(default=None, gt=0.0,
+                                            description="wall-clock limit of the one compile step")
+    compare: Compare = Field(default="whitespace", description="stdout comparison: whitespace (trailing "
+                                                               "whitespace and blank lines ignored), tokens "
+                                                               "(any whitespace run equal), or exact")
 
 
 _GROUND_TRUTH = (
@@ -90,11 +94,13 @@ def make_pool(settings: SandboxSettings) -> SandboxPool:
     limits = SandboxLimits(
         test_timeout_s=settings.test_timeout_s, memory_mb=settings.memory_mb,
         max_processes=settings.max_processes, max_output_bytes=settings.max_output_bytes,
-        scratch_mb=settings.scratch_mb,
+        scratch_mb=settings.scratch_mb, slots_per_owner=settings.slots_per_request,
+        compile_timeout_s=settings.compile_timeout_s, compile_memory_mb=settings.compile_memory_mb,
     )
     return SandboxPool(settings.backend, allow_insecure=settings.allow_insecure,
                        slots=settings.parallelism, limits=limits, python=settings.python,
-                       docker_image=settings.docker_image, docker_runtime=settings.docker_runtime)
+                       docker_image=settings.docker_image, docker_runtime=settings.docker_runtime,
+                       site_dirs=tuple(settings.site_dirs))
 
 
 _shared: dict[int, _Pools] = {}
@@ -144,7 +150,12 @@ class _CodeVerifierBase(Verifier):
 
     def make_task(self, response: str, ground_truth: Any, options: dict[str, Any], prompt: Any) -> Task:
         task = super().make_task(response, ground_truth, options, prompt)
-        suite = parse_ground_truth(task.ground_truth, stdio_only=self.stdio_only)
+        options: CodeOptions = task.options
+        try:
+            lang = sandbox_language(options.language)
+        except UnknownLanguage as exc:
+            raise InvalidInput(f"options.language: {exc}") from None
+        suite = parse_ground_truth(task.ground_truth, stdio_only=self.stdio_only or lang.name != "python")
         return Task(response=task.response, ground_truth=suite, options=task.options, prompt=task.prompt)
 
     def deadline_s(self, task: Task) -> None:
@@ -158,11 +169,26 @@ class _CodeVerifierBase(Verifier):
                          error=f"code sandbox unavailable: {self.unavailable or 'not started'}")
         suite: TestSuite = task.ground_truth
         opts: CodeOptions = task.options
-        program = extract_program(task.response)
-        runs, failure = await self.pool.run(program, [t.input for t in suite.tests], self._timeout(task),
-                                            opts.memory_mb)
+        lang = sandbox_language(opts.language)
+        if len(task.response) > _EXTRACT_IN_THREAD:
+            program = await asyncio.to_thread(extract_source, task.response, lang)
+        else:
+            program = extract_source(task.response, lang)
+        try:
+            runs, failure = await self.pool.run(program, [t.input for t in suite.tests], self._timeout(task),
+                                                opts.memory_mb, float_tolerance=opts.float_tolerance,
+                                                compare=opts.compare, owner=current_request.get(),
+                                                language=lang.name, compile_timeout_s=opts.compile_timeout_s)
+        except LanguageUnavailable as exc:
+            return Score(0.0, {"reason": "language_unavailable", "language": lang.name}, status="error",
+                         error=str(exc))
+        build, runs = split_build(runs)
+        compile_timeout = min(opts.compile_timeout_s or self.settings.sandbox.compile_timeout_s,
+                              self.settings.sandbox.compile_timeout_s)
+        error = compile_error(build, compile_timeout)
         by_index = {run.index: run for run in runs}
-        records = [grade(test, by_index.get(i), failure, opts.float_tolerance) for i, test in enumerate(suite.tests)]
+        records = [grade(test, by_index.get(i), failure if error is None else "not run: the program did not compile")
+                   for i, test in enumerate(suite.tests)]
         statuses = [r["status"] for r in records]
         scoring = opts.scoring or self.settings.sandbox.scoring
         threshold = opts.threshold if opts.threshold is not None else self.settings.sandbox.pass_threshold
@@ -176,12 +202,14 @@ class _CodeVerifierBase(Verifier):
             "counts": {s: statuses.count(s) for s in ("passed", "failed", "error", "timeout") if s in statuses},
             "tests": [dict(r, test=t.label) for r, t in zip(records[:_MAX_DETAIL_TESTS], suite.tests)],
             "backend": self.pool.backend.name,
+            "language": lang.name,
+            **compile_details(build, error),
         }
-        inside = sum(t.inside_asserts for t in suite.tests)
-        if inside:
-            details["asserts_checked_inside"] = inside
         if failure:
             details["sandbox"] = failure
+        if error is not None:  # the program's fault: status ok, reward 0, and no test ran
+            details["counts"] = {"not_run": len(statuses)}
+            return Score(0.0, details)
         return Score(reward(statuses, scoring, threshold), details)
 
 
@@ -190,13 +218,15 @@ class CodeVerifier(_CodeVerifierBase):
     name = "code"
     description = ("Runs the response's Python program (last ```python block) against assert strings, "
                    "stdin/stdout pairs, {fn_name, inputs, outputs} or a HumanEval check(candidate), in a "
-                   "sandbox; reward = pass rate (or all / threshold).")
+                   "sandbox; reward = pass rate (or all / threshold). Option `language` runs C, C++, Java, "
+                   "JavaScript, Go, Rust or bash programs against stdin/stdout pairs.")
 
 
 @register
 class CodeStdioVerifier(_CodeVerifierBase):
     name = "code_stdio"
     stdio_only = True
-    description = "Runs the response's Python program on each stdin and compares its stdout (trailing " \
-                  "whitespace normalized; optional float tolerance), in a sandbox."
+    description = "Runs the response's program (option `language`: python, c, cpp, java, javascript, go, " \
+                  "rust, bash; compiled once) on each stdin and compares its stdout (trailing whitespace " \
+                  "normalized, or tokens / exact; optional float tolerance), in a sandbox."
 

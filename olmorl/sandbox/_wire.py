@@ -1,0 +1,155 @@
+"""Values on the wire between the sandbox's processes: tagged JSON for plain data, plus references.
+
+Standard library only: this file is one of the harness parts sent into the sandbox (see `_harness`).
+Plain data (exact builtin types, nested) travels by value; anything else travels as a reference
+(`{"$h": id}`) that `fallback` makes and `resolve` reads back. Big integers go as hex: parsing them
+is linear (decimal strings are quadratic, and capped at 4300 digits by Python).
+"""
+
+import math
+from collections import Counter, OrderedDict, defaultdict, deque
+from decimal import Decimal
+from fractions import Fraction
+
+MAX_DEPTH = 100  # nesting of one value
+_DICTS = (dict, Counter, OrderedDict, defaultdict)
+
+
+class WireError(ValueError):
+    """A value that cannot be sent, or a message that does not decode."""
+
+
+def encode(value, fallback, depth=0):
+    """`value` as tagged JSON; values that are not plain data become `fallback(value)`."""
+    t = type(value)
+    if depth > MAX_DEPTH:
+        raise WireError(f"value nested deeper than {MAX_DEPTH} levels")
+    if value is None or t is bool or t is str:
+        return value
+    if t is int:
+        return value if -(2 ** 53) < value < 2 ** 53 else {"$x": hex(value)}
+    if t is float:
+        return value if math.isfinite(value) else {"$f": repr(value)}
+    if t is list:
+        return [encode(v, fallback, depth + 1) for v in value]
+    if t is tuple:
+        return {"$t": [encode(v, fallback, depth + 1) for v in value]}
+    if t is set or t is frozenset:
+        return {"$s" if t is set else "$fs": [encode(v, fallback, depth + 1) for v in value]}
+    if t in _DICTS:
+        return {"$d": [[encode(k, fallback, depth + 1), encode(v, fallback, depth + 1)] for k, v in dict.items(value)]}
+    if t is deque:
+        return {"$q": [encode(v, fallback, depth + 1) for v in value]}
+    if t is bytes:
+        return {"$b": value.hex()}
+    if t is complex:
+        return {"$c": [repr(value.real), repr(value.imag)]}
+    if t is Fraction:
+        return {"$fr": [hex(value.numerator), hex(value.denominator)]}
+    if t is Decimal:
+        return {"$dec": str(value)}
+    return fallback(value)
+
+
+def decode(obj, resolve, depth=0):
+    """The value `encode` made; `resolve(tag, raw)` reads references ("$h", "$m", ...)."""
+    if depth > MAX_DEPTH:
+        raise WireError("value nested too deeply")
+    if obj is None or type(obj) in (bool, int, float, str):
+        return obj
+    if type(obj) is list:
+        return [decode(v, resolve, depth + 1) for v in obj]
+    if type(obj) is dict and "$h" in obj:  # a reference, with what the sender says about it
+        return resolve("$h", obj)
+    if type(obj) is not dict or len(obj) != 1:
+        raise WireError("malformed value")
+    tag, raw = next(iter(obj.items()))
+    if tag == "$x":
+        return int(_text(raw), 16)
+    if tag == "$f":
+        return float(_text(raw))
+    if tag == "$dec":
+        return Decimal(_text(raw))
+    if tag == "$b":
+        return bytes.fromhex(_text(raw))
+    if tag in ("$t", "$s", "$fs", "$q", "$d", "$c", "$fr"):
+        if type(raw) is not list:
+            raise WireError("malformed value")
+        if tag == "$c":
+            return complex(float(_text(raw[0])), float(_text(raw[1])))
+        if tag == "$fr":
+            return Fraction(int(_text(raw[0]), 16), int(_text(raw[1]), 16))
+        items = [decode(v, resolve, depth + 1) for v in raw]
+        if tag == "$t":
+            return tuple(items)
+        if tag == "$s":
+            return set(items)
+        if tag == "$fs":
+            return frozenset(items)
+        if tag == "$q":
+            return deque(items)
+        if not all(type(p) is list and len(p) == 2 for p in items):
+            raise WireError("malformed dict")
+        return {k: v for k, v in items}
+    return resolve(tag, raw)
+
+
+def _text(raw):
+    if type(raw) is not str or len(raw) > 1 << 20:
+        raise WireError("malformed value")
+    return raw
+
+
+# -- comparisons (run in the sandbox's trusted test process) -----------------------------------------
+def _is_number(x):
+    return type(x) in (int, float, Fraction, Decimal)
+
+
+def values_equal(a, b, tol=None):
+    """`a == b` on plain data, numbers within `tol` (relative or absolute) when given."""
+    if tol is not None and _is_number(a) and _is_number(b) and not (type(a) is int and type(b) is int):
+        try:
+            return math.isclose(float(a), float(b), rel_tol=tol, abs_tol=tol)
+        except OverflowError:  # a number beyond float range: only exact equality can hold
+            return a == b
+    if tol is not None and type(a) is type(b) and type(a) in (list, tuple) and len(a) == len(b):
+        return all(values_equal(x, y, tol) for x, y in zip(a, b))
+    if tol is not None and type(a) is dict and type(b) is dict and a.keys() == b.keys():
+        return all(values_equal(a[k], b[k], tol) for k in a)
+    return a == b
+
+
+def normalize_output(text):
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def stdout_matches(actual, expected, tol=None, compare="whitespace"):
+    """whitespace: line by line, trailing whitespace and trailing blank lines ignored; tokens: the
+    whitespace-separated tokens compared (line breaks and runs of spaces alike, as most judges' default
+    checkers do); exact: byte for byte. With `tol`, number tokens compare within it (not for exact)."""
+    if compare == "exact":
+        return actual == expected
+    if compare == "tokens":
+        actual, expected = " ".join(actual.split()), " ".join(expected.split())
+    got, want = normalize_output(actual), normalize_output(expected)
+    if got == want:
+        return True
+    if tol is None or len(got) != len(want):
+        return False
+    for line_got, line_want in zip(got, want):
+        tokens_got, tokens_want = line_got.split(), line_want.split()
+        if len(tokens_got) != len(tokens_want):
+            return False
+        for a, b in zip(tokens_got, tokens_want):
+            if a == b:
+                continue
+            try:
+                x, y = float(a), float(b)
+            except ValueError:
+                return False
+            if not (math.isfinite(x) and math.isfinite(y) and math.isclose(x, y, rel_tol=tol, abs_tol=tol)):
+                return False
+    return True
