@@ -281,13 +281,13 @@ def test_python_sessions_are_isolated(server):
     probe = ("import os, socket\n"
              "try:\n    socket.create_connection(('127.0.0.1', %d), timeout=2); print('net: open')\n"
              "except OSError as exc:\n    print('net: refused', type(exc).__name__)\n"
-             "print(sorted(os.listdir('/')))\n"
+             "print(sorted(set(os.listdir('/')) & {'work', 'root', 'home'}))\n"
              "print(len([p for p in os.listdir('/proc') if p.isdigit()]) < 5)\n") % int(server.url.rsplit(":", 1)[1])
     with SessionClient(server.url) as client:
         first, second = (client.open("python", {"ground_truth": "1"}) for _ in range(2))
         seen = first.call("python", code=probe).output.splitlines()
         assert seen[0].startswith("net: refused")
-        assert "work" not in seen[1] and "root" not in seen[1] and "home" not in seen[1]
+        assert seen[1] == "[]"  # none of the host's directories (short: tool output is truncated)
         assert seen[2] == "True"  # only its own processes are visible
         first.call("python", code="open('/tmp/secret', 'w').write('s1')")
         assert second.call("python", code="import os\nprint(os.path.exists('/tmp/secret'))").output == "False\n"

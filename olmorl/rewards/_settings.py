@@ -100,7 +100,7 @@ class Settings(BaseSettings):
     max_items_per_request: int = 4096  # larger batches get 413
     max_body_bytes: int = 64 * 1024 * 1024  # larger bodies get 413
     max_response_chars: int = 1_000_000  # longer responses are `invalid` (protects the workers)
-    max_ground_truth_chars: int = 1_000_000  # larger ground truths (as JSON text) are `invalid`; raise for huge test suites
+    max_ground_truth_chars: int = 4_000_000  # larger ground truths (as JSON text) are `invalid`; code tests run to MBs
     plugins: list[str] = Field(default_factory=list)  # extra modules that register verifiers
     log_level: str = "info"  # uvicorn/olmorl log level
     judge: JudgeSettings = Field(default_factory=JudgeSettings)

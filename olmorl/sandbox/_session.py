@@ -153,8 +153,11 @@ def sweep_leftovers(state_dir: Path) -> int:
         for cgroup in record.get("cgroups") or []:
             _kill_cgroup(Path(cgroup))
         scratch = record.get("scratch")
-        if isinstance(scratch, str) and os.path.basename(scratch).startswith("olmorl-sandbox-"):
-            shutil.rmtree(scratch, ignore_errors=True)
+        if isinstance(scratch, str):  # the sandbox's own directory: the scratch, or the home holding it
+            home = next((p for p in (scratch, os.path.dirname(scratch))
+                         if os.path.basename(p).startswith("olmorl-sandbox-")), None)
+            if home is not None:
+                shutil.rmtree(home, ignore_errors=True)
         path.unlink(missing_ok=True)
         swept += 1
     return swept
