@@ -104,10 +104,24 @@ def test_inflight_update_reaches_both_engines_and_versions_are_recorded_per_toke
     assert pool.stats()["kv_stale_tokens"] > 0
 
 
+def _tokens(pool):
+    return [e.stats()["tokens"] for e in pool.engines]
+
+
+def _wait_until_generating(pool, before, timeout=60.0):
+    """Every engine has sampled tokens of the new requests: pause mid-flight, not after a fixed sleep (on an
+    idle machine the tiny model finishes 300 tokens in about the time such a sleep takes)."""
+    deadline = time.monotonic() + timeout
+    while any(now <= then for now, then in zip(_tokens(pool), before)):
+        assert time.monotonic() < deadline, "the engines never started generating"
+        time.sleep(0.002)
+
+
 def test_pause_keep_stages_weights_and_resume_applies_them(pool, model):
     v = pool.version + 1
+    before = _tokens(pool)
     pool.submit([GenerationRequest(i, [5, 6], n=2, max_new_tokens=300, ignore_eos=True) for i in range(4)])
-    time.sleep(0.3)
+    _wait_until_generating(pool, before)
     pool.pause("keep")
     time.sleep(0.2)  # let a decode step that was running finish
     frozen = [e.stats()["tokens"] for e in pool.engines]
@@ -123,8 +137,9 @@ def test_pause_keep_stages_weights_and_resume_applies_them(pool, model):
 
 def test_pause_abort_returns_partial_output_that_is_continued_after_resume(pool, model):
     v = pool.version + 1
+    before = _tokens(pool)
     pool.submit([GenerationRequest(i, [7, 8, 9], n=2, max_new_tokens=300, ignore_eos=True) for i in range(4)])
-    time.sleep(0.3)
+    _wait_until_generating(pool, before)
     aborted = sum(e.pause("abort")["aborted"] for e in pool.engines)
     assert aborted > 0
     pool.update_weights(_perturbed(model, seed=5).state_dict(), v, wait=True)

@@ -169,3 +169,4 @@ def test_learner_options_run_and_report(objective):
     # two minibatches: the second is scored against pi_old from before the first update, so ratios move
     assert second["ratio_max"] != 1.0 and 0 <= second["clip_low_frac"] <= 1
     assert {"is_weight_mean", "is_capped_frac", "clip_high_frac", "grad_norm", "trained_tokens"} <= set(second)
+    assert second["learning_rate"] == pytest.approx(1e-3)  # the step reports the rate the scheduler set
