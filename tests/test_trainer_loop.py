@@ -1,6 +1,7 @@
 """The training loop end to end against live reward servers: learning, resume, reward-server outage, CLI."""
 
 import json
+import os
 import re
 import signal
 import threading
@@ -92,7 +93,7 @@ def test_resumed_run_ends_with_the_parameters_of_an_uninterrupted_one(toy, tmp_p
 
 def test_reward_server_outage_pauses_training_and_loses_no_sample(toy, tmp_path):
     server = LocalRewardServer(workers=1, log_path=str(tmp_path / "server.log")).start()
-    cfg = _config(toy, tmp_path / "run", reward_urls=(server.url,), total_steps=6, prompts_per_step=4,
+    cfg = _config(toy, tmp_path / "run", reward_urls=(server.url,), total_steps=10, prompts_per_step=4,
                   async_steps=1, reward_timeout_s=5.0)
     trainer = Trainer(cfg)
     result: dict = {}
@@ -101,22 +102,24 @@ def test_reward_server_outage_pauses_training_and_loses_no_sample(toy, tmp_path)
     metrics = tmp_path / "run" / "metrics.jsonl"
     try:
         deadline = time.monotonic() + 240
-        while not (metrics.exists() and len(metrics.read_text().splitlines()) >= 2):
-            assert time.monotonic() < deadline and thread.is_alive(), "training did not reach step 2"
-            time.sleep(0.2)
-        server.stop()  # the reward server goes away mid-run ...
+        while not (metrics.exists() and len(metrics.read_text().splitlines()) >= 1):
+            assert time.monotonic() < deadline and thread.is_alive(), "training did not reach step 1"
+            time.sleep(0.01)
+        steps_before = len(metrics.read_text().splitlines())
+        os.killpg(server.process.pid, signal.SIGKILL)  # the reward server dies mid-run (a graceful stop can
+        server.process.wait()                           # take as long as an idle machine needs for every step) ...
         time.sleep(4.0)
         steps_during_outage = len(metrics.read_text().splitlines())
-        assert steps_during_outage <= 4  # at most the batches already scored get trained
+        assert steps_during_outage <= steps_before + 2 < 10  # at most the batches already scored get trained
         server = LocalRewardServer(port=server.port, workers=1, log_path=str(tmp_path / "server2.log")).start()
         thread.join(timeout=240)  # ... and comes back on the same address
         assert not thread.is_alive()
     finally:
         server.stop()
     history = result["history"]
-    assert len(history) == 6
+    assert len(history) == 10
     assert sum(h["dropped_error"] for h in history) == 0
-    assert sum(h["groups_trained"] for h in history) == 6 * 4
+    assert sum(h["groups_trained"] for h in history) == 10 * 4
     assert max(h["reward_retries"] for h in history) > 0
 
 
