@@ -60,7 +60,7 @@ def test_two_engine_actors_and_two_deepspeed_ranks_match_the_single_process_lear
     assert len(reference_stats) == len(history)
     for got, want in zip(history, reference_stats):
         assert got["loss"] == pytest.approx(want["loss"], rel=1e-4, abs=1e-6)
-        assert got["grad_norm"] == pytest.approx(want["grad_norm"], rel=1e-3)
+        assert got["grad_norm"] == pytest.approx(want["grad_norm"], rel=1e-3, abs=1e-6)
     moved = max(float((expected[k] - initial.state_dict()[k]).abs().max()) for k in expected)
     assert moved > 1e-3, "the learners must actually move the weights"
     assert set(final) == set(expected)

@@ -416,6 +416,9 @@ def test_gvisor_runtime_scores_and_contains(api: Any, reward_server) -> None:
     for name in ("fork_bomb", "fork_bomb", "fork_bomb", "memory_bomb", "network_outside", "sleep_past_timeout",
                  "write_outside_scratch", "read_shadow", "kill_everything"):
         result = score(srv, f"```python\n{ESCAPES[name]}```", [{"input": "", "output": "PWNED"}], verifier="code_stdio")
+        if name == "fork_bomb" and result["status"] == "error":  # under gVisor a bomb can cost the slot: an
+            assert result["reward"] == 0.0, result                 # error the trainer sees, never a reward
+            continue
         assert (result["status"], result["reward"]) == ("ok", 0.0), (name, result)
         test = result["details"]["tests"][0]
         if name != "kill_everything":  # kill(-1) also ends the job's harness processes (same uid): the
