@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from olmorl.trainer._config import TrainConfig
 
 
+LEARNER_FILES = "learner"  # a checkpoint's sub-directory for the learner's own files
+
+
 def rng_states() -> dict[str, Any]:
     return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
 
@@ -40,18 +43,26 @@ def latest_checkpoint(output_dir: str | Path) -> Path | None:
 
 
 def save_checkpoint(output_dir: str | Path, step: int, state: dict[str, Any], config_json: str,
-                    model=None, tokenizer=None, keep: int = 2) -> Path:
-    """Write `state.pt` + `config.json` (+ the HF model) under checkpoints/step_N; readers never see half of it."""
+                    model=None, tokenizer=None, keep: int = 2, weights: dict[str, torch.Tensor] | None = None) -> Path:
+    """Write `state.pt` + `config.json` (+ the HF model, with `weights` where the model's own are partitioned)
+    under checkpoints/step_N; readers never see half of it. A learner's `files` (DeepSpeed's per-rank
+    checkpoint) are written as files under learner/, not into state.pt."""
     root = checkpoint_dir(output_dir)
     root.mkdir(parents=True, exist_ok=True)
     final = root / f"step_{step:07d}"
     tmp = root / f".tmp_step_{step:07d}_{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
+    learner = state.get("learner")
+    if isinstance(learner, dict) and isinstance(learner.get("files"), dict):
+        for name, data in learner["files"].items():
+            (tmp / LEARNER_FILES / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / LEARNER_FILES / name).write_bytes(data)
+        state = {**state, "learner": {**learner, "files": sorted(learner["files"])}}
     torch.save(state, tmp / "state.pt")
     (tmp / "config.json").write_text(config_json)
     if model is not None:
-        model.save_pretrained(str(tmp / "model"))
+        model.save_pretrained(str(tmp / "model"), state_dict=weights)
         if tokenizer is not None:
             tokenizer.save_pretrained(str(tmp / "model"))
     if final.exists():
@@ -63,7 +74,11 @@ def save_checkpoint(output_dir: str | Path, step: int, state: dict[str, Any], co
 
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
-    return torch.load(Path(path) / "state.pt", weights_only=False)
+    state = torch.load(Path(path) / "state.pt", weights_only=False)
+    learner = state.get("learner")
+    if isinstance(learner, dict) and isinstance(learner.get("files"), list):
+        learner["files"] = {name: (Path(path) / LEARNER_FILES / name).read_bytes() for name in learner["files"]}
+    return state
 
 
 class MetricsLog:

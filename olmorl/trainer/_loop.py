@@ -92,9 +92,9 @@ class Trainer:
         if path is None:
             return
         state = load_checkpoint(path)
-        self.learner.model.load_state_dict(state["model"])
-        self.learner.optimizer.load_state_dict(state["optimizer"])
-        self.learner.scheduler.load_state_dict(state["scheduler"])
+        # checkpoints written before learners had their own state kept the plain learner's at the top level
+        learner_state = state.get("learner") or {"optimizer": state["optimizer"], "scheduler": state["scheduler"]}
+        self.learner.load_training_state(learner_state, state["model"])
         self.mixer.load_state_dict(state["data"])
         set_rng_states(state["rng"])
         self.engine.set_rng_state(state["engine_rng"])
@@ -106,13 +106,13 @@ class Trainer:
 
     def _checkpoint(self) -> None:
         cfg = self.config
-        state = {"model": self.learner.model.state_dict(), "optimizer": self.learner.optimizer.state_dict(),
-                 "scheduler": self.learner.scheduler.state_dict(),
+        weights = self.learner.weights()  # gathered: a ZeRO-3 rank's own parameters are partitions
+        state = {"model": weights, "learner": self.learner.training_state(),
                  "data": self.mixer.state_dict(), "rng": rng_states(), "engine_rng": self.engine.get_rng_state(),
                  "step": self.step, "version": self.step, "trained_groups": self.trained_groups,
                  "pending": [self.pending[k] for k in sorted(self.pending)]}
         save_checkpoint(cfg.output_dir, self.step, state, dump_config(cfg), self.learner.model, self.tokenizer,
-                        keep=cfg.keep_checkpoints)
+                        keep=cfg.keep_checkpoints, weights=weights)
 
     # -- feeding the engine ----------------------------------------------------------------------------
     def _feed(self) -> None:

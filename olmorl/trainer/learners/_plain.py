@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -252,3 +253,15 @@ class Learner:
 
     def weights(self) -> dict[str, torch.Tensor]:
         return {k: v.detach() for k, v in self.model.state_dict().items()}
+
+    # -- checkpoints: what resuming needs beyond the weights (the loop saves `weights()` itself) ----------
+    def training_state(self) -> dict[str, Any]:
+        return {"format": "torch", "optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()}
+
+    def load_training_state(self, state: dict[str, Any], weights: dict[str, torch.Tensor]) -> None:
+        if state.get("format", "torch") != "torch":
+            raise ValueError(f"this checkpoint's learner state was written by the {state['format']} learner; "
+                             f"resume it with learner_backend {state['format']}")
+        self.model.load_state_dict(weights)
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
