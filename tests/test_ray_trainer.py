@@ -1,8 +1,9 @@
 """olmorl-train on a real two-node local Ray cluster: two engine actors (one per node, weights through
-the object store), a two-rank DeepSpeed ZeRO-2 learner (gloo) as actors in placement groups, and the
-reward server as a Ray Serve deployment on the same cluster. After
-the run, the learner's parameters equal those of the single-process learner trained on the same
-batches (the batches the Ray run trained on, recorded on the way)."""
+the object store), a two-rank DeepSpeed ZeRO-2 or ZeRO-3 learner (gloo) as actors in placement groups, and the
+reward server as a Ray Serve deployment on the same cluster. The run stops after step 2 and a second
+run resumes from its checkpoint (every rank's DeepSpeed files, which the driver wrote: no shared
+filesystem). After step 3, the learner's parameters equal those of the single-process learner trained
+on the same batches (the batches both runs trained on, recorded on the way)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from olmorl.trainer import TrainConfig, Trainer
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
-def test_two_engine_actors_and_two_deepspeed_ranks_match_the_single_process_learner(ray_cluster, tmp_path):
+@pytest.mark.parametrize("zero_stage", [2, 3])
+def test_two_engine_actors_and_two_deepspeed_ranks_match_the_single_process_learner(ray_cluster, tmp_path, zero_stage):
     pytest.importorskip("deepspeed", reason="the [deepspeed] extra is not installed (scripts/test installs it)")
     from transformers import AutoModelForCausalLM
 
@@ -29,20 +31,28 @@ def test_two_engine_actors_and_two_deepspeed_ranks_match_the_single_process_lear
     (tmp_path / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in answer_rows(["1", "2"] * 16)))
     cfg = TrainConfig(model=str(tmp_path / "model"), train_files=(str(tmp_path / "train.jsonl"),),
                       output_dir=str(tmp_path / "run"), group_size=4, prompts_per_step=4, max_new_tokens=1,
-                      learning_rate=1e-2, total_steps=3, torch_threads=1, tensorboard=False, async_steps=1,
+                      learning_rate=1e-2, total_steps=2, torch_threads=1, tensorboard=False, async_steps=1,
                       ray_address=ray_cluster.address, ray_engines=2, ray_engine_cpus=0.5, ray_learner_ranks=2,
                       ray_learner_cpus=0.5,  # per node: 0.5 engine + 0.5 rank, a CPU left for a reward replica
-                      learner_backend="deepspeed", zero_stage=2, engine_sync_timeout_s=60,
+                      learner_backend="deepspeed", zero_stage=zero_stage, engine_sync_timeout_s=60,
                       ray_reward_replicas=1, local_reward_workers=1)  # the reward server on the cluster too
-    trainer = Trainer(cfg)
     trained: list = []
-    train_step = trainer.learner.train_step
-    trainer.learner.train_step = lambda samples: (trained.append(copy.deepcopy(samples)), train_step(samples))[1]
-    try:
-        history = trainer.run()
-        final = trainer.learner.weights()
-    finally:
-        trainer.learner.close()
+    history: list = []
+    for total_steps in (2, 3):  # the second run resumes from the first one's step-2 checkpoint
+        trainer = Trainer(dataclasses.replace(cfg, total_steps=total_steps))
+        train_step = trainer.learner.train_step
+        trainer.learner.train_step = lambda samples, f=train_step: (trained.append(copy.deepcopy(samples)), f(samples))[1]
+        try:
+            history += trainer.run()
+            final = trainer.learner.weights()
+        finally:
+            trainer.learner.close()
+        if total_steps == 2:
+            files = sorted(p.name for p in (tmp_path / "run" / "checkpoints" / "step_0000002" / "learner").iterdir())
+            # both ranks' optimizer partitions (and under ZeRO-3 their weight partitions)
+            model_states = (["mp_rank_00_model_states.pt"] if zero_stage < 3 else
+                            [f"zero_pp_rank_{r}_mp_rank_00_model_states.pt" for r in range(2)])
+            assert files == sorted(model_states + [f"zero_pp_rank_{r}_mp_rank_00_optim_states.pt" for r in range(2)])
     assert len(history) == 3 and sum(h["groups_trained"] for h in history) > 0
     engines = trainer.engine.engines
     assert len({e.node for e in engines}) == 2  # one engine actor per node
@@ -58,9 +68,9 @@ def test_two_engine_actors_and_two_deepspeed_ranks_match_the_single_process_lear
     expected = reference.weights()
     # The gradient itself: loss and pre-clip norm per step (Adam would hide a scale error in the weights).
     assert len(reference_stats) == len(history)
-    for got, want in zip(history, reference_stats):
-        assert got["loss"] == pytest.approx(want["loss"], rel=1e-4, abs=1e-6)
-        assert got["grad_norm"] == pytest.approx(want["grad_norm"], rel=1e-3, abs=1e-6)
+    for step, (got, want) in enumerate(zip(history, reference_stats), 1):
+        assert (step, got["loss"]) == (step, pytest.approx(want["loss"], rel=1e-4, abs=1e-6))
+        assert (step, got["grad_norm"]) == (step, pytest.approx(want["grad_norm"], rel=1e-3, abs=1e-6))
     moved = max(float((expected[k] - initial.state_dict()[k]).abs().max()) for k in expected)
     assert moved > 1e-3, "the learners must actually move the weights"
     assert set(final) == set(expected)

@@ -11,6 +11,8 @@ No shared filesystem: every actor builds its model from the model's config objec
 initial weights from Ray's object store; each weight version is put in the object store once and every
 engine loads it from there. A sync is versioned and deadline-bound (`engine_sync_timeout_s`); an engine
 that fails or misses the deadline is named in the WeightSyncError.
+Checkpoints are written by the driver: rank 0 gathers every rank's DeepSpeed files and resuming sends each
+rank its own, so checkpoint and resume need no shared filesystem either (ZeRO 0-3).
 """
 
 from __future__ import annotations
@@ -54,9 +56,11 @@ class EngineActor:
         torch.set_num_threads(threads)
         self.engine = TorchEngine(_build_model(model_config, weights, getattr(torch, dtype)), **engine_kwargs)
         self.syncs = 0
+        self.started = False
 
     def start(self) -> str:
         self.engine.start()
+        self.started = True
         return ray.get_runtime_context().get_node_id()
 
     def stop(self) -> None:
@@ -69,7 +73,9 @@ class EngineActor:
         return self.engine.get_groups(0)
 
     def load(self, weights: Mapping[str, torch.Tensor], version: int) -> int:
-        self.engine.update_weights(weights, version, wait=True)
+        # before start (a resume's first sync) the update is queued and applied before the first token:
+        # waiting for it would block this actor, and with it the `start` call behind it
+        self.engine.update_weights(weights, version, wait=self.started)
         self.engine.version = version
         self.syncs += 1
         return version
@@ -273,32 +279,11 @@ class LearnerRank:
         if hasattr(self.learner, "close"):
             self.learner.close()
 
-    def optimizer_state(self) -> dict[str, Any]:
-        return {"optimizer": self.learner.optimizer.state_dict(), "scheduler": self.learner.scheduler.state_dict()}
+    def training_state(self) -> dict[str, Any]:
+        return self.learner.training_state()
 
-    def load_optimizer_state(self, state: dict[str, Any], weights: Mapping[str, torch.Tensor]) -> None:
-        self.learner.model.load_state_dict(dict(weights))
-        self.learner.optimizer.load_state_dict(state["optimizer"])
-        self.learner.scheduler.load_state_dict(state["scheduler"])
-
-
-class _RemoteState:
-    """`optimizer` / `scheduler` of a RayLearner: what the loop checkpoints and restores, held by rank 0."""
-
-    def __init__(self, learner: "RayLearner", key: str) -> None:
-        self.learner, self.key = learner, key
-
-    def state_dict(self) -> Any:
-        if len(self.learner.ranks) > 1 and not self.learner.warned:
-            self.learner.warned = True
-            log.warning("checkpoints of a multi-rank Ray learner hold the full weights but only rank 0's optimizer "
-                        "partition: they export and evaluate, they do not resume")
-        return ray.get(self.learner.leader.optimizer_state.remote())[self.key]
-
-    def load_state_dict(self, state: Any) -> None:
-        self.learner.pending_state[self.key] = state
-        if len(self.learner.pending_state) == 2:
-            self.learner.restore()
+    def load_training_state(self, state: dict[str, Any], weights: Mapping[str, torch.Tensor]) -> None:
+        self.learner.load_training_state(state, dict(weights))
 
 
 class RayLearner:
@@ -312,8 +297,6 @@ class RayLearner:
         if cfg.learner_backend == "torch" and world != 1:
             raise ValueError("learner_backend torch runs one learner rank; use learner_backend deepspeed for more")
         self.model = model
-        self.pending_state: dict[str, Any] = {}
-        self.warned = False
         bundle = {"CPU": cfg.ray_learner_cpus, **({"GPU": cfg.ray_learner_gpus} if cfg.ray_learner_gpus else {})}
         self.placement = placement_group([dict(bundle) for _ in range(world)], strategy="SPREAD")
         _wait_placement(self.placement, cfg.engine_ready_timeout_s, f"{world} learner bundles of {bundle}")
@@ -328,8 +311,6 @@ class RayLearner:
         # Every rank joins the process group at once (the rendezvous waits for all of them).
         ray.get([rank.setup.remote(cfg, model.config, weights, r, world, master) for r, rank in enumerate(self.ranks)])
         self.followers = [rank.follow.remote() for rank in self.ranks[1:]]
-        self.optimizer = _RemoteState(self, "optimizer")
-        self.scheduler = _RemoteState(self, "scheduler")
 
     def train_step(self, samples: list[Any]) -> dict[str, float]:
         return ray.get(self.leader.train_step.remote(samples))
@@ -339,13 +320,13 @@ class RayLearner:
         self.model.load_state_dict(weights)
         return weights
 
-    def restore(self) -> None:
-        """Resume: rank 0 takes the checkpoint's weights and optimizer state (a single rank only)."""
-        if len(self.ranks) > 1:
-            raise RuntimeError("resuming a multi-rank Ray learner is not supported: DeepSpeed's partitioned "
-                               "optimizer state is per rank")
-        state, self.pending_state = self.pending_state, {}
-        ray.get(self.leader.load_optimizer_state.remote(state, self.model.state_dict()))
+    def training_state(self) -> dict[str, Any]:
+        """Rank 0's learner state; with DeepSpeed, every rank's files gathered (no shared filesystem needed)."""
+        return ray.get(self.leader.training_state.remote())
+
+    def load_training_state(self, state: dict[str, Any], weights: Mapping[str, torch.Tensor]) -> None:
+        ray.get(self.leader.load_training_state.remote(state, dict(weights)))
+        self.model.load_state_dict(dict(weights))
 
     def close(self) -> None:
         try:
