@@ -149,10 +149,13 @@ def test_rollouts_match_hand_built_transcripts(tool_model, reward_server):
     try:
         rollouts.submit([GenerationRequest(i, list(p.prompt_ids), 4, meta=p) for i, p in enumerate(prompts)])
         groups = collect_groups(rollouts, 3, timeout=300)
+        malformed = rollouts.stats()["multiturn/tool_calls_malformed"]
     finally:
         rollouts.stop()
     assert _sessions_open(url) == 0  # every session ended through /verify
-    assert _tool_calls(url) >= sum(c.loss_mask.count(0) > 0 for g in groups for c in g.completions) > 0
+    # a tool reply is the server's answer, or the error a malformed call gets without bothering the session
+    replied = sum(c.loss_mask.count(0) > 0 for g in groups for c in g.completions)
+    assert _tool_calls(url) + malformed >= replied > 0
     solved = 0
     for g in groups:
         row = rows[g.request_id]
