@@ -4,7 +4,7 @@ Starts `olmorl-rewards serve --port P --workers W` as a subprocess, POSTs batche
 prints items/s next to an in-process, single-process baseline (the verifier called in a loop) from
 the same run. Target: >= 500 items/s through the server on 2 cores.
 
-    python benchmarks/ifeval_throughput.py [--items 4000] [--batch 256] [--workers 2]
+    python benchmarks/ifeval_throughput.py [--items 4000] [--batch 256] [--workers 2] [--clients 4]
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -24,6 +25,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import TreeMonitor, percentile  # noqa: E402
+from math_throughput import in_fresh_process  # noqa: E402
 
 from olmorl.rewards._settings import Settings  # noqa: E402
 from olmorl.rewards.instructions import CONSTRAINTS, IFEvalVerifier  # noqa: E402
@@ -61,7 +63,8 @@ def in_process(items: list[dict]) -> tuple[float, float]:
     return len(items) / (time.perf_counter() - start), time.process_time() - cpu
 
 
-def through_server(items: list[dict], batch: int, workers: int) -> tuple[float, list[float], TreeMonitor]:
+def through_server(items: list[dict], batch: int, workers: int,
+                   clients: int) -> tuple[float, list[float], TreeMonitor]:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "olmorl.rewards", "serve", "--port", str(port), "--workers", str(workers), "--log-level", "warning"],
@@ -84,11 +87,17 @@ def through_server(items: list[dict], batch: int, workers: int) -> tuple[float, 
             monitor = TreeMonitor(proc.pid)
             monitor.start()
             latencies: list[float] = []
+            batches = [items[i:i + batch] for i in range(0, len(items), batch)]
+
+            def post(part: list[dict]) -> list[dict]:
+                return client.post(f"{url}/v1/verify", json={"items": part}).json()["results"]
+
             start = time.perf_counter()
-            for i in range(0, len(items), batch):
-                results = client.post(f"{url}/v1/verify", json={"items": items[i:i + batch]}).json()["results"]
-                assert all(r["status"] == "ok" for r in results), [r for r in results if r["status"] != "ok"][:2]
-                latencies += [r["elapsed_ms"] / 1000 for r in results]
+            # concurrent requests, as a trainer's scorer sends them: a worker never waits for the next batch
+            with ThreadPoolExecutor(clients) as requests:
+                for results in requests.map(post, batches):
+                    assert all(r["status"] == "ok" for r in results), [r for r in results if r["status"] != "ok"][:2]
+                    latencies += [r["elapsed_ms"] / 1000 for r in results]
             rate = len(items) / (time.perf_counter() - start)
             monitor.stop()
             return rate, latencies, monitor
@@ -102,13 +111,14 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=4000)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--clients", type=int, default=4)
     args = parser.parse_args()
     items = make_items(args.items)
-    print(f"{len(items)} items, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (shared machine)")
+    print(f"{len(items)} items, {args.clients} concurrent requests, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (shared machine)")
     # The in-process loop runs before and after the server, so a change in the machine's load hits both.
-    before, own_cpu = in_process(items)
-    served, latencies, monitor = through_server(items, args.batch, args.workers)
-    after, _ = in_process(items)
+    before, own_cpu = in_fresh_process(in_process, items)
+    served, latencies, monitor = through_server(items, args.batch, args.workers, args.clients)
+    after, _ = in_fresh_process(in_process, items)
     baseline = (before + after) / 2
     print(f"{'path':<52}{'items/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'CPU ms/item':>13}")
     print(f"{'in-process loop, 1 process (mean of before/after)':<52}{baseline:>9.0f}{'-':>9}{'-':>9}"

@@ -10,6 +10,7 @@ import json
 import logging
 import math
 import time
+from collections import Counter
 from typing import Any
 
 from pydantic import ValidationError
@@ -126,9 +127,14 @@ class RewardEngine:
             self.metrics.inflight.dec(len(raw_items))
         done = [result for result in results if result is not None]
         assert len(done) == len(raw_items)  # every item has exactly one result
+        # a label lookup per verifier and status, not per item (it costs as much as the update)
+        for (verifier, status), n in Counter((result.verifier, result.status) for result in done).items():
+            self.metrics.items.labels(verifier, status).inc(n)
+        latency: dict[str, Any] = {}
         for result in done:
-            self.metrics.items.labels(result.verifier, result.status).inc()
-            self.metrics.item_latency.labels(result.verifier).observe(result.elapsed_ms / 1000)
+            if result.verifier not in latency:
+                latency[result.verifier] = self.metrics.item_latency.labels(result.verifier)
+            latency[result.verifier].observe(result.elapsed_ms / 1000)
         return done
 
     def _prepare(self, raw: Any, started: float) -> VerifyResult | tuple[Any, str, Verifier, Any]:

@@ -94,8 +94,8 @@ class Settings(BaseSettings):
     item_timeout_s: float = 5.0  # hard wall-clock limit per pool item; the worker is killed past it
     worker_memory_mb: int = 2048  # address-space ceiling of each worker process
     worker_max_tasks: int = 500  # recycle a worker after this many chunks of items (bounds leaks)
-    chunk_target_s: float = 0.005  # pool items travel in chunks of about this much measured work
-    chunk_max_items: int = 64  # and of at most this many items
+    chunk_target_s: float = 0.025  # pool items travel in chunks of about this much measured work
+    chunk_max_items: int = 256  # and of at most this many items
     worker_nice: int = 5  # workers' niceness, so the event loop (health checks, I/O verifiers) wins the CPU
     max_items_per_request: int = 4096  # larger batches get 413
     max_body_bytes: int = 64 * 1024 * 1024  # larger bodies get 413
