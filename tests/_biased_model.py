@@ -5,8 +5,13 @@ import math
 import torch
 
 
-def build_biased_model(out, p_one=0.95):
-    """Answers "1" with p_one and "2" otherwise, whatever the prompt (zeroed layers, a crafted head)."""
+def build_biased_model(out, p_one=0.95, noise=0.0):
+    """Answers "1" with p_one and "2" otherwise, whatever the prompt (zeroed layers, a crafted head).
+
+    `noise`: the std of seeded normal noise in the decoder's linear layers (the head stays crafted). With
+    zeroed layers every hidden state is the same, so many gradient entries cancel exactly between samples
+    and keep only float rounding (~1e-9); Adam's first step turns that rounding into +-lr, a direction that
+    depends on summation order (two ranks vs one). A little noise makes those gradients real."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     from olmorl.trainer._tiny import build_char_tokenizer
@@ -21,6 +26,12 @@ def build_biased_model(out, p_one=0.95):
         for module in model.modules():
             if isinstance(module, torch.nn.Linear):
                 module.weight.zero_()
+        if noise:
+            generator = torch.Generator().manual_seed(0)
+            for layer in model.model.layers:
+                for module in layer.modules():
+                    if isinstance(module, torch.nn.Linear):
+                        module.weight.copy_(torch.randn(module.weight.shape, generator=generator) * noise)
         model.model.embed_tokens.weight.fill_(1.0)  # the residual stream is all ones; RMSNorm keeps it so
         logits = torch.full((len(tok),), -40.0)
         logits[tok.convert_tokens_to_ids("1")] = math.log(p_one)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import warnings
 from typing import Any, Mapping
 
 import ray
@@ -37,6 +38,25 @@ log = logging.getLogger("olmorl.trainer")
 def connect(cfg: TrainConfig) -> None:
     if not ray.is_initialized():
         ray.init(address=cfg.ray_address, log_to_driver=False)
+
+
+def to_object_store(weights: Mapping[str, torch.Tensor]) -> dict[str, tuple[Any, str]]:
+    """Weights as numpy arrays (with their torch dtype): Ray stores numpy buffers out of band and a reader
+    on the same node maps them from shared memory, where pickled tensors are copied on every read.
+    numpy has no bfloat16: those travel as int16 bits."""
+    out = {}
+    for name, tensor in weights.items():
+        tensor = tensor.detach().cpu().contiguous()
+        carrier = tensor.view(torch.int16) if tensor.dtype == torch.bfloat16 else tensor
+        out[name] = (carrier.numpy(), str(tensor.dtype).removeprefix("torch."))
+    return out
+
+
+def from_object_store(payload: Mapping[str, tuple[Any, str]]) -> dict[str, torch.Tensor]:
+    """The tensors of `to_object_store`, still backed by the (read-only) shared memory: copy before writing."""
+    with warnings.catch_warnings():  # torch warns that the arrays are read-only; nothing writes them
+        warnings.simplefilter("ignore", UserWarning)
+        return {name: torch.from_numpy(array).view(getattr(torch, dtype)) for name, (array, dtype) in payload.items()}
 
 
 def _build_model(model_config: Any, weights: Mapping[str, torch.Tensor], dtype: torch.dtype) -> torch.nn.Module:
@@ -72,10 +92,10 @@ class EngineActor:
     def get_groups(self) -> list[Group]:
         return self.engine.get_groups(0)
 
-    def load(self, weights: Mapping[str, torch.Tensor], version: int) -> int:
+    def load(self, payload: Mapping[str, tuple[Any, str]], version: int) -> int:
         # before start (a resume's first sync) the update is queued and applied before the first token:
         # waiting for it would block this actor, and with it the `start` call behind it
-        self.engine.update_weights(weights, version, wait=self.started)
+        self.engine.update_weights(from_object_store(payload), version, wait=self.started)  # it copies them
         self.engine.version = version
         self.syncs += 1
         return version
@@ -176,7 +196,7 @@ class RayEnginePool(EnginePool):
 
     def _broadcast(self, weights: dict[str, torch.Tensor], version: int) -> None:
         start = time.perf_counter()
-        ref = ray.put(weights)
+        ref = ray.put(to_object_store(weights))
         pending = {engine.actor.load.remote(ref, version): engine for engine in self.engines}
         done, late = ray.wait(list(pending), num_returns=len(pending), timeout=self.sync_timeout_s)
         errors = [f"engine {pending[r].url} did not load version {version} within {self.sync_timeout_s:g} s"
