@@ -125,9 +125,9 @@ class ChunkedPool:
 
     def _chunks(self, jobs: list[PoolJob]) -> list[list[PoolJob]]:
         """Consecutive jobs, cut at about chunk_target_s of estimated work, at chunk_max_items, and
-        at the size that still gives every worker two chunks."""
+        at the size that still gives every worker a chunk (concurrent requests keep them all busy)."""
         settings = self.settings
-        spread = max(1, math.ceil(len(jobs) / (2 * settings.workers)))
+        spread = max(1, math.ceil(len(jobs) / settings.workers))
         max_items = max(1, min(settings.chunk_max_items, spread))
         chunks: list[list[PoolJob]] = []
         current: list[PoolJob] = []
