@@ -75,9 +75,10 @@ def test_two_engine_actors_and_two_deepspeed_ranks_match_the_single_process_lear
         # Step 1 starts from the same weights: only the two ranks' summation order differs. Adam's first step
         # turns that rounding into up to a few % of a step on entries whose gradient is ~1e-8, so from step 2
         # the loss (a near-cancelling sum, often ~1e-5) and the norm get a step's share of tolerance.
-        loss_abs, norm_rel = (1e-6, 1e-3) if step == 1 else (2e-4, 2e-2)
+        # (a norm near 0, as when a step's groups barely disagree, is that noise alone: absolute tolerance)
+        loss_abs, norm_rel, norm_abs = (1e-6, 1e-3, 1e-6) if step == 1 else (2e-4, 2e-2, 1e-4)
         assert got["loss"] == pytest.approx(want["loss"], rel=1e-4, abs=loss_abs), f"step {step}: {shown}"
-        assert got["grad_norm"] == pytest.approx(want["grad_norm"], rel=norm_rel, abs=1e-6), f"step {step}: {shown}"
+        assert got["grad_norm"] == pytest.approx(want["grad_norm"], rel=norm_rel, abs=norm_abs), f"step {step}: {shown}"
     moved = max(float((expected[k] - initial.state_dict()[k]).abs().max()) for k in expected)
     assert moved > 1e-3, "the learners must actually move the weights"
     assert set(final) == set(expected)
