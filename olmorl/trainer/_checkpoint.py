@@ -56,8 +56,9 @@ def save_checkpoint(output_dir: str | Path, step: int, state: dict[str, Any], co
     learner = state.get("learner")
     if isinstance(learner, dict) and isinstance(learner.get("files"), dict):
         for name, data in learner["files"].items():
-            (tmp / LEARNER_FILES / name).parent.mkdir(parents=True, exist_ok=True)
-            (tmp / LEARNER_FILES / name).write_bytes(data)
+            target = tmp / LEARNER_FILES / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
         state = {**state, "learner": {**learner, "files": sorted(learner["files"])}}
     torch.save(state, tmp / "state.pt")
     (tmp / "config.json").write_text(config_json)

@@ -76,11 +76,9 @@ class EngineActor:
         torch.set_num_threads(threads)
         self.engine = TorchEngine(_build_model(model_config, weights, getattr(torch, dtype)), **engine_kwargs)
         self.syncs = 0
-        self.started = False
 
     def start(self) -> str:
         self.engine.start()
-        self.started = True
         return ray.get_runtime_context().get_node_id()
 
     def stop(self) -> None:
@@ -93,9 +91,7 @@ class EngineActor:
         return self.engine.get_groups(0)
 
     def load(self, payload: Mapping[str, tuple[Any, str]], version: int) -> int:
-        # before start (a resume's first sync) the update is queued and applied before the first token:
-        # waiting for it would block this actor, and with it the `start` call behind it
-        self.engine.update_weights(from_object_store(payload), version, wait=self.started)  # it copies them
+        self.engine.update_weights(from_object_store(payload), version, wait=True)  # it copies them
         self.engine.version = version
         self.syncs += 1
         return version

@@ -183,7 +183,7 @@ class TorchEngine:
         with self._cv:
             self._commands.append(("update", copied, version, done))
             self._cv.notify_all()
-        if wait:
+        if wait and self._running:  # not started (a resume's first sync): applied before the first token
             while not done.wait(0.5):
                 self._check()
 
