@@ -16,7 +16,7 @@ def main(model_dir: str, samples_path: str, settings_json: str, out_path: str) -
 
     from olmorl.trainer._checkpoint import load_checkpoint, save_checkpoint
     from olmorl.trainer._objective import LossSettings
-    from olmorl.trainer.learners._deepspeed import DeepSpeedLearner
+    from olmorl.trainer.learners._deepspeed import DeepSpeedLearner, leave_process_group
 
     torch.set_num_threads(1)
     batches = torch.load(samples_path, weights_only=False)
@@ -45,6 +45,7 @@ def main(model_dir: str, samples_path: str, settings_json: str, out_path: str) -
                             "files": sorted(state["learner"]["files"]) if state else []})
     if results:
         torch.save(results, out_path)
+    leave_process_group()
 
 
 if __name__ == "__main__":

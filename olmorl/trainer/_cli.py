@@ -67,17 +67,26 @@ def main(argv: list[str] | None = None) -> int:
 
     # SIGTERM unwinds like Ctrl-C, so the embedded reward server and the engine thread are stopped
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    if config.learner_backend == "deepspeed":
+    if config.learner_backend == "deepspeed" and not config.ray_learner_ranks:
         from olmorl.trainer._scaleout import is_follower_rank, run_follower
+        from olmorl.trainer.learners._deepspeed import leave_process_group
 
         if is_follower_rank():  # ranks > 0 train their shares when rank 0 (the loop) says so
             run_follower(config)
+            leave_process_group()
             return 0
+        trainer = Trainer(config)
+        try:
+            trainer.run()
+        finally:
+            trainer.learner.close()  # releases the follower ranks
+        leave_process_group()
+        return 0
     trainer = Trainer(config)
     try:
         trainer.run()
     finally:
-        if hasattr(trainer.learner, "close"):  # releases the follower ranks
+        if hasattr(trainer.learner, "close"):
             trainer.learner.close()
     return 0
 

@@ -77,6 +77,15 @@ def global_token_weights(lengths: list[int], in_loss: list[bool], normalization:
     return per_sequence_token_weight(lengths, in_loss, normalization, constant, totals=(n_tokens, n_seqs))
 
 
+def leave_process_group() -> None:
+    """At the end of a launched run, every rank together: a rank that exits with gloo's threads still running
+    can abort in C++ ("terminate called without an active exception") and fail the launch after a good run.
+    Only at exit: this process cannot rejoin a group on the same rendezvous afterwards."""
+    if dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+
+
 class DeepSpeedLearner(Learner):
     def __init__(self, model: torch.nn.Module, *, loss: LossSettings, learning_rate: float, zero_stage: int = 2,
                  offload_optimizer: bool = False, bf16: bool = False, adam_betas: tuple[float, float] = (0.9, 0.999),
