@@ -1,11 +1,14 @@
-"""What the throughput benchmarks measure about a server: peak RSS and CPU seconds of a process and
-all its descendants (the reward server and its worker processes), sampled from /proc."""
+"""What the throughput benchmarks measure: peak RSS and CPU seconds of a process and all its descendants (the
+reward server and its worker processes), sampled from /proc; and the baselines a server is compared with, the
+verifier called in a loop in one process and in two."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -78,3 +81,40 @@ class TreeMonitor(threading.Thread):
     @property
     def cpu_s(self) -> float:
         return sum(cpu - self._start_cpu.get(pid, 0.0) for pid, cpu in self._last_cpu.items())
+
+
+# -- the verifier called in a loop: the baseline the server is measured against ----------------------------------
+def score_in_loop(verifier: str, items: list[dict], start_at: float = 0.0) -> tuple[float, float, list[float]]:
+    """Wall seconds, CPU seconds and per-item seconds of `verifier` scoring `items` in a loop in this process,
+    warmed up as a pool worker is (no queueing, no transport). Starts at wall-clock time `start_at`, so two
+    processes can start together."""
+    from olmorl.rewards._registry import load_verifiers
+    from olmorl.rewards._settings import Settings
+
+    scorer = load_verifiers()[verifier](Settings())
+    scorer.warm_up()
+    while time.time() < start_at:
+        time.sleep(0.001)
+    latencies = []
+    start, cpu = time.perf_counter(), time.process_time()
+    for item in items:
+        t0 = time.perf_counter()
+        scorer.score(scorer.make_task(item["response"], item["ground_truth"], item.get("options", {}), None))
+        latencies.append(time.perf_counter() - t0)
+    return time.perf_counter() - start, time.process_time() - cpu, latencies
+
+
+def one_loop(verifier: str, items: list[dict]) -> tuple[float, float, list[float]]:
+    """`score_in_loop` in a new interpreter: every pass scores the same items, and none finds them in a cache an
+    earlier pass filled (the math verifier caches normalized answers and parsed references)."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as fresh:
+        return fresh.submit(score_in_loop, verifier, items).result()
+
+
+def two_loops(verifier: str, items: list[dict]) -> float:
+    """Items/s of two fresh processes scoring alternate halves at the same time, with nothing between them: what
+    this machine gives two workers of pure verifier work (the most a 2-worker server could reach)."""
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as fresh:
+        start_at = time.time() + 10  # both interpreters have imported and warmed up by then
+        halves = [fresh.submit(score_in_loop, verifier, items[k::2], start_at) for k in (0, 1)]
+        return len(items) / max(half.result()[0] for half in halves)

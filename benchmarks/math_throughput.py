@@ -1,21 +1,24 @@
-"""Throughput and latency of the `math` verifier through the reward server, against math-verify
-called in-process (one process, main thread, its default settings) on the same items, in one run.
+"""Throughput and latency of the `math` verifier through the reward server, against the same verifier called
+in a loop in one process (the section-0 goal: server >= 1.5x that on 2 workers) and math-verify called
+in-process (its default settings).
 
-Starts `olmorl-rewards serve --port P --workers W` as a subprocess; several concurrent clients POST
-batches of 64-512 items to /v1/verify. Items are a realistic mix (integers, fractions, decimals,
-radicals, expressions needing SymPy, sets/tuples, letters; right and wrong; CoT-length responses,
-every one distinct so no cache helps) with ~2% adversarial items. Reports items/s, p50/p99 item
-latency (server-side `elapsed_ms`) and the server's peak RSS (server + its worker processes).
-Target: >= 2x math-verify's items/s on 2 cores, p99 < 1 s.
+Each round makes new items, starts a new `olmorl-rewards serve --port P --workers W` subprocess (so no cache
+of an earlier round helps) and has several concurrent clients POST batches of 64-512 items to /v1/verify.
+Around it, in fresh interpreters on the same items: the verifier in a loop in one process (before and after
+the server, so a change in the machine's load hits both), and in two processes at once on alternate halves,
+which is what this machine gives two workers with nothing between them. Items are a realistic mix (integers,
+fractions, decimals, radicals, expressions needing SymPy, sets/tuples, letters; right and wrong; CoT-length
+responses) with ~2% adversarial items. Reports items/s per round, p50/p99 item latency (server-side
+`elapsed_ms`) and the server's peak RSS (server + its worker processes). math-verify runs on the last round's
+first 1,000 items (it does ~20 items/s). Targets: >= 2x math-verify's items/s on 2 cores, p99 < 1 s.
 
-    python benchmarks/math_throughput.py [--items 2000] [--clients 4] [--workers 2]
+    python benchmarks/math_throughput.py [--items 4000] [--rounds 3] [--clients 4] [--workers 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import multiprocessing
 import os
 import random
 import socket
@@ -23,7 +26,6 @@ import statistics
 import subprocess
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -31,7 +33,7 @@ from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _measure import TreeMonitor, percentile  # noqa: E402
+from _measure import TreeMonitor, one_loop, percentile, two_loops  # noqa: E402
 
 from olmorl.rewards._local import wait_until_ready  # noqa: E402
 
@@ -129,30 +131,6 @@ def math_verify_run(items: list[dict]) -> tuple[float, list[float]]:
     return len(items) / (time.perf_counter() - start), latencies
 
 
-def olmorl_in_process(items: list[dict]) -> tuple[float, list[float], float]:
-    """Wall-clock items/s, per-item time and CPU seconds of the same code a pool worker runs, in a
-    loop in this process (warmed up as a worker is; no queueing)."""
-    from olmorl.rewards._registry import load_verifiers
-    from olmorl.rewards._settings import Settings
-
-    verifier = load_verifiers()["math"](Settings())
-    verifier.warm_up()
-    latencies = []
-    start, cpu = time.perf_counter(), time.process_time()
-    for item in items:
-        t0 = time.perf_counter()
-        verifier.score(verifier.make_task(item["response"], item["ground_truth"], {}, None))
-        latencies.append(time.perf_counter() - t0)
-    return len(items) / (time.perf_counter() - start), latencies, time.process_time() - cpu
-
-
-def in_fresh_process(measure, items: list[dict]):
-    """`measure(items)` in a new interpreter: every pass scores the same items, and none finds them in a
-    cache an earlier pass filled (the verifier caches normalized answers and parsed references)."""
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as fresh:
-        return fresh.submit(measure, items).result()
-
-
 # -- the server ----------------------------------------------------------------------------------------
 
 def free_port() -> int:
@@ -213,38 +191,52 @@ def server_run(items: list[dict], workers: int, clients: int,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--items", type=int, default=4000, help="items per round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds, each on new items and a new server")
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args()
-    items = make_items(args.items)
-    console = Console()
-    console.print(f"{len(items)} items ({len(ADVERSARIAL_IDS)} adversarial), {args.clients} clients, batches of "
-                  f"64-512, {args.workers} workers, {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f} "
-                  "(shared machine)")
-    # The in-process loop runs before and after the server, so a change in the machine's load hits both.
-    before, own_lat, own_cpu = in_fresh_process(olmorl_in_process, items)
-    srv_rate, srv_lat, statuses, monitor = server_run(items, args.workers, args.clients)
-    after, _, _ = in_fresh_process(olmorl_in_process, items)
-    own_rate = (before + after) / 2
-    mv_rate, mv_lat = math_verify_run(items)
-    table = Table(title="math verification throughput")
+    console = Console(width=140)
+    console.print(f"{args.rounds} rounds of {args.items} items, {args.clients} clients, batches of 64-512, "
+                  f"{args.workers} workers, {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
+    rounds = Table(title="math: server vs the verifier in a loop (each round: new items, new server)")
+    for column in ("round", "1 loop items/s (before/after)", "2 loops items/s", "server items/s", "server p99 ms",
+                   "server / 1 loop", "server / 2 loops"):
+        rounds.add_column(column, justify="right")
+    ratios = []
+    for round_ in range(args.rounds):
+        ADVERSARIAL_IDS.clear()
+        items = make_items(args.items, seed=round_)
+        # The one-process loop runs before and after the server, so a change in the machine's load hits both.
+        before = one_loop("math", items)
+        srv_rate, srv_lat, statuses, monitor = server_run(items, args.workers, args.clients)
+        after = one_loop("math", items)
+        pair = two_loops("math", items)
+        own_rate = 2 * len(items) / (before[0] + after[0])
+        ratios.append(srv_rate / own_rate)
+        rounds.add_row(str(round_ + 1), f"{own_rate:.0f} ({len(items) / before[0]:.0f}/{len(items) / after[0]:.0f})",
+                       f"{pair:.0f}", f"{srv_rate:.0f}", f"{1000 * percentile(srv_lat, 0.99):.0f}",
+                       f"{srv_rate / own_rate:.2f}x", f"{srv_rate / pair:.2f}x")
+    console.print(rounds)
+    mv_rate, mv_lat = math_verify_run(items[:1000])
+    table = Table(title=f"last round in detail ({len(ADVERSARIAL_IDS)} adversarial items)")
     for column in ("system", "items/s", "p50 ms", "p99 ms", "max ms", "CPU ms/item", "peak RSS MiB"):
         table.add_column(column, justify="right" if column != "system" else "left")
     table.add_row(f"olmorl server, {args.workers} workers, POST /v1/verify (latency: queue + work)",
                   f"{srv_rate:.0f}", f"{1000 * statistics.median(srv_lat):.1f}",
                   f"{1000 * percentile(srv_lat, 0.99):.1f}", f"{1000 * max(srv_lat):.0f}",
                   f"{1000 * monitor.cpu_s / len(items):.2f}", f"{monitor.peak_rss / 2**20:.0f}")
-    table.add_row("olmorl in-process loop, 1 process, mean of before/after (latency: work per item)",
+    own_lat = before[2]
+    table.add_row("olmorl verifier in a loop, 1 process (latency: work per item)",
                   f"{own_rate:.0f}", f"{1000 * statistics.median(own_lat):.1f}",
                   f"{1000 * percentile(own_lat, 0.99):.1f}", f"{1000 * max(own_lat):.0f}",
-                  f"{1000 * own_cpu / len(items):.2f}", "-")
-    table.add_row("math-verify in-process, 1 process", f"{mv_rate:.0f}", f"{1000 * statistics.median(mv_lat):.1f}",
+                  f"{1000 * before[1] / len(items):.2f}", "-")
+    table.add_row("math-verify in-process, 1 process (first 1,000 items)", f"{mv_rate:.0f}", f"{1000 * statistics.median(mv_lat):.1f}",
                   f"{1000 * percentile(mv_lat, 0.99):.1f}", f"{1000 * max(mv_lat):.0f}", "-", "-")
     console.print(table)
-    console.print(f"server statuses: {statuses}; in-process loop before/after: {before:.0f}/{after:.0f} items/s; "
-                  f"load average now {os.getloadavg()[0]:.1f}")
-    console.print(f"server / in-process loop = {srv_rate / own_rate:.2f}x (target >= 1.5x on 2 workers); "
+    console.print(f"server statuses (last round): {statuses}; load average now {os.getloadavg()[0]:.1f}")
+    console.print(f"server / 1 loop, median of {len(ratios)} rounds = {statistics.median(ratios):.2f}x "
+                  f"(target >= 1.5x on 2 workers; rounds: {', '.join(f'{r:.2f}' for r in ratios)}); "
                   f"server / math-verify = {srv_rate / mv_rate:.2f}x (target >= 2x)")
 
 

@@ -10,6 +10,7 @@ import json
 import logging
 import math
 import time
+import typing
 from collections import Counter
 from typing import Any
 
@@ -23,6 +24,7 @@ from olmorl.rewards._settings import Settings
 
 log = logging.getLogger("olmorl.rewards")
 
+_STATUSES = frozenset(typing.get_args(Status))
 # Validation runs on the event loop; it yields after this many items so /healthz stays fast.
 _ITEMS_PER_YIELD = 128
 
@@ -30,7 +32,8 @@ _ITEMS_PER_YIELD = 128
 # -- server side -------------------------------------------------------------------------------------
 def _result(raw_id: Any, verifier: str, status: Status, error: str | None = None, started: float = 0.0,
             reward: float = 0.0, details: dict[str, Any] | None = None) -> VerifyResult:
-    return VerifyResult(
+    # Built here from checked values, so not validated again (validation cost as much as the rest of the result).
+    return VerifyResult.model_construct(
         id=raw_id if isinstance(raw_id, str) else None,
         verifier=verifier,
         reward=reward if status == "ok" else 0.0,
@@ -194,7 +197,12 @@ class RewardEngine:
             return _result(item_id, name, status, outcome.message, started)
         if not isinstance(outcome.reward, (int, float)) or not math.isfinite(outcome.reward):
             return _result(item_id, name, "error", f"verifier returned a non-finite reward {outcome.reward!r}",
-                           started, details=outcome.details)
+                           started, details=outcome.details if isinstance(outcome.details, dict) else {})
+        if (outcome.status not in _STATUSES or not isinstance(outcome.details, dict)
+                or not isinstance(outcome.error, (str, type(None)))):
+            return _result(item_id, name, "error", f"verifier returned a malformed Score (status "
+                           f"{outcome.status!r}, error {type(outcome.error).__name__}, details "
+                           f"{type(outcome.details).__name__})", started)
         return _result(item_id, name, outcome.status, outcome.error, started, float(outcome.reward), outcome.details)
 
 

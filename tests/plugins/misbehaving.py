@@ -47,3 +47,25 @@ class BuggyVerifier(Verifier):
 
     def score(self, task: Task) -> Score:
         raise KeyError("boom")
+
+
+class Opaque:
+    """Picklable (it crosses from the worker) but not JSON."""
+
+
+@register
+class OpaqueDetailsVerifier(Verifier):
+    name = "test_opaque_details"
+    description = "Returns reward 1 with a details value that has no JSON form."
+
+    def score(self, task: Task) -> Score:
+        return Score(1.0, {"answer": Opaque()})
+
+
+@register
+class MalformedScoreVerifier(Verifier):
+    name = "test_malformed_score"
+    description = "Returns a Score whose status and details break the result's types."
+
+    def score(self, task: Task) -> Score:
+        return Score(1.0, details="not a dict", status="maybe")  # type: ignore[arg-type]
