@@ -32,16 +32,15 @@ _ITEMS_PER_YIELD = 128
 # -- server side -------------------------------------------------------------------------------------
 def _result(raw_id: Any, verifier: str, status: Status, error: str | None = None, started: float = 0.0,
             reward: float = 0.0, details: dict[str, Any] | None = None) -> VerifyResult:
-    # Built here from checked values, so not validated again (validation cost as much as the rest of the result).
-    return VerifyResult.model_construct(
-        id=raw_id if isinstance(raw_id, str) else None,
-        verifier=verifier,
-        reward=reward if status == "ok" else 0.0,
-        status=status,
-        error=error,
-        details=details or {},
-        elapsed_ms=round((time.perf_counter() - started) * 1000, 3) if started else 0.0,
-    )
+    elapsed_ms = round((time.perf_counter() - started) * 1000, 3) if started else 0.0
+    try:
+        return VerifyResult(id=raw_id if isinstance(raw_id, str) else None, verifier=verifier,
+                            reward=reward if status == "ok" else 0.0, status=status, error=error,
+                            details=details or {}, elapsed_ms=elapsed_ms)
+    except ValidationError as exc:  # details a verifier returned that the API cannot carry (non-string keys, ...)
+        return VerifyResult(id=raw_id if isinstance(raw_id, str) else None, verifier=verifier, reward=0.0,
+                            status="error", error=f"verifier returned a result the API cannot carry: {_describe(exc)}",
+                            elapsed_ms=elapsed_ms)
 
 
 class RewardEngine:
@@ -111,11 +110,12 @@ class RewardEngine:
                 if isinstance(prepared, VerifyResult):
                     results.append(prepared)
                     continue
-                item_id, name, verifier, task = prepared
+                item_id, name, verifier, task, truth = prepared
                 results.append(None)
                 deadline = verifier.deadline_s(task)
                 if verifier.runs_in == "pool":
-                    pool_jobs.append(PoolJob(name, task, deadline or self.settings.item_timeout_s))
+                    # one reference, one worker: its caches (parsed references, normalized answers) serve them all
+                    pool_jobs.append(PoolJob(name, task, deadline or self.settings.item_timeout_s, hash((name, truth))))
                     pool_items.append((index, item_id))
                 else:
                     loop_work.append((index, item_id, name, self._score_on_loop(verifier, task, deadline)))
@@ -140,8 +140,9 @@ class RewardEngine:
             latency[result.verifier].observe(result.elapsed_ms / 1000)
         return done
 
-    def _prepare(self, raw: Any, started: float) -> VerifyResult | tuple[Any, str, Verifier, Any]:
-        """Validate one raw item: its `invalid` result, or (id, verifier name, verifier, task)."""
+    def _prepare(self, raw: Any, started: float) -> VerifyResult | tuple[Any, str, Verifier, Any, str]:
+        """Validate one raw item: its `invalid` result, or (id, verifier name, verifier, task, ground truth as
+        text)."""
         raw_id = raw.get("id") if isinstance(raw, dict) else None
         raw_name = raw.get("verifier") if isinstance(raw, dict) else None
         label = raw_name if isinstance(raw_name, str) else ""
@@ -157,7 +158,8 @@ class RewardEngine:
             return _result(item.id, name, "invalid",
                            f"response has {len(item.response)} characters; the limit is "
                            f"{self.settings.max_response_chars} (max_response_chars)", started)
-        truth_chars = _json_chars(item.ground_truth)
+        truth = item.ground_truth if isinstance(item.ground_truth, str) else json.dumps(item.ground_truth)
+        truth_chars = len(truth)
         if truth_chars > self.settings.max_ground_truth_chars:
             return _result(item.id, name, "invalid",
                            f"ground_truth has {truth_chars} characters as JSON; the limit is "
@@ -170,7 +172,7 @@ class RewardEngine:
         except Exception as exc:  # a validation bug must cost one item, not the batch
             log.exception("verifier %s could not read an item", name)
             return _result(item.id, name, "error", f"{type(exc).__name__}: {exc}", started)
-        return item.id, name, verifier, task
+        return item.id, name, verifier, task, truth
 
     async def _score_on_loop(self, verifier: Verifier, task: Any, deadline: float | None) -> Score | PoolFailure:
         """An I/O-bound verifier's score, or the failure that stands for it (same shape as the pool's)."""
@@ -204,10 +206,6 @@ class RewardEngine:
                            f"{outcome.status!r}, error {type(outcome.error).__name__}, details "
                            f"{type(outcome.details).__name__})", started)
         return _result(item_id, name, outcome.status, outcome.error, started, float(outcome.reward), outcome.details)
-
-
-def _json_chars(value: Any) -> int:
-    return len(value) if isinstance(value, str) else len(json.dumps(value))
 
 
 def _describe(exc: ValidationError) -> str:

@@ -69,3 +69,12 @@ class MalformedScoreVerifier(Verifier):
 
     def score(self, task: Task) -> Score:
         return Score(1.0, details="not a dict", status="maybe")  # type: ignore[arg-type]
+
+
+@register
+class NumberKeyDetailsVerifier(Verifier):
+    name = "test_number_keys"
+    description = "Returns details keyed by numbers, which a JSON object cannot carry as such."
+
+    def score(self, task: Task) -> Score:
+        return Score(1.0, {1: "first"})  # type: ignore[dict-item]

@@ -1,0 +1,200 @@
+"""A scoring worker: a forked process that builds the pool verifiers once and scores chunks of items, and the
+parent's handle on it.
+
+The wire is a socket pair carrying length-prefixed pickles (multiprocessing's framing: the worker blocks on
+it; the parent reads and writes through the event loop, so it never blocks and needs no threads). The parent
+kills a worker from outside (a stuck chunk, recycling, shutdown), never with `signal.alarm` in the worker,
+which only works in the main thread and silently broke SymPy checks in threaded verifiers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import logging
+import multiprocessing
+import os
+import pickle
+import resource
+import signal
+import socket
+import struct
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Callable, Literal
+
+from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, load_verifiers
+from olmorl.rewards._settings import Settings
+
+log = logging.getLogger("olmorl.rewards")
+
+_READY = b"ready"
+
+
+@dataclass(frozen=True)
+class PoolFailure:
+    """Why a job has no Score; the engine turns it into the item's status and error."""
+
+    kind: Literal["invalid", "timeout", "died", "memory", "error"]
+    message: str = ""
+
+
+# -- in the worker process ---------------------------------------------------------------------------
+_worker_verifiers: dict[str, Verifier] = {}
+
+
+def _init_worker(settings: Settings) -> None:
+    """Build every pool verifier (imports SymPy etc.) and warm it up, then set the memory ceiling that bounds
+    what scoring may add."""
+    os.nice(settings.worker_nice)  # the event loop (health checks, I/O verifiers) wins the CPU over a busy worker
+    for name, cls in load_verifiers(settings.plugins).items():
+        if cls.runs_in == "pool":
+            verifier = _worker_verifiers[name] = cls(settings)
+            try:
+                verifier.warm_up()
+            except Exception:  # a failed warm-up only costs the first item its speed-up
+                log.exception("warm-up of verifier %s failed", name)
+    limit = settings.worker_memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def score_chunk(jobs: list[tuple[str, Task]]) -> tuple[list[Score | PoolFailure], float]:
+    """Score a chunk in order; one failing item is that item's PoolFailure. Returns the outcomes and the seconds
+    the chunk took (the parent's cost estimate)."""
+    started = time.perf_counter()
+    outcomes: list[Score | PoolFailure] = []
+    for name, task in jobs:
+        try:
+            outcomes.append(_worker_verifiers[name].score(task))
+        except InvalidInput as exc:
+            outcomes.append(PoolFailure("invalid", str(exc)))
+        except MemoryError:
+            outcomes.append(PoolFailure("memory"))
+        except Exception as exc:  # a verifier bug must cost one item, not the chunk
+            log.exception("verifier %s failed", name)
+            outcomes.append(PoolFailure("error", f"{type(exc).__name__}: {exc}"))
+    return outcomes, time.perf_counter() - started
+
+
+def _die_with_parent(server_pid: int) -> None:
+    """Linux: SIGKILL this worker when the server process dies, however it dies (the socket alone is not enough:
+    workers forked later hold copies of earlier workers' server ends)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the socket's end-of-file still stops an idle worker
+        return
+    if os.getppid() != server_pid:  # the server died between fork and prctl
+        os._exit(0)
+
+
+def _reply(outcomes: list[Score | PoolFailure], elapsed: float) -> bytes:
+    try:
+        return pickle.dumps((outcomes, elapsed), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # one outcome the wire cannot carry (a lambda in details, ...) costs that item only
+        sendable = []
+        for outcome in outcomes:
+            try:
+                pickle.dumps(outcome)
+                sendable.append(outcome)
+            except Exception as exc:
+                sendable.append(PoolFailure("error", f"verifier returned a result that cannot leave the worker "
+                                                     f"process: {type(exc).__name__}: {exc}"))
+        return pickle.dumps((sendable, elapsed), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _worker_main(sock: socket.socket, settings: Settings, server_pid: int) -> None:
+    # Forked from the server: drop what belongs to its event loop, and die with it.
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal stops the server, which stops its workers
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent(server_pid)
+    wire = Connection(sock.detach())
+    _init_worker(settings)
+    wire.send_bytes(_READY)
+    while True:
+        try:
+            jobs = pickle.loads(wire.recv_bytes())
+        except (EOFError, OSError):  # the server is gone
+            os._exit(0)
+        wire.send_bytes(_reply(*score_chunk(jobs)))
+
+
+# -- in the server -----------------------------------------------------------------------------------
+class WorkerProcess(asyncio.Protocol):
+    """The server's handle on one worker: `await start()` (returns once its verifiers are built), `send(jobs)`
+    (chunks are scored in the order sent), `kill()`. Each reply calls `on_reply(self, outcomes, elapsed)`; the
+    end of the process calls `on_exit(self)`, whoever ended it."""
+
+    def __init__(self, settings: Settings, on_reply: Callable[["WorkerProcess", list, float], None],
+                 on_exit: Callable[["WorkerProcess"], None]) -> None:
+        self.settings, self._on_reply, self._on_exit = settings, on_reply, on_exit
+        self.process: multiprocessing.process.BaseProcess | None = None
+        self._transport: asyncio.Transport | None = None
+        self._buffer = bytearray()
+        self._ready: asyncio.Future | None = None
+        self.killed = False  # ended by the server (timeout, recycling, shutdown), not by itself
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        ours, theirs = socket.socketpair()
+        # fork: a replacement starts in milliseconds from the server's imports, where spawn would import SymPy again
+        self.process = multiprocessing.get_context("fork").Process(
+            target=_worker_main, args=(theirs, self.settings, os.getpid()), daemon=True, name="olmorl-reward-worker")
+        self.process.start()
+        theirs.close()
+        self._ready = loop.create_future()
+        await loop.connect_accepted_socket(lambda: self, ours)
+        await self._ready
+
+    @property
+    def exitcode(self) -> int | None:
+        return self.process.exitcode if self.process is not None else None
+
+    def send(self, jobs: list[tuple[str, Task]]) -> None:
+        payload = pickle.dumps(jobs, protocol=pickle.HIGHEST_PROTOCOL)
+        header = struct.pack("!i", len(payload)) if len(payload) < 0x7FFFFFFF else struct.pack("!iQ", -1, len(payload))
+        assert self._transport is not None
+        self._transport.write(header + payload)  # buffered by the loop when the worker is busy: never blocks
+
+    def kill(self) -> None:
+        self.killed = True
+        if self.process is not None and self.process.exitcode is None:
+            self.process.kill()
+
+    # -- asyncio.Protocol ------------------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self._buffer += data
+        while len(self._buffer) >= 4:
+            size, start = struct.unpack_from("!i", self._buffer)[0], 4
+            if size == -1:
+                if len(self._buffer) < 12:
+                    return
+                size, start = struct.unpack_from("!Q", self._buffer, 4)[0], 12
+            if len(self._buffer) < start + size:
+                return
+            frame = bytes(self._buffer[start:start + size])
+            del self._buffer[:start + size]
+            if self._ready is not None and not self._ready.done():
+                self._ready.set_result(frame == _READY)
+            else:
+                self._on_reply(self, *pickle.loads(frame))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._ready is not None and not self._ready.done():
+            self._ready.set_exception(RuntimeError(f"worker process ended while starting ({exc or 'closed'})"))
+        asyncio.get_running_loop().create_task(self._reap())
+
+    async def _reap(self) -> None:
+        """Its socket closed: wait for the exit code (a lingering process is killed), then report the end."""
+        process = self.process
+        if process is not None:
+            await asyncio.to_thread(process.join, 2)
+            if process.exitcode is None:
+                process.kill()
+                await asyncio.to_thread(process.join, 5)
+        self._on_exit(self)
