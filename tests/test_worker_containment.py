@@ -67,11 +67,13 @@ def test_a_result_that_cannot_be_sent_costs_its_item_only(reward_server):
     good = {"verifier": "string_match", "response": "<answer>a</answer>", "ground_truth": "a"}
     items = [{**good, "id": "before"}, {"id": "opaque", "verifier": "test_opaque_details", "response": ""},
              {"id": "malformed", "verifier": "test_malformed_score", "response": ""},
-             {"id": "number_keys", "verifier": "test_number_keys", "response": ""}, {**good, "id": "after"}]
+             {"id": "number_keys", "verifier": "test_number_keys", "response": ""},
+             {"id": "unpicklable", "verifier": "test_unpicklable_details", "response": ""}, {**good, "id": "after"}]
     reply = httpx.post(f"{url}/v1/verify", json={"items": items}, timeout=60)
     assert reply.status_code == 200, reply.text
     results = {r["id"]: r for r in reply.json()["results"]}
-    assert [r["id"] for r in reply.json()["results"]] == ["before", "opaque", "malformed", "number_keys", "after"]
+    assert [r["id"] for r in reply.json()["results"]] == ["before", "opaque", "malformed", "number_keys", "unpicklable",
+                                                     "after"]
     assert results["before"]["status"] == results["after"]["status"] == "ok"
     assert results["before"]["reward"] == results["after"]["reward"] == 1.0
     assert results["opaque"]["status"] == "error" and results["opaque"]["reward"] == 0.0
@@ -80,3 +82,5 @@ def test_a_result_that_cannot_be_sent_costs_its_item_only(reward_server):
     assert "malformed Score" in results["malformed"]["error"] and "'maybe'" in results["malformed"]["error"]
     assert results["number_keys"]["status"] == "error" and results["number_keys"]["reward"] == 0.0
     assert "cannot carry" in results["number_keys"]["error"] and "details" in results["number_keys"]["error"]
+    assert results["unpicklable"]["status"] == "error" and results["unpicklable"]["reward"] == 0.0
+    assert "cannot leave the worker" in results["unpicklable"]["error"]

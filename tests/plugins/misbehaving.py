@@ -78,3 +78,12 @@ class NumberKeyDetailsVerifier(Verifier):
 
     def score(self, task: Task) -> Score:
         return Score(1.0, {1: "first"})  # type: ignore[dict-item]
+
+
+@register
+class UnpicklableDetailsVerifier(Verifier):
+    name = "test_unpicklable_details"
+    description = "Returns details holding a function, which cannot leave the worker process."
+
+    def score(self, task: Task) -> Score:
+        return Score(1.0, {"check": lambda: None})
