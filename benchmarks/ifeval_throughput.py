@@ -1,9 +1,9 @@
 """Throughput of the `ifeval` verifier: mixed items with 1-5 constraints each (IF-RLVR shape).
 
 Starts `olmorl-rewards serve --port P --workers W` as a subprocess, POSTs batches to /v1/verify and
-prints items/s next to the verifier called in a loop, in one process and in two at once on alternate halves
-(what this machine gives two workers with nothing between them), on the same items. Each round makes new
-items and starts a new server. Targets: server >= 1.5x the one-process loop on 2 workers (section 0 of the
+prints items/s next to the verifier called in a loop, in one process and in two at once on halves split by
+ground truth (what this machine gives two workers with nothing between them), on the same items. Each round
+makes new items and starts a new server. Targets: server >= 1.5x the one-process loop on 2 workers (section 0 of the
 scale-out work) and >= 500 items/s on 2 cores.
 
     python benchmarks/ifeval_throughput.py [--items 16000] [--rounds 3] [--batch 256] [--workers 2] [--clients 4]

@@ -5,8 +5,8 @@ in-process (its default settings).
 Each round makes new items, starts a new `olmorl-rewards serve --port P --workers W` subprocess (so no cache
 of an earlier round helps) and has several concurrent clients POST batches of 64-512 items to /v1/verify.
 Around it, in fresh interpreters on the same items: the verifier in a loop in one process (before and after
-the server, so a change in the machine's load hits both), and in two processes at once on alternate halves,
-which is what this machine gives two workers with nothing between them. Items are a realistic mix (integers,
+the server, so a change in the machine's load hits both), and in two processes at once on halves split by
+ground truth, which is what this machine gives two workers with nothing between them. Items are a realistic mix (integers,
 fractions, decimals, radicals, expressions needing SymPy, sets/tuples, letters; right and wrong; CoT-length
 responses) with ~2% adversarial items. Reports items/s per round, p50/p99 item latency (server-side
 `elapsed_ms`) and the server's peak RSS (server + its worker processes). math-verify runs on the last round's

@@ -86,6 +86,7 @@ class TrainConfig:
     learning_rate: float = 1e-6  # AdamW learning rate (constant after warm-up)
     warmup_steps: int = 0  # optimizer steps of linear learning-rate warm-up
     adam_betas: tuple[float, float] = (0.9, 0.999)  # AdamW betas
+    adam_eps: float = 1e-8  # AdamW epsilon: gradients far below it barely move their weights
     weight_decay: float = 0.0  # AdamW weight decay
     max_grad_norm: float = 1.0  # gradient clipping (0 = off)
     minibatches: int = 1  # optimizer steps per batch (>1 makes the clip ratio active)

@@ -31,7 +31,7 @@ def build_learner(cfg: TrainConfig, model: torch.nn.Module) -> Learner:
 def build_local_learner(cfg: TrainConfig, model: torch.nn.Module) -> Learner:
     kwargs = dict(
         loss=LossSettings(cfg.objective, cfg.eps_low, cfg.eps_high, cfg.tis_cap, cfg.kl_beta),
-        learning_rate=cfg.learning_rate, adam_betas=cfg.adam_betas, weight_decay=cfg.weight_decay,
+        learning_rate=cfg.learning_rate, adam_betas=cfg.adam_betas, adam_eps=cfg.adam_eps, weight_decay=cfg.weight_decay,
         max_grad_norm=cfg.max_grad_norm, minibatches=cfg.minibatches, micro_batch_tokens=cfg.micro_batch_tokens,
         loss_norm=cfg.loss_norm, loss_constant=cfg.loss_constant or cfg.max_new_tokens,
         temperature=cfg.temperature, logprob_impl=cfg.logprob_impl, logprob_chunk=cfg.logprob_chunk,

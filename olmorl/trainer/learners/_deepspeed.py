@@ -46,7 +46,7 @@ def ensure_launcher_env() -> None:
 
 
 def deepspeed_config(*, zero_stage: int, learning_rate: float, adam_betas: tuple[float, float], weight_decay: float,
-                     max_grad_norm: float, offload_optimizer: bool, bf16: bool) -> dict[str, Any]:
+                     max_grad_norm: float, offload_optimizer: bool, bf16: bool, adam_eps: float = 1e-8) -> dict[str, Any]:
     zero: dict[str, Any] = {"stage": zero_stage}
     if offload_optimizer:
         if zero_stage == 0:
@@ -59,7 +59,7 @@ def deepspeed_config(*, zero_stage: int, learning_rate: float, adam_betas: tuple
         "zero_optimization": zero,
         "bf16": {"enabled": bf16},
         # torch's AdamW: the same update as the plain learner, and no JIT-compiled op on CPU
-        "optimizer": {"type": "AdamW", "params": {"lr": learning_rate, "betas": list(adam_betas), "eps": 1e-8,
+        "optimizer": {"type": "AdamW", "params": {"lr": learning_rate, "betas": list(adam_betas), "eps": adam_eps,
                                                   "weight_decay": weight_decay, "torch_adam": True}},
         "zero_allow_untested_optimizer": True,
         "steps_per_print": 10**9,
@@ -89,7 +89,7 @@ def leave_process_group() -> None:
 class DeepSpeedLearner(Learner):
     def __init__(self, model: torch.nn.Module, *, loss: LossSettings, learning_rate: float, zero_stage: int = 2,
                  offload_optimizer: bool = False, bf16: bool = False, adam_betas: tuple[float, float] = (0.9, 0.999),
-                 weight_decay: float = 0.0, max_grad_norm: float = 1.0, warmup_steps: int = 0, **kwargs: Any) -> None:
+                 adam_eps: float = 1e-8, weight_decay: float = 0.0, max_grad_norm: float = 1.0, warmup_steps: int = 0, **kwargs: Any) -> None:
         import deepspeed
 
         if zero_stage not in (0, 1, 2, 3):
@@ -98,12 +98,12 @@ class DeepSpeedLearner(Learner):
             raise ValueError("a KL reference model is not supported with ZeRO-3 (set kl_beta=0 or zero_stage<=2)")
         ensure_launcher_env()
         deepspeed.init_distributed(verbose=False)
-        super().__init__(model, loss=loss, learning_rate=learning_rate, adam_betas=adam_betas,
+        super().__init__(model, loss=loss, learning_rate=learning_rate, adam_betas=adam_betas, adam_eps=adam_eps,
                          weight_decay=weight_decay, max_grad_norm=max_grad_norm, warmup_steps=warmup_steps, **kwargs)
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
         self.zero_stage = zero_stage
         config = deepspeed_config(zero_stage=zero_stage, learning_rate=learning_rate, adam_betas=adam_betas,
-                                  weight_decay=weight_decay, max_grad_norm=max_grad_norm,
+                                  adam_eps=adam_eps, weight_decay=weight_decay, max_grad_norm=max_grad_norm,
                                   offload_optimizer=offload_optimizer, bf16=bf16)
 
         def schedule(optimizer):

@@ -133,7 +133,7 @@ def completion_states(model_base, samples: list[TrainSample], *, packing: bool =
 
 class Learner:
     def __init__(self, model: torch.nn.Module, *, loss: LossSettings, learning_rate: float,
-                 adam_betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.0,
+                 adam_betas: tuple[float, float] = (0.9, 0.999), adam_eps: float = 1e-8, weight_decay: float = 0.0,
                  max_grad_norm: float = 1.0, minibatches: int = 1, micro_batch_tokens: int = 16384,
                  loss_norm: str = "token", loss_constant: float | None = None, temperature: float = 1.0,
                  logprob_impl: str = "chunked", logprob_chunk: int = 512, warmup_steps: int = 0,
@@ -145,7 +145,7 @@ class Learner:
 
             enable_activation_checkpointing(model)
         self.loss = loss
-        self.optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, betas=adam_betas,
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, betas=adam_betas, eps=adam_eps,
                                            weight_decay=weight_decay)
         # linear warm-up, then constant (Adam's first steps are full-size whatever the gradient scale)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
