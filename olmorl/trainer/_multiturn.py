@@ -283,7 +283,7 @@ class MultiTurnEngine:
         return replies, done
 
     async def _shutdown(self) -> None:
-        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and t not in self.sessions.cleanup]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)  # their `finally` deletes the open sessions

@@ -8,6 +8,7 @@ The loop drops the group either way.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import Any
 
@@ -42,10 +43,18 @@ class SessionCalls:
     def __init__(self, urls: list[str], *, api_key: str | None = None, timeout_s: float = 60.0) -> None:
         self._client = AsyncSessionClient(urls, api_key=api_key, timeout=timeout_s, max_connections=512)
         self._open: dict[str, AsyncSession] = {}
+        # session opens in flight, and closes of sessions whose rollout was cancelled mid-request: a shutdown lets
+        # them finish, so no session outlives the run on the server
+        self.cleanup: set[asyncio.Future] = set()
 
     async def create(self, env: str, task: Any, options: dict | None = None) -> AsyncSession:
-        with _as_rollout_error(f"opening a {env!r} session"):
-            session = await self._client.open(env, task, options)
+        opening = self._later(self._client.open(env, task, options))
+        try:
+            with _as_rollout_error(f"opening a {env!r} session"):
+                session = await asyncio.shield(opening)
+        except asyncio.CancelledError:  # the server may open it anyway: close it once it answers
+            self._later(_close_when_open(opening))
+            raise
         self._open[session.id] = session
         return session
 
@@ -55,14 +64,38 @@ class SessionCalls:
 
     async def verify(self, session_id: str, response: str, messages: list[dict]) -> VerifyResult:
         session = self._open.pop(session_id)  # /verify ends it (the server's idle TTL, if the call fails)
-        with _as_rollout_error("verify"):
-            return await session.verify(response, messages)
+        try:
+            with _as_rollout_error("verify"):
+                return await session.verify(response, messages)
+        except asyncio.CancelledError:  # the server may not have got to it: end it (a 404 if it did)
+            self._later(_close_quietly(session))
+            raise
 
     async def close(self, session_id: str) -> None:
         session = self._open.pop(session_id, None)
         if session is not None:
-            with contextlib.suppress(OlmorlError, OSError):
-                await session.close()  # else the server's idle TTL removes it
+            await _close_quietly(session)
+
+    def _later(self, request) -> asyncio.Future:
+        task = asyncio.ensure_future(request)
+        self.cleanup.add(task)
+        task.add_done_callback(self.cleanup.discard)
+        return task
 
     async def aclose(self) -> None:
+        if self.cleanup:  # the closes of cancelled rollouts' sessions go out before the client does
+            await asyncio.wait(set(self.cleanup), timeout=15)
         await self._client.aclose()
+
+
+async def _close_quietly(session: AsyncSession) -> None:
+    with contextlib.suppress(OlmorlError, OSError):
+        await session.close()  # else the server's idle TTL removes it
+
+
+async def _close_when_open(opening: asyncio.Future) -> None:
+    try:
+        session = await opening
+    except (OlmorlError, OSError):
+        return
+    await _close_quietly(session)
