@@ -416,15 +416,17 @@ def test_gvisor_runtime_scores_and_contains(api: Any, reward_server) -> None:
     for name in ("fork_bomb", "fork_bomb", "fork_bomb", "memory_bomb", "network_outside", "sleep_past_timeout",
                  "write_outside_scratch", "read_shadow", "kill_everything"):
         result = score(srv, f"```python\n{ESCAPES[name]}```", [{"input": "", "output": "PWNED"}], verifier="code_stdio")
-        if name == "fork_bomb" and result["status"] == "error":  # under gVisor a bomb can cost the slot: an
-            assert result["reward"] == 0.0, result                 # error the trainer sees, never a reward
-            continue
-        assert (result["status"], result["reward"]) == ("ok", 0.0), (name, result)
-        test = result["details"]["tests"][0]
-        if name != "kill_everything":  # kill(-1) also ends the job's harness processes (same uid): the
-            assert "sandbox" not in result["details"], (name, result["details"])  # slot is replaced
-        if test["status"] == "failed" and "blocked" in ESCAPES[name]:
-            assert "blocked" in test.get("stdout", ""), (name, test)
+        assert result["reward"] == 0.0, (name, result)
+        # Under gVisor a bomb can take its slot down with it (the slot is replaced): reported as the run's error
+        # (status ok, details.sandbox says why) or, when the slot dies before answering, as an item error.
+        slot_lost = name == "fork_bomb" and (result["status"] == "error" or "sandbox" in result["details"])
+        if not slot_lost:
+            assert result["status"] == "ok", (name, result)
+            test = result["details"]["tests"][0]
+            if name != "kill_everything":  # kill(-1) also ends the job's harness processes (same uid): the
+                assert "sandbox" not in result["details"], (name, result["details"])  # slot is replaced
+            if test["status"] == "failed" and "blocked" in ESCAPES[name]:
+                assert "blocked" in test.get("stdout", ""), (name, test)
         assert score(srv, "def f(x):\n    return x * 2\n", ["assert f(2) == 4"])["reward"] == 1.0, name
 
 
