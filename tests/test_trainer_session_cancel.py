@@ -19,36 +19,24 @@ def _sessions_open(url: str) -> float:
     return sum(float(v) for v in re.findall(r'^olmorl_sessions_open\{[^}]*\} (\S+)$', text, re.M))
 
 
-def test_a_rollout_cancelled_while_its_session_opens_leaves_nothing_open(reward_server):
+@pytest.mark.parametrize("cancelled_in", ["open", "verify"])
+def test_a_rollout_cancelled_mid_request_leaves_no_session_open(reward_server, cancelled_in):
     url = reward_server(workers=1, plugins=["plugins.slow_env"])
+    task = {"delay_s": 2.0} if cancelled_in == "open" else {"delay_s": 0.0, "verify_delay_s": 2.0}
 
-    async def cancel_mid_open() -> None:
+    async def cancel_mid_request() -> None:
         calls = SessionCalls([url])
-        opening = asyncio.ensure_future(calls.create("test_slow_start", {"delay_s": 2.0}))
-        await asyncio.sleep(0.5)  # the request is on the server, inside the environment's 2 s setup
-        opening.cancel()
+        if cancelled_in == "open":
+            request = asyncio.ensure_future(calls.create("test_slow_start", task))
+        else:
+            session = await calls.create("test_slow_start", task)
+            request = asyncio.ensure_future(calls.verify(session.id, "done", []))
+        await asyncio.sleep(0.5)  # the request is on the server, inside the environment's 2 s setup or verify
+        request.cancel()
         with pytest.raises(asyncio.CancelledError):
-            await opening
+            await request
         await calls.aclose()
 
-    asyncio.run(cancel_mid_open())
-    time.sleep(2.5)  # past the setup the server went on with
-    assert _sessions_open(url) == 0
-
-
-def test_a_rollout_cancelled_while_its_session_verifies_leaves_nothing_open(reward_server):
-    url = reward_server(workers=1, plugins=["plugins.slow_env"])
-
-    async def cancel_mid_verify() -> None:
-        calls = SessionCalls([url])
-        session = await calls.create("test_slow_start", {"delay_s": 0.0, "verify_delay_s": 2.0})
-        verifying = asyncio.ensure_future(calls.verify(session.id, "done", []))
-        await asyncio.sleep(0.5)  # the request is on the server, inside the environment's 2 s verify
-        verifying.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await verifying
-        await calls.aclose()
-
-    asyncio.run(cancel_mid_verify())
-    time.sleep(2.5)  # past the verify the server went on with
+    asyncio.run(cancel_mid_request())
+    time.sleep(2.5)  # past the setup or verify the server went on with
     assert _sessions_open(url) == 0
