@@ -10,7 +10,6 @@ import json
 import logging
 import math
 import time
-import typing
 from collections import Counter
 from typing import Any
 
@@ -24,7 +23,6 @@ from olmorl.rewards._settings import Settings
 
 log = logging.getLogger("olmorl.rewards")
 
-_STATUSES = frozenset(typing.get_args(Status))
 # Validation runs on the event loop; it yields after this many items so /healthz stays fast.
 _ITEMS_PER_YIELD = 128
 
@@ -37,10 +35,11 @@ def _result(raw_id: Any, verifier: str, status: Status, error: str | None = None
         return VerifyResult(id=raw_id if isinstance(raw_id, str) else None, verifier=verifier,
                             reward=reward if status == "ok" else 0.0, status=status, error=error,
                             details=details or {}, elapsed_ms=elapsed_ms)
-    except ValidationError as exc:  # details a verifier returned that the API cannot carry (non-string keys, ...)
+    except ValidationError as exc:  # a Score the API cannot carry: a bad status, details keyed by numbers, ...
+        got = exc.errors(include_url=False)[0]["input"]
         return VerifyResult(id=raw_id if isinstance(raw_id, str) else None, verifier=verifier, reward=0.0,
-                            status="error", error=f"verifier returned a result the API cannot carry: {_describe(exc)}",
-                            elapsed_ms=elapsed_ms)
+                            status="error", error=f"verifier returned a malformed Score the API cannot carry: "
+                                              f"{_describe(exc)} (got {got!r:.80})", elapsed_ms=elapsed_ms)
 
 
 class RewardEngine:
@@ -200,11 +199,6 @@ class RewardEngine:
         if not isinstance(outcome.reward, (int, float)) or not math.isfinite(outcome.reward):
             return _result(item_id, name, "error", f"verifier returned a non-finite reward {outcome.reward!r}",
                            started, details=outcome.details if isinstance(outcome.details, dict) else {})
-        if (outcome.status not in _STATUSES or not isinstance(outcome.details, dict)
-                or not isinstance(outcome.error, (str, type(None)))):
-            return _result(item_id, name, "error", f"verifier returned a malformed Score (status "
-                           f"{outcome.status!r}, error {type(outcome.error).__name__}, details "
-                           f"{type(outcome.details).__name__})", started)
         return _result(item_id, name, outcome.status, outcome.error, started, float(outcome.reward), outcome.details)
 
 

@@ -180,7 +180,7 @@ class WorkerProcess(asyncio.Protocol):
             frame = bytes(self._buffer[start:start + size])
             del self._buffer[:start + size]
             if self._ready is not None and not self._ready.done():
-                self._ready.set_result(frame == _READY)
+                self._ready.set_result(None)  # the first frame: the worker built its verifiers
             else:
                 self._on_reply(self, *pickle.loads(frame))
 

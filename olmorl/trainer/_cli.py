@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
 
     # SIGTERM unwinds like Ctrl-C, so the embedded reward server and the engine thread are stopped
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    if config.learner_backend == "deepspeed" and not config.ray_learner_ranks:
+    launched = config.learner_backend == "deepspeed" and not config.ray_learner_ranks  # ranks started by torchrun
+    if launched:
         from olmorl.trainer._scaleout import is_follower_rank, run_follower
         from olmorl.trainer.learners._deepspeed import leave_process_group
 
@@ -75,19 +76,14 @@ def main(argv: list[str] | None = None) -> int:
             run_follower(config)
             leave_process_group()
             return 0
-        trainer = Trainer(config)
-        try:
-            trainer.run()
-        finally:
-            trainer.learner.close()  # releases the follower ranks
-        leave_process_group()
-        return 0
     trainer = Trainer(config)
     try:
         trainer.run()
     finally:
-        if hasattr(trainer.learner, "close"):
+        if hasattr(trainer.learner, "close"):  # releases the follower ranks
             trainer.learner.close()
+    if launched:
+        leave_process_group()
     return 0
 
 

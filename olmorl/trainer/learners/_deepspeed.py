@@ -46,7 +46,7 @@ def ensure_launcher_env() -> None:
 
 
 def deepspeed_config(*, zero_stage: int, learning_rate: float, adam_betas: tuple[float, float], weight_decay: float,
-                     max_grad_norm: float, offload_optimizer: bool, bf16: bool, adam_eps: float = 1e-8) -> dict[str, Any]:
+                     max_grad_norm: float, offload_optimizer: bool, bf16: bool, adam_eps: float) -> dict[str, Any]:
     zero: dict[str, Any] = {"stage": zero_stage}
     if offload_optimizer:
         if zero_stage == 0:
@@ -89,7 +89,8 @@ def leave_process_group() -> None:
 class DeepSpeedLearner(Learner):
     def __init__(self, model: torch.nn.Module, *, loss: LossSettings, learning_rate: float, zero_stage: int = 2,
                  offload_optimizer: bool = False, bf16: bool = False, adam_betas: tuple[float, float] = (0.9, 0.999),
-                 adam_eps: float = 1e-8, weight_decay: float = 0.0, max_grad_norm: float = 1.0, warmup_steps: int = 0, **kwargs: Any) -> None:
+                 adam_eps: float = 1e-8, weight_decay: float = 0.0, max_grad_norm: float = 1.0, warmup_steps: int = 0,
+                 **kwargs: Any) -> None:
         import deepspeed
 
         if zero_stage not in (0, 1, 2, 3):
