@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import sympy
 
 from olmorl.rewards._registry import InvalidInput, load_verifiers
 from olmorl.rewards._settings import Settings
@@ -413,6 +414,33 @@ def test_threads_give_the_same_answers_as_the_main_thread():
         with ThreadPoolExecutor(4) as pool:
             results = list(pool.map(run, range(4)))
         assert all(r == main for r in results)
+
+
+def test_numerals_read_directly_give_what_latex2sympy_builds():
+    """_sympy reads plain numerals itself (the library runs SymPy's string parser on each). Oracle: the library's
+    own latex2sympy with the same configuration, on every spelling of the generated corpus, the dev set's
+    references and numerals in every notation; the SymPy trees must be identical, precision included."""
+    from latex2sympy2_extended import latex2sympy as library_latex2sympy
+
+    from _math_corpus import FAMILIES
+
+    texts = [spelling for families in FAMILIES.values() for pair in families for side in pair for spelling in side]
+    texts += [json.loads(line)["ground_truth"] for line in DEV_SET.read_text().splitlines()]
+    texts += ["0", "007", "1,000", "12.", ".5", "0.50", "3.14159265358979323846264338", "1e5", "2.5e-3", "50\\%",
+              "123456789012345678901234567890", "1,234.5678", "3\\frac{1}{2}", "0.1 + 0.2", "10^{-3}", "2.0x"]
+    compared = 0
+    for text in dict.fromkeys(str(t) for t in texts):
+        normalized = normalize_answer(text)
+        try:
+            expected = sympy.srepr(library_latex2sympy(normalized, normalization_config=_sympy._NORMALIZATION,
+                                                       conversion_config=_sympy._CONVERSION))
+        except Exception:
+            with pytest.raises(Exception):
+                _sympy.latex2sympy(normalized)
+            continue
+        assert sympy.srepr(_sympy.latex2sympy(normalized)) == expected, text
+        compared += 1
+    assert compared > 150
 
 
 # -- the labelled development set ----------------------------------------------------------------------

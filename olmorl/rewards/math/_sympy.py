@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
 import sympy
-from latex2sympy2_extended import latex2sympy
-from latex2sympy2_extended.latex2sympy2 import ConversionConfig
-from latex2sympy2_extended.math_normalization import NormalizationConfig
+from latex2sympy2_extended.latex2sympy2 import ConversionConfig, _Latex2Sympy
+from latex2sympy2_extended.math_normalization import NormalizationConfig, normalize_latex
 
 MAX_PARSE_CHARS = 400  # longer answers are compared as strings only
 MAX_NESTING = 6  # bracket depth limit for the parser
@@ -34,6 +34,27 @@ _NORMALIZATION = NormalizationConfig(
     basic_latex=True, units=False, malformed_operators=False, nits=False, boxed="none", equations=False
 )
 _E, _I = sympy.Symbol("e"), sympy.Symbol("i")
+_PLAIN_INTEGER = re.compile(r"[0-9]+")
+_PLAIN_DECIMAL = re.compile(r"[0-9]*\.[0-9]+|[0-9]+\.")
+
+
+class _Converter(_Latex2Sympy):
+    """latex2sympy2_extended's converter, reading plain numerals directly. The library reads every numeral with
+    `sympy.Number(text)`, which runs SymPy's string parser (an `exec("from sympy import *")` included): ~0.4 ms
+    a numeral, an eighth of the math verifier's time. Integer and Float of the same text give the same objects."""
+
+    def parse_number(self, text: str) -> Any:
+        plain = text.replace(",", "")
+        if _PLAIN_INTEGER.fullmatch(plain):
+            return sympy.Integer(plain)
+        if _PLAIN_DECIMAL.fullmatch(plain):
+            return sympy.Float(plain)
+        return super().parse_number(text)
+
+
+def latex2sympy(text: str) -> Any:
+    """latex2sympy2_extended's `latex2sympy` with our configuration and converter."""
+    return _Converter(config=_CONVERSION).parse(normalize_latex(text, _NORMALIZATION))
 
 
 class TooLarge(ValueError):
@@ -119,7 +140,7 @@ def parse_latex(text: str) -> Any:
     if nesting_depth(text) > MAX_NESTING:
         raise TooLarge("answer nested too deeply to parse")
     try:
-        expr = latex2sympy(text, normalization_config=_NORMALIZATION, conversion_config=_CONVERSION)
+        expr = latex2sympy(text)
     except Exception as exc:  # the parser raises bare Exceptions on syntax errors
         raise ValueError(f"unparseable: {str(exc).splitlines()[0][:80]}") from None
     check_size(expr)
