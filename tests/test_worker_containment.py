@@ -84,3 +84,24 @@ def test_a_result_that_cannot_be_sent_costs_its_item_only(reward_server):
     assert "cannot carry" in results["number_keys"]["error"] and "details" in results["number_keys"]["error"]
     assert results["unpicklable"]["status"] == "error" and results["unpicklable"]["reward"] == 0.0
     assert "cannot leave the worker" in results["unpicklable"]["error"]
+
+
+def test_workers_start_warm_from_the_server_a_replacement_too(reward_server):
+    """Warm-up runs once, in the server, before it forks: a worker, and the replacement for one that died,
+    inherit it instead of paying it again (a math or IF warm-up costs a replacement 1-3 s)."""
+    url = reward_server(workers=1, plugins=["plugins.misbehaving"])
+    probe = {"verifier": "test_warm_up_probe", "response": "", "ground_truth": None}
+
+    def details() -> dict:
+        reply = httpx.post(f"{url}/v1/verify", json={"items": [probe]}, timeout=60)
+        result = reply.json()["results"][0]
+        assert result["status"] == "ok", result
+        return result["details"]
+
+    first = details()
+    assert first["warm_ups"] == 1 and first["warmed_in"] != first["scored_in"]
+    crashed = httpx.post(f"{url}/v1/verify", json={"items": [{**probe, "response": "crash"}]}, timeout=60)
+    assert crashed.json()["results"][0]["status"] == "error"
+    replacement = details()
+    assert replacement["scored_in"] != first["scored_in"]  # a new worker process
+    assert replacement["warm_ups"] == 1 and replacement["warmed_in"] == first["warmed_in"]

@@ -18,6 +18,7 @@ The processes themselves and the wire to them are in _workers.py.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import math
 from collections import deque
@@ -28,7 +29,7 @@ from typing import Any
 from olmorl.rewards._metrics import RewardMetrics
 from olmorl.rewards._registry import Score, Task
 from olmorl.rewards._settings import Settings
-from olmorl.rewards._workers import PoolFailure, WorkerProcess
+from olmorl.rewards._workers import PoolFailure, WorkerProcess, build_pool_verifiers
 
 __all__ = ["ChunkedPool", "PoolFailure", "PoolJob"]
 
@@ -73,10 +74,17 @@ class ChunkedPool:
         self._queues: list[deque[_Chunk]] = []
         self._cost_s: dict[str, float] = {}  # moving average of worker seconds per item, by verifier
         self._running = False
+        self._processes: set[WorkerProcess] = set()  # every worker started and not yet seen to end
+        self._spawning: set[asyncio.Task] = set()  # replacements starting
 
     # -- lifecycle -------------------------------------------------------------------------------------
     async def start(self) -> None:
-        """Returns once every worker has built its verifiers (readiness turns green only then)."""
+        """Builds and warms the pool verifiers here, then forks the workers from this warm process; returns once
+        every worker is up (readiness turns green only then)."""
+        await asyncio.to_thread(build_pool_verifiers, self.settings)  # seconds of imports: the loop stays free
+        # Out of the collector's sight, the inherited heap is never walked (or its pages copied) by a worker's
+        # full collections.
+        gc.freeze()
         self._slots = [_Slot(i) for i in range(self.settings.workers)]
         self._queues = [deque() for _ in self._slots]
         self._running = True
@@ -85,24 +93,25 @@ class ChunkedPool:
     async def stop(self) -> None:
         self._running = False
         stopped = RuntimeError("reward engine stopped")
-        workers = []
+        for task in self._spawning:
+            task.cancel()
+        await asyncio.gather(*self._spawning, return_exceptions=True)
         for slot in self._slots:
             if slot.timer is not None:
                 slot.timer.cancel()
             for chunk in slot.sent:
                 _settle(chunk.done, exception=stopped)
             slot.sent.clear()
-            if slot.worker is not None:
-                slot.worker.kill()
-                workers.append(slot.worker)
-                slot.worker = None
+            slot.worker = None
         for queue in self._queues:
             for chunk in queue:
                 _settle(chunk.done, exception=stopped)
             queue.clear()
-        for worker in workers:
+        for worker in list(self._processes):  # the slots' workers, and any a timeout or recycling is still reaping
+            worker.kill()
             if worker.process is not None:
                 await asyncio.to_thread(worker.process.join, 10)
+        self._processes.clear()
 
     async def _spawn(self, slot: _Slot, first: bool = False) -> None:
         """Start the slot's worker. At server start a failure is the server's; a replacement that fails to start
@@ -111,11 +120,11 @@ class ChunkedPool:
         while True:
             worker = WorkerProcess(self.settings, on_reply=partial(self._replied, slot),
                                    on_exit=partial(self._exited, slot))
+            self._processes.add(worker)
             try:
                 await worker.start()
                 break
             except Exception:
-                worker.kill()
                 if first:
                     raise
                 attempt += 1
@@ -230,6 +239,7 @@ class ChunkedPool:
     def _exited(self, slot: _Slot, worker: WorkerProcess) -> None:
         """A worker's process ended. If the server did not end it, it died: its current chunk fails (item by
         item) and a replacement starts."""
+        self._processes.discard(worker)
         if worker.killed or slot.worker is not worker:
             return
         chunk = self._take_down(slot) if slot.sent else None
@@ -255,7 +265,9 @@ class ChunkedPool:
             slot.worker.kill()
             slot.worker = None
         if self._running:
-            asyncio.get_running_loop().create_task(self._spawn(slot))
+            task = asyncio.get_running_loop().create_task(self._spawn(slot))
+            self._spawning.add(task)
+            task.add_done_callback(self._spawning.discard)
 
     def _failed(self, slot: _Slot, chunk: _Chunk, failure: PoolFailure, reason: str) -> None:
         if len(chunk.jobs) > 1:  # find the culprit: every item again, alone, with its own deadline

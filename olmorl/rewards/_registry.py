@@ -5,7 +5,8 @@ method. Registering it is all it takes to serve it; the server never names a ver
 
 Two execution kinds:
 - `runs_in = "pool"`: CPU-bound, pure `score(task)`; runs in a killable worker process with a hard
-  wall-clock limit (math, IF, ...). Instances are built once per worker process.
+  wall-clock limit (math, IF, ...). Instances are built and warmed up once, in the server, and
+  inherited by every worker it forks.
 - `runs_in = "loop"`: I/O-bound `score_async(task)`; runs on the server's event loop and owns its
   own resources and deadlines (LM judge, sandboxed code), started and stopped with the server.
 """
@@ -91,8 +92,10 @@ class Verifier:
         raise NotImplementedError(f"{type(self).__name__} runs on the loop but defines no score_async()")
 
     def warm_up(self) -> None:
-        """Pay one-time costs (parser tables, language profiles) when a pool worker starts, not on
-        the first item it scores. Runs only in workers."""
+        """Pay one-time costs (parser tables, language profiles) before the first item, not on it. Runs once,
+        in the server process before it forks its workers: every worker, a replacement too, inherits what it
+        loaded. So it must not start threads or open per-process resources (sockets, CUDA); do those lazily in
+        `score`."""
         return None
 
     def deadline_s(self, task: Task) -> float | None:

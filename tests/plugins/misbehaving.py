@@ -1,5 +1,6 @@
 """Verifiers that misbehave on purpose, loaded through the `plugins` setting, to test the engine's
-containment: a CPU spin past the deadline, a memory blow-up, a hard crash, and a raising bug."""
+containment: a CPU spin past the deadline, a memory blow-up, a hard crash, a raising bug, results the wire
+cannot carry, and a probe of where warm-up ran."""
 
 from __future__ import annotations
 
@@ -87,3 +88,23 @@ class UnpicklableDetailsVerifier(Verifier):
 
     def score(self, task: Task) -> Score:
         return Score(1.0, {"check": lambda: None})
+
+
+WARM_UPS = 0  # how many times a process warmed up the verifier below; a forked worker inherits the count
+WARMED_IN = 0  # the pid that did
+
+
+@register
+class WarmUpProbeVerifier(Verifier):
+    name = "test_warm_up_probe"
+    description = "Reports which process warmed it up and which scores; 'crash' kills its worker."
+
+    def warm_up(self) -> None:
+        global WARM_UPS, WARMED_IN
+        WARM_UPS += 1
+        WARMED_IN = os.getpid()
+
+    def score(self, task: Task) -> Score:
+        if task.response == "crash":
+            os._exit(3)
+        return Score(1.0, {"warm_ups": WARM_UPS, "warmed_in": WARMED_IN, "scored_in": os.getpid()})

@@ -30,6 +30,25 @@ _NUMBER_WORDS_RE = re.compile(rf"^(?:minus\s+|negative\s+)?{_NUMBER_WORD}(?:(?:\
 _LAST_NUMBER_RE = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 
 
+# The shapes of final answers in MATH, GSM8K and olympiad sets, as (answer as written, reference): numbers in every
+# notation, fractions, radicals, constants, expressions, tuples, sets, intervals, relations, units, choices, matrices.
+_WARM_UP_ANSWERS = (
+    ("42", "42"), ("-17", "-17"), ("3.75", "\\frac{15}{4}"), ("0.5", "1/2"), ("1{,}000", "1000"),
+    ("\\frac{3}{4}", "0.75"), ("\\dfrac{-7}{12}", "-\\frac{7}{12}"), ("\\tfrac12", "\\frac{1}{2}"),
+    ("2\\sqrt{3}", "\\sqrt{12}"), ("\\frac{\\sqrt{2}}{2}", "\\frac{1}{\\sqrt{2}}"), ("\\sqrt[3]{2}", "2^{1/3}"),
+    ("3\\pi", "3\\pi"), ("\\frac{5\\pi}{6}", "\\frac{5\\pi}{6}"), ("e^{2}", "e^2"), ("\\ln 2", "\\ln(2)"),
+    ("x^2 + 2x + 1", "(x+1)^2"), ("2x-3", "-3+2x"), ("\\frac{x+1}{x-1}", "(x+1)/(x-1)"),
+    ("(2, -3)", "(2,-3)"), ("\\{1, 2, 3\\}", "\\{3,2,1\\}"), ("[0, 1)", "[0,1)"), ("(-\\infty, 5]", "(-\\infty,5]"),
+    ("x = 3", "3"), ("x \\le 4", "x\\leq 4"), ("y = 2x + 1", "y=2x+1"), ("\\pm 2", "2, -2"),
+    ("50\\%", "50"), ("45^\\circ", "45"), ("\\$12.50", "12.5"), ("10 \\text{ cm}", "10"),
+    ("\\text{(B)}", "B"), ("\\textbf{(C)}", "C"), ("\\sin \\frac{\\pi}{6}", "\\frac12"),
+    ("\\cos^2 x + \\sin^2 x", "1"), ("\\binom{5}{2}", "10"), ("5!", "120"), ("|{-3}|", "3"),
+    ("2 \\cdot 3^{4}", "162"), ("6 \\times 7", "42"), ("3 + 4i", "3+4i"), ("a_1 + a_2", "a_2+a_1"),
+    ("\\log_2 8", "3"), ("\\infty", "\\infty"),
+    ("\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", "\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}"),
+)
+
+
 class MathOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -144,8 +163,11 @@ class _MathFamily(Verifier):
         return task
 
     def warm_up(self) -> None:
-        # The first LaTeX parse builds the ANTLR parser (about a second); do it before any item waits.
-        self.score(self.make_task("The answer is $\\boxed{\\frac{\\sqrt{2}}{x^{2}+1}}$.", "\\sqrt{2}/(1+x^2)", {}, None))
+        # The first LaTeX parse builds the ANTLR parser (about a second), and every new shape of answer teaches
+        # its prediction cache more (a cold process scores its first few thousand items ~5% slower). The server
+        # warms up once before it forks its workers, so all of them start with what these answers taught.
+        for answer, reference in _WARM_UP_ANSWERS:
+            self.score(self.make_task(f"The answer is $\\boxed{{{answer}}}$.", reference, {}, None))
 
     def score(self, task: Task) -> Score:
         raws = references(task.ground_truth)
