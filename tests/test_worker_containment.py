@@ -3,6 +3,7 @@ event loop keeps answering."""
 
 from __future__ import annotations
 
+import logging
 import re
 import statistics
 import threading
@@ -105,3 +106,23 @@ def test_workers_start_warm_from_the_server_a_replacement_too(reward_server):
     replacement = details()
     assert replacement["scored_in"] != first["scored_in"]  # a new worker process
     assert replacement["warm_ups"] == 1 and replacement["warmed_in"] == first["warmed_in"]
+
+
+def test_a_warm_up_that_starts_threads_is_named_in_a_warning(caplog, monkeypatch):
+    """Warm-up runs in the server before it forks: a thread it starts is missing in every worker, so the server
+    says which verifier started which thread."""
+    from olmorl.rewards import _registry
+    from olmorl.rewards._settings import Settings
+    from olmorl.rewards._workers import build_pool_verifiers
+
+    for registry in ("_VERIFIERS", "_ALIASES", "_loaded"):  # the plugin stays out of later tests' registry
+        monkeypatch.setattr(_registry, registry, type(getattr(_registry, registry))(getattr(_registry, registry)))
+    from plugins import threaded_warm_up
+
+    try:
+        with caplog.at_level(logging.WARNING, logger="olmorl.rewards"):
+            build_pool_verifiers(Settings(plugins=["plugins.threaded_warm_up"]))
+    finally:
+        threaded_warm_up.STOP.set()
+    warnings = [r.getMessage() for r in caplog.records if "started threads" in r.getMessage()]
+    assert len(warnings) == 1 and "test_threaded_warm_up" in warnings[0] and "prefetcher" in warnings[0]

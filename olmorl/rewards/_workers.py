@@ -20,6 +20,7 @@ import resource
 import signal
 import socket
 import struct
+import threading
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -54,10 +55,14 @@ def build_pool_verifiers(settings: Settings) -> None:
     for name, cls in load_verifiers(settings.plugins).items():
         if cls.runs_in == "pool":
             verifier = _pool_verifiers[name] = cls(settings)
+            before = set(threading.enumerate())
             try:
                 verifier.warm_up()
             except Exception:  # a failed warm-up only costs the first items their speed-up
                 log.exception("warm-up of verifier %s failed", name)
+            if started := [t.name for t in threading.enumerate() if t not in before]:
+                log.warning("warm-up of verifier %s started threads (%s): the workers forked from the server do not "
+                            "have them; start per-process resources lazily in score()", name, ", ".join(started))
 
 
 # -- in the worker process ---------------------------------------------------------------------------
