@@ -85,11 +85,15 @@ def test_a_result_that_cannot_be_sent_costs_its_item_only(reward_server):
     assert "cannot carry" in results["number_keys"]["error"] and "details" in results["number_keys"]["error"]
     assert results["unpicklable"]["status"] == "error" and results["unpicklable"]["reward"] == 0.0
     assert "cannot leave the worker" in results["unpicklable"]["error"]
+    # The metrics count what was sent: the opaque item as an error, never as the `ok` its verifier returned.
+    metrics = httpx.get(f"{url}/metrics", timeout=10).text
+    assert re.search(r'^olmorl_items_total\{status="error",verifier="test_opaque_details"\} 1\.0$', metrics, re.M)
+    assert not re.search(r'^olmorl_items_total\{status="ok",verifier="test_opaque_details"\}', metrics, re.M)
 
 
 def test_workers_start_warm_from_the_server_a_replacement_too(reward_server):
     """Warm-up runs once, in the server, before it forks: a worker, and the replacement for one that died,
-    inherit it instead of paying it again (a math or IF warm-up costs a replacement 1-3 s)."""
+    inherit it instead of paying it again (the built-in verifiers' warm-up cost a replacement 0.7 s)."""
     url = reward_server(workers=1, plugins=["plugins.misbehaving"])
     probe = {"verifier": "test_warm_up_probe", "response": "", "ground_truth": None}
 

@@ -13,7 +13,8 @@ import time
 from collections import Counter
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from olmorl.rewards._metrics import RewardMetrics
 from olmorl.rewards._models import Status, VerifierInfo, VerifyItem, VerifyResult
@@ -87,12 +88,20 @@ class RewardEngine:
 
     # -- scoring ---------------------------------------------------------------------------------------
     async def verify_batch(self, raw_items: list[Any]) -> list[VerifyResult]:
-        """Score raw (unvalidated) items; one result per item, in order, whatever fails."""
+        """Score raw (unvalidated) items; one result per item, in order, whatever fails. Every result can be
+        sent as JSON."""
+        return (await self.verify_batch_encoded(raw_items))[0]
+
+    async def verify_batch_encoded(self, raw_items: list[Any]) -> tuple[list[VerifyResult], bytes]:
+        """`verify_batch`, and its results as a JSON array, encoded once (the server sends these bytes)."""
         token = current_request.set(object())  # the items' tasks (fair turns for sandbox slots) inherit it
         try:
-            return await self._score_batch(raw_items)
+            results = await self._score_batch(raw_items)
         finally:
             current_request.reset(token)
+        results, encoded = _encode(results)
+        self._count(results)  # what is sent, a result turned into an error by _encode included
+        return results, encoded
 
     async def _score_batch(self, raw_items: list[Any]) -> list[VerifyResult]:
         started = time.perf_counter()
@@ -129,15 +138,17 @@ class RewardEngine:
             self.metrics.inflight.dec(len(raw_items))
         done = [result for result in results if result is not None]
         assert len(done) == len(raw_items)  # every item has exactly one result
+        return done
+
+    def _count(self, results: list[VerifyResult]) -> None:
         # a label lookup per verifier and status, not per item (it costs as much as the update)
-        for (verifier, status), n in Counter((result.verifier, result.status) for result in done).items():
+        for (verifier, status), n in Counter((result.verifier, result.status) for result in results).items():
             self.metrics.items.labels(verifier, status).inc(n)
         latency: dict[str, Any] = {}
-        for result in done:
+        for result in results:
             if result.verifier not in latency:
                 latency[result.verifier] = self.metrics.item_latency.labels(result.verifier)
             latency[result.verifier].observe(result.elapsed_ms / 1000)
-        return done
 
     def _prepare(self, raw: Any, started: float) -> VerifyResult | tuple[Any, str, Verifier, Any, str]:
         """Validate one raw item: its `invalid` result, or (id, verifier name, verifier, task, ground truth as
@@ -200,6 +211,30 @@ class RewardEngine:
             return _result(item_id, name, "error", f"verifier returned a non-finite reward {outcome.reward!r}",
                            started, details=outcome.details if isinstance(outcome.details, dict) else {})
         return _result(item_id, name, outcome.status, outcome.error, started, float(outcome.reward), outcome.details)
+
+
+def _encode(results: list[VerifyResult]) -> tuple[list[VerifyResult], bytes]:
+    """The results as one JSON array, encoded once. A result whose details have no JSON form becomes that item's
+    `error` (and is logged): one verifier's odd details never fail the batch."""
+    try:
+        return results, _RESULTS.dump_json(results)
+    except PydanticSerializationError:
+        sent, parts = [], []
+        for result in results:
+            try:
+                parts.append(_RESULT.dump_json(result))
+            except PydanticSerializationError as exc:
+                log.error("verifier %s returned details that are not JSON: %s", result.verifier, exc)
+                result = VerifyResult(id=result.id, verifier=result.verifier, reward=0.0, status="error",
+                                      error=f"verifier returned details that are not JSON: {exc}",
+                                      elapsed_ms=result.elapsed_ms)
+                parts.append(_RESULT.dump_json(result))
+            sent.append(result)
+        return sent, b"[" + b",".join(parts) + b"]"
+
+
+_RESULTS = TypeAdapter(list[VerifyResult])
+_RESULT = TypeAdapter(VerifyResult)
 
 
 def _describe(exc: ValidationError) -> str:

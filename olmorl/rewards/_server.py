@@ -18,8 +18,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
-from pydantic import TypeAdapter
-from pydantic_core import PydanticSerializationError
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
@@ -30,7 +28,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from olmorl import __version__
 from olmorl.rewards._engine import RewardEngine
 from olmorl.rewards._gym_routes import build_gym_routes
-from olmorl.rewards._models import VerifierInfo, VerifyRequest, VerifyResponse, VerifyResult
+from olmorl.rewards._models import VerifierInfo, VerifyRequest, VerifyResponse
 from olmorl.rewards._registry import route_builders
 from olmorl.rewards._session_routes import build_session_routes
 from olmorl.rewards._sessions import SessionManager
@@ -101,7 +99,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def verify(request: Request) -> Response:
         """Every item gets one result, in order. A bad item is `invalid`; it never fails the batch."""
         items = await _read_items(request, settings)
-        return Response(results_json(await engine.verify_batch(items)), media_type="application/json")
+        # serialized once, by the engine: FastAPI would validate the results again and encode them in two passes
+        _, encoded = await engine.verify_batch_encoded(items)
+        return Response(b'{"results":' + encoded + b"}", media_type="application/json")
 
     @app.get("/v1/verifiers", response_model=list[VerifierInfo], tags=["verify"],
              dependencies=[Depends(require_api_key)])
@@ -134,28 +134,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     _document_verify_request(app)
     _serve_docs(app)
     return app
-
-
-def results_json(results: list[VerifyResult]) -> bytes:
-    """The response body, serialized once: FastAPI would validate the results again and then encode them in two
-    passes. A result whose details are not JSON becomes that item's `error` (the batch still answers)."""
-    try:
-        return _RESPONSE.dump_json(VerifyResponse.model_construct(results=results))
-    except PydanticSerializationError:
-        parts = []
-        for result in results:
-            try:
-                parts.append(_RESULT.dump_json(result))
-            except PydanticSerializationError as exc:
-                log.error("verifier %s returned details that are not JSON: %s", result.verifier, exc)
-                parts.append(_RESULT.dump_json(VerifyResult(
-                    id=result.id, verifier=result.verifier, reward=0.0, status="error",
-                    error=f"verifier returned details that are not JSON: {exc}", elapsed_ms=result.elapsed_ms)))
-        return b'{"results":[' + b",".join(parts) + b"]}"
-
-
-_RESPONSE = TypeAdapter(VerifyResponse)
-_RESULT = TypeAdapter(VerifyResult)
 
 
 async def _read_items(request: Request, settings: Settings) -> list[Any]:
