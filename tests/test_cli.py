@@ -51,3 +51,14 @@ def test_serve_on_a_taken_port_fails_before_warming_anything():
     assert proc.returncode == 1
     assert proc.stderr.strip() == (f"olmorl-rewards serve: error: cannot listen on 127.0.0.1:{port}: "
                                    "Address already in use")
+
+
+@pytest.mark.parametrize("command", ["serve", "verify"])
+def test_a_setting_out_of_range_is_named_not_a_traceback(command, tmp_path):
+    """`--workers 0` used to start a server that answered every math or IF batch with a 500 (no worker to place
+    items on); now both commands refuse it up front, naming the setting."""
+    target = ["--port", "0"] if command == "serve" else [str(tmp_path / "items.jsonl")]
+    proc = run(CLIS["olmorl-rewards"], command, *target, "--workers", "0", timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (f"olmorl-rewards {command}: error: invalid settings (flags or OLMORL_* variables): "
+                                   "workers: Input should be greater than or equal to 1 (got 0)")

@@ -8,6 +8,8 @@ import socket
 import sys
 from typing import Any
 
+from pydantic import ValidationError
+
 from olmorl.rewards._settings import Settings
 
 
@@ -58,10 +60,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class SettingsError(ValueError):
+    """A flag or OLMORL_* variable out of range: the message names the setting."""
+
+
 def settings_from(args: argparse.Namespace, names: tuple[str, ...]) -> Settings:
     """CLI flags win over OLMORL_* environment variables, which win over defaults."""
     overrides: dict[str, Any] = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
-    return Settings(**overrides)
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']} (got {e['input']!r:.40})"
+                             for e in exc.errors(include_url=False))
+        raise SettingsError(f"invalid settings (flags or OLMORL_* variables): {problems}") from None
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -106,21 +117,23 @@ def listening_socket(host: str, port: int) -> socket.socket:
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
-    if args.command == "serve":
-        sys.exit(serve(args))
-    else:
+    try:
+        if args.command == "serve":
+            sys.exit(serve(args))
         from olmorl.rewards._evaluate import InputError, NothingScored, run_evaluation
 
         try:
             sys.exit(run_evaluation(args, settings_from(args, ("workers", "plugins"))))
         except InputError as exc:
-            sys.exit(_fail(2, exc))
+            sys.exit(_fail(args.command, 2, exc))
         except NothingScored as exc:
-            sys.exit(_fail(1, exc))
+            sys.exit(_fail(args.command, 1, exc))
+    except SettingsError as exc:
+        sys.exit(_fail(args.command, 2, exc))
 
 
-def _fail(code: int, exc: Exception) -> int:
-    print(f"olmorl-rewards verify: error: {exc}", file=sys.stderr)
+def _fail(command: str, code: int, exc: Exception) -> int:
+    print(f"olmorl-rewards {command}: error: {exc}", file=sys.stderr)
     return code
 
 

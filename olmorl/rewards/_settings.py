@@ -90,7 +90,7 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"  # bind address; the container sets 0.0.0.0
     port: int = 8000  # bind port
     api_key: str | None = None  # if set, every /v1 route needs `Authorization: Bearer <key>`
-    workers: int = Field(default_factory=lambda: os.cpu_count() or 1)  # verification worker processes
+    workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)  # verification worker processes
     item_timeout_s: float = 5.0  # hard wall-clock limit per pool item; the worker is killed past it
     worker_memory_mb: int = 2048  # address-space ceiling of each worker process
     worker_max_tasks: int = 500  # recycle a worker after this many chunks of items (bounds leaks)
