@@ -108,6 +108,30 @@ def test_threaded_engine_serves_submissions_and_updates(model):
         engine.stop()
 
 
+
+@pytest.mark.parametrize("wait", [True, False])
+def test_an_update_is_the_weights_as_given_whatever_the_caller_writes_afterwards(model, wait):
+    """wait=True loads straight from the caller's tensors (it returns once they are in the model); wait=False
+    copies them first, since the caller may write them before the engine applies the update."""
+    engine = _engine(copy.deepcopy(model), max_batch_size=2)
+    engine.start()
+    try:
+        engine.submit([GenerationRequest(0, [1, 2], n=2, max_new_tokens=40)])
+        given = {k: v + 0.01 for k, v in model.state_dict().items()}
+        expected = {k: v.clone() for k, v in given.items()}
+        engine.update_weights(given, version=1, wait=wait)
+        for tensor in given.values():  # the caller reuses its buffers at once
+            tensor.fill_(7.0)
+        deadline = 200
+        while engine.version < 1 and deadline:
+            engine.get_groups(timeout=0.05)
+            deadline -= 1
+        assert engine.version == 1
+        for name, tensor in engine.model.state_dict().items():
+            torch.testing.assert_close(tensor, expected[name], rtol=0, atol=0, msg=name)
+    finally:
+        engine.stop()
+
 def test_update_with_unknown_weights_fails_loudly(model):
     engine = _engine(copy.deepcopy(model))
     engine.start()

@@ -91,7 +91,7 @@ class EngineActor:
         return self.engine.get_groups(0)
 
     def load(self, payload: Mapping[str, tuple[Any, str]], version: int) -> int:
-        self.engine.update_weights(from_object_store(payload), version, wait=True)  # it copies them
+        self.engine.update_weights(from_object_store(payload), version, wait=True)  # loaded from shared memory
         self.engine.version = version
         self.syncs += 1
         return version

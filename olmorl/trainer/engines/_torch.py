@@ -179,11 +179,15 @@ class TorchEngine:
         """Swap weights between two decode steps without stopping generation; tokens after it carry `version`."""
         self._check()
         done = threading.Event()
-        copied = {k: v.detach().to("cpu", copy=True) for k, v in weights.items()}
+        applied_before_return = wait and self._running  # not started (a resume's first sync): at the first token
+        # A copy only when the caller may write its tensors before they are applied: loading straight from them
+        # saves one pass over the weights (Ray's read-only shared memory, a learner's live parameters).
+        staged = dict(weights) if applied_before_return else {k: v.detach().to("cpu", copy=True)
+                                                               for k, v in weights.items()}
         with self._cv:
-            self._commands.append(("update", copied, version, done))
+            self._commands.append(("update", staged, version, done))
             self._cv.notify_all()
-        if wait and self._running:  # not started (a resume's first sync): applied before the first token
+        if applied_before_return:
             while not done.wait(0.5):
                 self._check()
 
