@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -28,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import TreeMonitor, one_loop, percentile, two_loops  # noqa: E402
 
+from olmorl.rewards._local import free_port, wait_until_ready  # noqa: E402
 from olmorl.rewards.instructions import CONSTRAINTS  # noqa: E402
 from tests._ifeval_cases import CASES  # noqa: E402
 from tests._ifeval_corpus import response  # noqa: E402
@@ -47,12 +47,6 @@ def make_items(n: int, seed: int = 0) -> list[dict]:
     return items
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def through_server(items: list[dict], batch: int, workers: int,
                    clients: int) -> tuple[float, list[float], TreeMonitor]:
     port = free_port()
@@ -62,17 +56,8 @@ def through_server(items: list[dict], batch: int, workers: int,
     )
     url = f"http://127.0.0.1:{port}"
     try:
+        wait_until_ready(url, proc, 60)
         with httpx.Client(timeout=120) as client:
-            deadline = time.time() + 60
-            while True:
-                try:
-                    if client.get(f"{url}/readyz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.time() > deadline:
-                    raise RuntimeError("server did not become ready")
-                time.sleep(0.2)
             client.post(f"{url}/v1/verify", json={"items": items[:batch]}).raise_for_status()  # warm-up
             monitor = TreeMonitor(proc.pid)
             monitor.start()

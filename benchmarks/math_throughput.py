@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -35,7 +34,7 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import TreeMonitor, one_loop, percentile, two_loops  # noqa: E402
 
-from olmorl.rewards._local import wait_until_ready  # noqa: E402
+from olmorl.rewards._local import free_port, wait_until_ready  # noqa: E402
 
 FILLER = [
     "First, let me restate the problem in my own words and list the given quantities. ",
@@ -132,12 +131,6 @@ def math_verify_run(items: list[dict]) -> tuple[float, list[float]]:
 
 
 # -- the server ----------------------------------------------------------------------------------------
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 async def _client(client: httpx.AsyncClient, url: str, batches: list[list[dict]], latencies: list[float],
                   statuses: dict) -> None:

@@ -32,15 +32,15 @@ _ITEMS_PER_YIELD = 128
 def _result(raw_id: Any, verifier: str, status: Status, error: str | None = None, started: float = 0.0,
             reward: float = 0.0, details: dict[str, Any] | None = None) -> VerifyResult:
     elapsed_ms = round((time.perf_counter() - started) * 1000, 3) if started else 0.0
+    item_id = raw_id if isinstance(raw_id, str) else None
     try:
-        return VerifyResult(id=raw_id if isinstance(raw_id, str) else None, verifier=verifier,
-                            reward=reward if status == "ok" else 0.0, status=status, error=error,
-                            details=details or {}, elapsed_ms=elapsed_ms)
+        return VerifyResult(id=item_id, verifier=verifier, reward=reward if status == "ok" else 0.0, status=status,
+                            error=error, details=details or {}, elapsed_ms=elapsed_ms)
     except ValidationError as exc:  # a Score the API cannot carry: a bad status, details keyed by numbers, ...
         got = exc.errors(include_url=False)[0]["input"]
-        return VerifyResult(id=raw_id if isinstance(raw_id, str) else None, verifier=verifier, reward=0.0,
-                            status="error", error=f"verifier returned a malformed Score the API cannot carry: "
-                                              f"{_describe(exc)} (got {got!r:.80})", elapsed_ms=elapsed_ms)
+        return VerifyResult(id=item_id, verifier=verifier, reward=0.0, status="error",
+                            error=f"verifier returned a malformed Score the API cannot carry: {_describe(exc)} "
+                                  f"(got {got!r:.80})", elapsed_ms=elapsed_ms)
 
 
 class RewardEngine:
