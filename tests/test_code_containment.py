@@ -19,7 +19,7 @@ import pytest
 
 from olmorl.rewards._local import LocalRewardServer
 from olmorl.rewards._settings import SandboxSettings
-from olmorl.sandbox._backends import SLOT_UID_BASE
+from olmorl.sandbox._userns import harness_uid, program_uid
 from olmorl.sandbox._languages import SANDBOX_ENV
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
@@ -91,7 +91,8 @@ def _descendants(root: int) -> set[int]:
 
 
 def slot_processes(server_pid: int) -> list[tuple[int, int, str]]:
-    """Processes of the sandbox uids under this test's server (other servers may run on the host)."""
+    """Processes of the sandbox uids (harness and program) under this test's server (other servers may
+    run on the host)."""
     found = []
     for pid in map(str, _descendants(server_pid)):
         try:
@@ -99,7 +100,7 @@ def slot_processes(server_pid: int) -> list[tuple[int, int, str]]:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except (OSError, IndexError):
             continue
-        if SLOT_UID_BASE <= uid < SLOT_UID_BASE + 64:
+        if harness_uid(0) <= uid < harness_uid(64) or program_uid(0) <= uid < program_uid(64):
             found.append((int(pid), uid, cmd))
     return found
 
@@ -110,13 +111,16 @@ IDLE_PROCESSES = 2  # an idle slot: the zygote and its test process
 def assert_nothing_left_behind(server) -> None:
     deadline = time.monotonic() + 5
     while True:
-        procs = [p for p in slot_processes(server.process.pid) if "harness.py" in p[2] and "bwrap" not in p[2]]
+        found = slot_processes(server.process.pid)
+        procs = [p for p in found if "harness.py" in p[2] and "bwrap" not in p[2]]
+        programs = [p for p in found if p[1] >= program_uid(0)]  # an idle slot runs no program
         per_uid: dict[int, int] = {}
         for _, uid, _ in procs:
             per_uid[uid] = per_uid.get(uid, 0) + 1
-        if all(n <= IDLE_PROCESSES for n in per_uid.values()) or time.monotonic() > deadline:
+        if not programs and all(n <= IDLE_PROCESSES for n in per_uid.values()) or time.monotonic() > deadline:
             break
         time.sleep(0.1)
+    assert not programs, f"program processes outlived their run: {programs}"
     assert all(n <= IDLE_PROCESSES for n in per_uid.values()), f"processes outlived their run: {procs}"
 
 
@@ -229,8 +233,11 @@ try:
 except OSError as e:
     print("blocked:", e)
 """,
-    "kill_everything": "import os, signal\nos.kill(-1, signal.SIGKILL)\nprint('PWNED')\n",
-    "kill_parent": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nos.kill(1, signal.SIGKILL)\nprint('PWNED')\n",
+    # the program's uid owns no harness process: `kill -1` finds nothing to signal, the others are refused
+    "kill_everything": "import os, signal, time\nparent = os.getppid()\nos.kill(-1, signal.SIGKILL)\n"
+                       "time.sleep(0.2)\nprint('PWNED' if not os.path.exists(f'/proc/{parent}') else 'blocked')\n",
+    "kill_parent": "import os, signal\nfor pid in (os.getppid(), 1):\n    try:\n        os.kill(pid, signal.SIGKILL)\n"
+                   "    except OSError as e:\n        print('blocked:', e)\n    else:\n        print('PWNED')\n",
     "daemonize_outlive": """
 import os, time
 if os.fork() == 0:

@@ -1,8 +1,9 @@
 """How a sandbox slot's zygote is launched: bubblewrap (default), plain rlimits (`process`, insecure)
 or a warm container (`docker`, in `_docker.py`).
 
-Each slot gets its own unprivileged uid (when the server runs as root) and, where the kernel lets us,
-its own memory+pids cgroup; the uid switch happens last in the pre-exec hook, after joining the cgroups.
+Each slot gets its own unprivileged uids (when the server runs as root: one for the harness, another
+for the programs, see `_userns`) and, where the kernel lets us, its own memory+pids cgroup; the uid
+switch happens last in the pre-exec hook, after joining the cgroups.
 A launched zygote is reached through a `Channel`: its reply lines, its control input, and `close()`,
 which kills everything it ran and releases what it held.
 """
@@ -24,11 +25,12 @@ from typing import Callable
 from olmorl.sandbox._cgroup import SlotCgroup
 from olmorl.sandbox._languages import HOST_ETC_PATHS, SANDBOX_ENV, host_languages
 from olmorl.sandbox._seccomp import seccomp_filter
+from olmorl.sandbox._userns import (HARNESS_CAPS, INSIDE_HARNESS_ID, INSIDE_PROGRAM_ID, drop_to, harness_uid,
+                                    slot_user_namespace)
 
 # The harness, sent into the sandbox as one file: these parts concatenated (standard library only).
 HARNESS_PARTS = tuple(Path(__file__).with_name(name) for name in ("_wire.py", "_program.py", "_proxy.py", "_judge.py",
                                                                       "_command.py", "_harness.py"))
-SLOT_UID_BASE = 61000  # slot N runs as uid 61000+N: RLIMIT_NPROC and kill sweeps stay per slot
 INSIDE_HARNESS = "/sandbox/harness.py"
 LINE_LIMIT = 32 << 20  # one test record from the zygote: output cap + frames, JSON-escaped
 
@@ -103,10 +105,8 @@ def _preexec(uid: int | None, cgroup: SlotCgroup | None, limits: SandboxLimits) 
             cgroup.attach_self()
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if uid is not None:
-            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-            os.setgroups([])
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))  # per uid: the harness's and the program's
+            drop_to(uid, uid)
     return run
 
 
@@ -231,13 +231,18 @@ class Backend:
 
     def describe(self) -> dict[str, object]:
         """Backend facts for /readyz (beyond name and `secure`)."""
-        return {}
+        return {"uid_separation": self.uid_separation}
+
+    @property
+    def uid_separation(self) -> bool:
+        """Whether programs run as a uid that owns no harness process (see `_userns`)."""
+        return False
 
     def site_dir_args(self) -> list[str]:
         return [arg for i in range(len(self.site_dirs)) for arg in ("--site-dir", inside_site_dir(i))]
 
     def _slot_uid(self, slot: int) -> int | None:
-        return SLOT_UID_BASE + slot if self.root else None
+        return harness_uid(slot) if self.root else None
 
 
 def _checked_site_dirs(dirs: tuple[str, ...]) -> tuple[str, ...]:
@@ -271,14 +276,33 @@ class BwrapBackend(Backend):
         # Only the standard library is visible: installed packages (and olmorl itself) are masked.
         return ["--ro-bind", prefix, prefix, "--tmpfs", site]
 
+    @property
+    def uid_separation(self) -> bool:
+        return self.root
+
+    def _identity_args(self, slot: int, harness: bool) -> tuple[list[str], list[int]]:
+        """bwrap's user-namespace arguments and the fds they name: for the harness of a root server, the
+        slot's two-uid namespace and the harness's capabilities; otherwise (no root, or a script that is
+        the program itself, such as a session's interpreter: nothing inside holds a verdict) bwrap's own
+        one-uid namespace, with no capabilities."""
+        if not (self.root and harness):
+            return ["--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--uid", "65534", "--gid", "65534"], []
+        userns = slot_user_namespace(slot)
+        caps = [arg for cap in HARNESS_CAPS for arg in ("--cap-add", cap)]
+        # (bwrap's --disable-userns needs its own namespace: the filter refuses new namespaces instead)
+        return ["--userns", str(userns), "--cap-drop", "ALL", *caps,
+                "--uid", str(INSIDE_HARNESS_ID), "--gid", str(INSIDE_HARNESS_ID)], [userns]
+
     def launch(self, slot: int, script: Path | None = None) -> Launch:
         limits = self.limits
+        identity, fds = self._identity_args(slot, harness=script is None)
         cgroup = SlotCgroup.create(slot, limits) if self.root else None
         argv = [
-            "bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-            "--new-session", "--cap-drop", "ALL", "--clearenv", "--uid", "65534", "--gid", "65534",
-            "--hostname", "sandbox",
+            "bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+            *identity, "--die-with-parent", "--new-session", "--clearenv", "--hostname", "sandbox",
             "--ro-bind", "/usr", "/usr",
+            # directories bwrap makes for the binds below are 0700 otherwise: the program's uid must see in
+            *(arg for path in ("/etc", "/sandbox", "/sandbox/site") for arg in ("--perms", "0755", "--dir", path)),
             "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
             "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
             *self._python_binds(),
@@ -286,15 +310,17 @@ class BwrapBackend(Backend):
             *(arg for i, path in enumerate(self.site_dirs) for arg in ("--ro-bind", path, inside_site_dir(i))),
             *(arg for name, value in SANDBOX_ENV.items() for arg in ("--setenv", name, value)),
             "--proc", "/proc", *_dev_args(),
-            # /dev itself read-only; shared memory a sized tmpfs, wiped after every test like /tmp
-            "--size", str(limits.scratch_mb << 20), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
-            "--size", str(limits.scratch_mb << 20), "--tmpfs", "/tmp",
+            # /dev itself read-only; shared memory a sized tmpfs, wiped after every test like /tmp, and the
+            # slot's POSIX message queues listed at /dev/mqueue so they can be removed too
+            "--perms", "0777", "--size", str(limits.scratch_mb << 20), "--tmpfs", "/dev/shm",
+            "--mqueue", "/dev/mqueue", "--remount-ro", "/dev",
+            "--perms", "0777", "--size", str(limits.scratch_mb << 20), "--tmpfs", "/tmp",
         ]
         launch = Launch(argv=argv, preexec=_preexec(self._slot_uid(slot), cgroup, limits), cgroup=cgroup)
         # The harness goes in as data, so the slot uid never needs to read the server's files.
         harness_fd = _memfd("harness", script.read_bytes() if script else harness_source())
         argv += ["--ro-bind-data", str(harness_fd), INSIDE_HARNESS, "--remount-ro", "/", "--chdir", "/tmp"]
-        fds = [harness_fd]
+        fds.append(harness_fd)
         bpf = seccomp_filter()
         if bpf is not None:
             seccomp_fd = _memfd("seccomp", bpf)
@@ -302,8 +328,9 @@ class BwrapBackend(Backend):
             fds.append(seccomp_fd)
         launch.pass_fds = tuple(fds)
         launch.cleanup += [lambda fd=fd: os.close(fd) for fd in fds]
+        program_ids = ["--program-ids", f"{INSIDE_PROGRAM_ID}:{INSIDE_PROGRAM_ID}"] if self.root and not script else []
         argv += ["--", self.python, "-X", "utf8", "-I", "-B", INSIDE_HARNESS, "--pidns", "--scratch", "/tmp",
-                 *self.site_dir_args()]
+                 *program_ids, *self.site_dir_args()]
         if cgroup is not None:
             launch.cleanup.append(cgroup.destroy)
         return launch

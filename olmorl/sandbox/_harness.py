@@ -9,9 +9,16 @@ The test process holds the expected values and is the only writer of records; a 
 only sees what the test asks it (see `_proxy`). Program processes are forked from the zygote, which
 has never held any job: a program inherits the warm interpreter, receives its own program text, and
 can find nothing of another submission or of any test (not even other tests' stdin) in its memory.
-Every process here is non-dumpable, so a program (same uid) cannot read or write the others' memory
-through /proc; seccomp denies ptrace and changing another process's limits or priority. The next
-test's program process is forked while a test runs and starts only after that test's cleanup.
+
+The boundary is the program's uid (`--program-ids`, see `olmorl.sandbox._userns`): a program process
+becomes it just before it starts its program, and no harness process (init, zygote, test process)
+ever runs as it, so the kernel refuses the program every way into them (/proc/PID/mem, signals,
+priority, limits). After every test, with the program's processes gone, a cleaner forked as the
+program's uid removes everything the program could have made that outlives a process: files in the
+scratch dir and /dev/shm, SysV shared memory, queues and semaphores, POSIX message queues; the test
+process then checks that nothing is left, or gives up the slot. Seccomp and non-dumpable processes
+stay as a second line. The next test's program process is forked while a test runs, keeps the
+zygote's uid until its `go`, and starts only after that test's cleanup.
 
 Protocol: control input (fd 0 at start) carries per job a length-prefixed header (JSON: job id,
 program, limits) and a length-prefixed test list; the reply output (fd 1 at start) carries one JSON
@@ -61,6 +68,11 @@ SECCOMP_HEX = sys.argv[sys.argv.index("--seccomp-hex") + 1] if "--seccomp-hex" i
 # Extra read-only package dirs the operator mounted (sandbox.site_dirs); after the standard library.
 sys.path.extend(sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--site-dir")
 ZYGOTE = os.getpid()
+# The uid:gid programs run as (none: the same as the harness, where no second uid is mapped).
+PROGRAM_IDS = (tuple(int(x) for x in sys.argv[sys.argv.index("--program-ids") + 1].split(":"))
+               if "--program-ids" in sys.argv else None)
+MQUEUE = "/dev/mqueue"  # where the slot's POSIX message queues are listed (mounted by the backend)
+SYSV_IPC = ("shm", "msg", "sem")  # /proc/sysvipc/<kind>; the id is the second column
 
 
 # -- framing -----------------------------------------------------------------------------------------
@@ -193,6 +205,7 @@ def start_program(tester):
             if os.read(3, 1) == b"g":
                 start = read_frame(3)
                 set_limits(start)
+                become_program()
                 if start["mode"] == "exec":
                     exec_command(start, SCRATCH, 3)
                 code = run_program(start["program"], start["mode"], 3)
@@ -207,8 +220,64 @@ def start_program(tester):
     mine.close()
 
 
+def become_program():
+    """Take the program's uid for good: from here on this process can reach no harness process."""
+    if PROGRAM_IDS is not None:
+        uid, gid = PROGRAM_IDS
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+
+
+def remove_ipc():
+    """Remove every SysV IPC object and POSIX message queue this uid may remove (the cleaner's part)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    controls = {"shm": lambda i: libc.shmctl(i, 0, None), "msg": lambda i: libc.msgctl(i, 0, None),
+                "sem": lambda i: libc.semctl(i, 0, 0)}  # IPC_RMID is 0 for all three
+    for kind in SYSV_IPC:
+        for ident in sysv_ids(kind):
+            controls[kind](ident)
+    for name in listdir(MQUEUE):
+        try:
+            os.unlink(os.path.join(MQUEUE, name))
+        except OSError:
+            pass
+
+
+def sysv_ids(kind):
+    try:
+        with open(f"/proc/sysvipc/{kind}") as f:
+            return [int(line.split()[1]) for line in f.read().splitlines()[1:] if line.strip()]
+    except (OSError, ValueError, IndexError):
+        return []
+
+
+def listdir(path):
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def clean_as_program():
+    """The cleaner (a zygote child): as the program's uid, remove what the program may have left."""
+    become_program()
+    if PIDNS:
+        remove_ipc()
+    for path in wiped_dirs():
+        if os.path.isdir(path):
+            clean_scratch(path)
+
+
+def wiped_dirs():
+    """Shared memory, message queues and IPC objects are the slot's own only in its own namespaces
+    (bwrap, docker); the insecure process backend wipes only its scratch dir."""
+    return (SCRATCH, SHM) if PIDNS else (SCRATCH,)
+
+
 def serve_forks(tester):
-    """The zygote's loop: fork program processes as the test process asks; reap every child."""
+    """The zygote's loop: fork program processes (and cleaners) as the test process asks; reap every
+    child."""
     ended = {}
 
     def reap(signum=None, frame=None):
@@ -235,7 +304,18 @@ def serve_forks(tester):
         elif verb == "reap":
             reap()
             tester.send(b"ok")
-        elif verb == "wait":
+        elif verb == "clean":  # answered like "wait", with the cleaner's status
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    tester.close()
+                    clean_as_program()
+                    code = 0
+                finally:
+                    os._exit(code)
+            arg, verb = str(pid), "wait"
+        if verb == "wait":
             pid = int(arg)
             while pid not in ended:
                 try:
@@ -288,15 +368,23 @@ def run_job(job, tests, reply, zygote, keep):
         budget = max(budget - len(record["stdout"]), 0)
         record.update(job=job["id"], i=index)
         write_line(reply, record)
-        if not cleaned():
+        if not cleaned(zygote):
             return 4  # something survived the cleanup: no later test may see it
     write_line(reply, {"end": True, "job": job["id"]})
     return 0
 
 
-def cleaned():
-    """Empty the scratch dir and shared memory for the next test; False when something survived."""
-    return all(clean_scratch(path) for path in (SCRATCH, SHM) if os.path.isdir(path) and os.access(path, os.W_OK))
+def cleaned(zygote):
+    """Have a cleaner remove what the program left (files, IPC objects); False when something survived."""
+    zygote.send(b"clean")
+    if int(zygote.recv(64)) != 0:
+        return False
+    left = [path for path in wiped_dirs() if listdir(path)]
+    if PIDNS:
+        left += [MQUEUE] * bool(listdir(MQUEUE)) + [f"/proc/sysvipc/{kind}" for kind in SYSV_IPC if sysv_ids(kind)]
+    if left:
+        os.write(2, f"harness: left after the cleanup: {', '.join(left)}\n".encode())
+    return not left
 
 
 def build_command(job, reply, zygote, keep):
@@ -321,7 +409,7 @@ def build_command(job, reply, zygote, keep):
         record["message"] = "the build failed: " + record["message"]
     record.update(job=job["id"], i=-1)
     write_line(reply, record)
-    return (files or None), cleaned()
+    return (files or None), cleaned(zygote)
 
 
 class _Program:
