@@ -5,7 +5,8 @@
 - warm path: one test in an already-running sandbox (a fresh program process per test, the test
   judged in the separate test process), measured as the per-test time of a job of N trivial tests,
   for bwrap and (when an engine and the image are there) the docker backend's warm container, rounds
-  interleaved so both see the same machine load. Target: <= 1 ms per test on the warm path.
+  interleaved so both see the same machine load. Target: <= 1.5 ms per test on the warm path.
+- what the uid separation costs: the same warm path with harness and program under one uid.
 - the cost of the hardening: a bare fork per test inside the same bwrap sandbox, program and test run
   in the forked child with nothing reported (the floor of the unhardened design, where the test ran
   in the program's own process), against the warm path.
@@ -39,6 +40,7 @@ def time_subprocess(argv: list[str], n: int) -> list[float]:
 
 POOLS = {  # backend label -> SandboxPool arguments
     "bwrap": {"backend": "bwrap"},
+    "bwrap, one uid": {"backend": "bwrap"},  # harness and program share a uid: what the separation costs
     "docker": {"backend": "docker"},
     "docker+runsc": {"backend": "docker", "docker_runtime": "runsc"},
 }
@@ -71,6 +73,8 @@ def bare_fork_per_test(argv: list[str], rounds: int) -> list[float]:
 async def warm_per_test(backends: list[str], n: int, code: str | None, rounds: int = 5) -> dict[str, list[float]]:
     """Per-test wall time of an n-test job in a warm slot, per backend, rounds interleaved."""
     pools = {name: SandboxPool(**POOLS[name], slots=1, limits=SandboxLimits()) for name in backends}
+    if "bwrap, one uid" in pools:
+        pools["bwrap, one uid"].backend.separate_uids = False
     per_test: dict[str, list[float]] = {name: [] for name in backends}
     try:
         for pool in pools.values():
@@ -140,10 +144,12 @@ def main() -> None:
     args = parser.parse_args()
     reason = "left out (--no-docker)" if args.no_docker else docker_reason()
     gvisor = reason or docker_reason("runsc")  # paranoid mode: only where the engine has runsc
-    backends = ["bwrap"] + ([] if reason else ["docker"]) + ([] if gvisor else ["docker+runsc"])
+    backends = ["bwrap"] + ["bwrap, one uid"] * (os.geteuid() == 0) + ([] if reason else ["docker"]) + ([] if gvisor else ["docker+runsc"])
     python = sandbox_python(None)
     base = time_subprocess([python, "-c", "pass"], args.n // 4)
-    launch = BwrapBackend(None, SandboxLimits()).launch(0)
+    naive = BwrapBackend(None, SandboxLimits())
+    naive.separate_uids = False  # a naive runner's sandbox: one uid, bwrap's own user namespace
+    launch = naive.launch(0)
     bwrap_argv = list(launch.argv)
     for flag, width in (("--seccomp", 2), ("--ro-bind-data", 3)):  # fds are single-use: left out here
         if flag in bwrap_argv:
@@ -163,6 +169,9 @@ def main() -> None:
         ("warm bwrap sandbox: one assert test", warm_assert["bwrap"]),
         ("warm bwrap sandbox: one stdio test", warm_stdio["bwrap"]),
     ]
+    if "bwrap, one uid" in backends:
+        rows += [("warm bwrap, one uid (no separation): assert", warm_assert["bwrap, one uid"]),
+                 ("warm bwrap, one uid (no separation): stdio", warm_stdio["bwrap, one uid"])]
     if "docker" in backends:
         rows += [
             ("warm docker container: one assert test", warm_assert["docker"]),
@@ -182,7 +191,7 @@ def main() -> None:
         print(f"{name:<50}{statistics.median(values) * 1000:>11.2f}{min(values) * 1000:>9.2f}")
     for name in backends:
         overhead = statistics.median(warm_assert[name])
-        print(f"{name} warm per-test cost: {overhead * 1000:.2f} ms (target <= 1 ms); "
+        print(f"{name} warm per-test cost: {overhead * 1000:.2f} ms (target <= 1.5 ms); "
               f"{statistics.median(base) / overhead:.1f}x cheaper than a fresh python3")
     print(f"cost of the hardening (bwrap, one assert test): "
           f"{(statistics.median(warm_assert['bwrap']) - statistics.median(bare)) * 1000:.2f} ms per test over a bare fork")

@@ -276,16 +276,18 @@ class BwrapBackend(Backend):
         # Only the standard library is visible: installed packages (and olmorl itself) are masked.
         return ["--ro-bind", prefix, prefix, "--tmpfs", site]
 
+    separate_uids = True  # False: one uid for harness and program even as root (the benchmark's baseline)
+
     @property
     def uid_separation(self) -> bool:
-        return self.root
+        return self.root and self.separate_uids
 
     def _identity_args(self, slot: int, harness: bool) -> tuple[list[str], list[int]]:
         """bwrap's user-namespace arguments and the fds they name: for the harness of a root server, the
         slot's two-uid namespace and the harness's capabilities; otherwise (no root, or a script that is
         the program itself, such as a session's interpreter: nothing inside holds a verdict) bwrap's own
         one-uid namespace, with no capabilities."""
-        if not (self.root and harness):
+        if not (self.uid_separation and harness):
             return ["--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--uid", "65534", "--gid", "65534"], []
         userns = slot_user_namespace(slot)
         caps = [arg for cap in HARNESS_CAPS for arg in ("--cap-add", cap)]
@@ -328,7 +330,7 @@ class BwrapBackend(Backend):
             fds.append(seccomp_fd)
         launch.pass_fds = tuple(fds)
         launch.cleanup += [lambda fd=fd: os.close(fd) for fd in fds]
-        program_ids = ["--program-ids", f"{INSIDE_PROGRAM_ID}:{INSIDE_PROGRAM_ID}"] if self.root and not script else []
+        program_ids = ["--program-ids", f"{INSIDE_PROGRAM_ID}:{INSIDE_PROGRAM_ID}"] if self.uid_separation and not script else []
         argv += ["--", self.python, "-X", "utf8", "-I", "-B", INSIDE_HARNESS, "--pidns", "--scratch", "/tmp",
                  *program_ids, *self.site_dir_args()]
         if cgroup is not None:

@@ -375,16 +375,25 @@ def run_job(job, tests, reply, zygote, keep):
 
 
 def cleaned(zygote):
-    """Have a cleaner remove what the program left (files, IPC objects); False when something survived."""
-    zygote.send(b"clean")
-    if int(zygote.recv(64)) != 0:
-        return False
+    """Have a cleaner remove what the program left (files, IPC objects), where it left anything;
+    False when something survived."""
+    if left_behind():
+        zygote.send(b"clean")  # a fork: only when there is something to remove
+        if int(zygote.recv(64)) != 0:
+            return False
+        left = left_behind()
+        if left:
+            os.write(2, f"harness: left after the cleanup: {', '.join(left)}\n".encode())
+            return False
+    return True
+
+
+def left_behind():
+    """Where the last program left something that could outlive it."""
     left = [path for path in wiped_dirs() if listdir(path)]
     if PIDNS:
         left += [MQUEUE] * bool(listdir(MQUEUE)) + [f"/proc/sysvipc/{kind}" for kind in SYSV_IPC if sysv_ids(kind)]
-    if left:
-        os.write(2, f"harness: left after the cleanup: {', '.join(left)}\n".encode())
-    return not left
+    return left
 
 
 def build_command(job, reply, zygote, keep):
