@@ -8,10 +8,12 @@ starting or replacing a slot pays for a container (~130-250 ms).
 
 Containment: no network (`network_mode=none`), read-only root, a sized tmpfs as the only writable
 directory (/tmp, wiped after every test), no IPC mount (/dev/shm), memory (no swap) / pids / CPU
-limits, uid 65534, no capabilities, `no-new-privileges`, docker's default seccomp profile plus the
-sandbox's own filter (loaded by the harness), no log driver (floods never reach the disk), and an
-optional OCI runtime (`runsc`, gVisor) for a paranoid mode. The harness is PID 1, so a program can
-neither `kill -1` nor signal it.
+limits, `no-new-privileges`, docker's default seccomp profile plus the sandbox's own filter (loaded by
+the harness), no log driver (floods never reach the disk), and an optional OCI runtime (`runsc`,
+gVisor) for a paranoid mode. Two uids, as with bwrap (see `_userns`): the harness (PID 1, the zygote
+and the test process) runs as the container's root with only CAP_SETUID, CAP_SETGID and CAP_KILL, and
+every program as uid 65534 with no capability, so a program can open, signal or renice no harness
+process.
 
 Lifecycle: a slot whose run overruns, or whose container dies, is force-removed and replaced on its
 next use; `close()` removes every container of the pool. Containers carry labels naming their owner
@@ -35,6 +37,7 @@ from olmorl.sandbox._backends import (LINE_LIMIT, Backend, Channel, SandboxLimit
                                       harness_source, inside_site_dir)
 from olmorl.sandbox._languages import LANGUAGES, SANDBOX_ENV
 from olmorl.sandbox._seccomp import seccomp_filter
+from olmorl.sandbox._userns import HARNESS_CAPS
 
 log = logging.getLogger("olmorl.sandbox")
 
@@ -44,7 +47,8 @@ LABEL = "org.olmorl.sandbox"  # every sandbox container carries it
 OWNER_LABEL = "org.olmorl.sandbox.owner"  # "HOST/PID/STARTTIME" of the server that made it
 SLOT_LABEL = "org.olmorl.sandbox.slot"
 LANGUAGES_LABEL = "org.olmorl.sandbox.languages"  # on an image: the languages its toolchains cover
-USER = "65534:65534"  # nobody:nogroup in Debian images
+HARNESS_USER = "0:0"  # the container's root, with HARNESS_CAPS only
+PROGRAM_IDS = "65534:65534"  # nobody:nogroup in Debian images: what every program runs as
 CPUS_PER_SLOT = 1.0  # a slot runs one test at a time
 ZYGOTE_MEMORY_MB = 96  # the harness on top of the program's own ceiling
 GVISOR_MEMORY_MB = 160  # gVisor's kernel (the Sentry) runs inside the container's memory cgroup too
@@ -307,7 +311,12 @@ class DockerBackend(Backend):
         return self._languages
 
     def describe(self) -> dict[str, object]:
-        return {"image": self.image, "runtime": self.runtime or "default", **({"gvisor": True} if self.gvisor else {})}
+        return {**super().describe(), "image": self.image, "runtime": self.runtime or "default",
+                **({"gvisor": True} if self.gvisor else {})}
+
+    @property
+    def uid_separation(self) -> bool:
+        return True  # the harness is the container's root, programs are PROGRAM_IDS
 
     async def prepare(self) -> None:
         if self._api is None:  # made once here: the slots then share it from their threads
@@ -364,7 +373,7 @@ class DockerBackend(Backend):
             network_mode="none",
             read_only=True,
             # exec: compiled programs run from the scratch dir (docker's tmpfs default is noexec)
-            tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={limits.scratch_mb}m,mode=1777"},
+            tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={limits.scratch_mb}m,mode=0777"},
             binds={path: {"bind": inside_site_dir(i), "mode": "ro"} for i, path in enumerate(self.site_dirs)},
             ipc_mode="none",
             mem_limit=memory,
@@ -372,6 +381,7 @@ class DockerBackend(Backend):
             pids_limit=pids,
             nano_cpus=int(CPUS_PER_SLOT * 1e9),
             cap_drop=["ALL"],
+            cap_add=[cap.removeprefix("CAP_") for cap in HARNESS_CAPS],
             security_opt=["no-new-privileges"],
             ulimits=ulimits,
             log_config=LogConfig(type=LogConfig.types.NONE),
@@ -380,9 +390,9 @@ class DockerBackend(Backend):
             runtime=self.runtime,
         )
         command = [self.python, "-X", "utf8", "-I", "-B", "-c", _BOOT.format(size=len(self._harness)),
-                   "--pidns", "--scratch", "/tmp", *self._seccomp, *self.site_dir_args()]
+                   "--pidns", "--scratch", "/tmp", "--program-ids", PROGRAM_IDS, *self._seccomp, *self.site_dir_args()]
         created = api.create_container(
-            self.image, command=command, user=USER, hostname="sandbox", working_dir="/tmp",
+            self.image, command=command, user=HARNESS_USER, hostname="sandbox", working_dir="/tmp",
             # not detached + stdin_open: docker-py sets StdinOnce (stdin closes when we disconnect)
             stdin_open=True, tty=False, network_disabled=True, environment=dict(SANDBOX_ENV),
             labels={LABEL: "1", OWNER_LABEL: self.owner, SLOT_LABEL: str(slot)},
