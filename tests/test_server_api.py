@@ -113,6 +113,17 @@ def test_health_ready_metrics(server):
     assert "olmorl_inflight_items" in text
 
 
+def test_metric_labels_come_from_the_registry(server):
+    """Made-up verifier names are one `unknown` label, so a client cannot grow the label set without bound."""
+    made_up = [f"made_up_{i}" for i in range(5)]
+    results = post(server, {"items": [{"verifier": name, "response": "x"} for name in made_up]}).json()["results"]
+    assert [r["verifier"] for r in results] == made_up  # the reply still names what was asked
+    text = httpx.get(f"{server}/metrics").text
+    assert "made_up_" not in text
+    assert 'olmorl_items_total{status="invalid",verifier="unknown"}' in text
+    assert 'olmorl_item_duration_seconds_count{verifier="unknown"}' in text
+
+
 def test_bearer_token(reward_server):
     url = reward_server(workers=1, api_key="s3cret")
     body = {"items": []}

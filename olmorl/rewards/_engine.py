@@ -24,6 +24,8 @@ from olmorl.rewards._settings import Settings
 
 log = logging.getLogger("olmorl.rewards")
 
+UNKNOWN_LABEL = "unknown"  # the metric label of every item whose verifier is not registered
+
 # Validation runs on the event loop; it yields after this many items so /healthz stays fast.
 _ITEMS_PER_YIELD = 128
 
@@ -142,13 +144,19 @@ class RewardEngine:
 
     def _count(self, results: list[VerifyResult]) -> None:
         # a label lookup per verifier and status, not per item (it costs as much as the update)
-        for (verifier, status), n in Counter((result.verifier, result.status) for result in results).items():
+        counts = Counter((self._label(result.verifier), result.status) for result in results)
+        for (verifier, status), n in counts.items():
             self.metrics.items.labels(verifier, status).inc(n)
         latency: dict[str, Any] = {}
         for result in results:
             if result.verifier not in latency:
-                latency[result.verifier] = self.metrics.item_latency.labels(result.verifier)
+                latency[result.verifier] = self.metrics.item_latency.labels(self._label(result.verifier))
             latency[result.verifier].observe(result.elapsed_ms / 1000)
+
+    def _label(self, verifier: str) -> str:
+        """A metric label value: a registered verifier's name, else one fixed value, so a client sending made-up
+        names cannot grow the label set without bound."""
+        return verifier if verifier in self.verifiers else UNKNOWN_LABEL
 
     def _prepare(self, raw: Any, started: float) -> VerifyResult | tuple[Any, str, Verifier, Any, str]:
         """Validate one raw item: its `invalid` result, or (id, verifier name, verifier, task, ground truth as
