@@ -35,7 +35,8 @@ def test_mixed_batch_every_item_gets_a_status_in_order(server):
     results = reply.json()["results"]
     assert [r["id"] for r in results] == ["good", "alias", "unknown", "no-response", "bad-gt", "bad-option", None, "f1"]
     assert [r["status"] for r in results] == ["ok", "ok", "invalid", "invalid", "invalid", "invalid", "invalid", "ok"]
-    assert [r["reward"] for r in results] == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    # not scored is null, never a 0 a reader of `reward` could take for a wrong answer
+    assert [r["reward"] for r in results] == [1.0, 0.0, None, None, None, None, None, 1.0]
     assert results[1]["verifier"] == "string_match"  # aliases resolve to the canonical name
     assert "unknown verifier 'no_such_verifier'" in results[2]["error"]
     assert results[3]["error"].startswith("item: response")

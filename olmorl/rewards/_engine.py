@@ -36,11 +36,11 @@ def _result(raw_id: Any, verifier: str, status: Status, error: str | None = None
     elapsed_ms = round((time.perf_counter() - started) * 1000, 3) if started else 0.0
     item_id = raw_id if isinstance(raw_id, str) else None
     try:
-        return VerifyResult(id=item_id, verifier=verifier, reward=reward if status == "ok" else 0.0, status=status,
+        return VerifyResult(id=item_id, verifier=verifier, reward=reward if status == "ok" else None, status=status,
                             error=error, details=details or {}, elapsed_ms=elapsed_ms)
     except ValidationError as exc:  # a Score the API cannot carry: a bad status, details keyed by numbers, ...
         got = exc.errors(include_url=False)[0]["input"]
-        return VerifyResult(id=item_id, verifier=verifier, reward=0.0, status="error",
+        return VerifyResult(id=item_id, verifier=verifier, reward=None, status="error",
                             error=f"verifier returned a malformed Score the API cannot carry: {_describe(exc)} "
                                   f"(got {got!r:.80})", elapsed_ms=elapsed_ms)
 
@@ -233,7 +233,7 @@ def _encode(results: list[VerifyResult]) -> tuple[list[VerifyResult], bytes]:
                 parts.append(_RESULT.dump_json(result))
             except PydanticSerializationError as exc:
                 log.error("verifier %s returned details that are not JSON: %s", result.verifier, exc)
-                result = VerifyResult(id=result.id, verifier=result.verifier, reward=0.0, status="error",
+                result = VerifyResult(id=result.id, verifier=result.verifier, reward=None, status="error",
                                       error=f"verifier returned details that are not JSON: {exc}",
                                       elapsed_ms=result.elapsed_ms)
                 parts.append(_RESULT.dump_json(result))

@@ -106,7 +106,7 @@ def openrlhf_routes(engine: RewardEngine) -> APIRouter:
         labels = request.labels or [None] * size
         items = [item_of(q, p, label, verifier) for q, p, label in zip(request.query, prompts, labels)]
         named = [i for i, item in enumerate(items) if item["verifier"] is not None]
-        results = [VerifyResult(verifier="", reward=0.0, status="invalid", error=NO_VERIFIER)] * size
+        results = [VerifyResult(verifier="", reward=None, status="invalid", error=NO_VERIFIER)] * size
         for index, result in zip(named, await engine.verify_batch([items[i] for i in named])):
             results[index] = result
         not_ok.record(results, "0 with its olmorl_<status> flag")
