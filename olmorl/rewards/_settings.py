@@ -90,6 +90,7 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"  # bind address; the container sets 0.0.0.0
     port: int = 8000  # bind port
     api_key: str | None = None  # if set, every /v1 route needs `Authorization: Bearer <key>`
+    allow_unauthenticated_remote: bool = False  # serve on a non-loopback host with no api_key (it runs code)
     workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)  # verification worker processes
     item_timeout_s: float = 5.0  # hard wall-clock limit per pool item; the worker is killed past it
     worker_memory_mb: int = 2048  # address-space ceiling of each worker process
