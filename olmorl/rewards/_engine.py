@@ -79,11 +79,16 @@ class RewardEngine:
     def describe(self) -> list[VerifierInfo]:
         return [v.info() for v in self.verifiers.values()]
 
+    def canonical(self, verifier: str) -> str | None:
+        """The registered name of a verifier name or alias; None if no verifier of this server has it."""
+        name = canonical_name(verifier)
+        return name if name in self.verifiers else None
+
     def check_item(self, verifier: str, ground_truth: Any, options: dict[str, Any]) -> str:
         """Validate a verifier name, ground truth and options without scoring (raises InvalidInput);
         returns the canonical verifier name. Sessions check their final-answer item up front."""
-        name = canonical_name(verifier)
-        if name is None or name not in self.verifiers:
+        name = self.canonical(verifier)
+        if name is None:
             raise InvalidInput(f"unknown verifier {verifier!r} (GET /v1/verifiers lists them)")
         self.verifiers[name].make_task("", ground_truth, options, None)
         return name
@@ -168,8 +173,8 @@ class RewardEngine:
             item = raw if isinstance(raw, VerifyItem) else VerifyItem.model_validate(raw)
         except ValidationError as exc:
             return _result(raw_id, label, "invalid", f"item: {_describe(exc)}", started)
-        name = canonical_name(item.verifier)
-        if name is None or name not in self.verifiers:
+        name = self.canonical(item.verifier)
+        if name is None:
             return _result(item.id, item.verifier, "invalid",
                            f"unknown verifier {item.verifier!r} (GET /v1/verifiers lists them)", started)
         if len(item.response) > self.settings.max_response_chars:
