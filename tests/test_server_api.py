@@ -133,3 +133,25 @@ def test_bearer_token(reward_server):
     assert post(url, body, headers={"Authorization": "Bearer s3cret"}).status_code == 200
     assert httpx.get(f"{url}/v1/verifiers").status_code == 401
     assert httpx.get(f"{url}/healthz").status_code == 200  # probes stay open
+
+
+def test_elapsed_ms_is_each_items_own_time_not_its_batchs(reward_server):
+    """A math item next to a slow pool item and a slow sandboxed program reports its own few milliseconds (it
+    used to report the whole batch's time); each slow item reports what it ran, and the histogram agrees."""
+    url = reward_server(workers=1, plugins=["plugins.blocking"])
+    slow_program = "```python\nimport time\ndef f():\n    time.sleep(1.0)\n    return 1\n```"
+    items = [{"id": "math", "verifier": "math", "response": "\\boxed{2}", "ground_truth": "2"},
+             {"id": "sleep", "verifier": "test_sleep", "response": "", "ground_truth": 0.8},
+             {"id": "code", "verifier": "code", "response": slow_program, "ground_truth": ["assert f() == 1"],
+              "options": {"timeout_s": 5}},
+             {"id": "unknown", "verifier": "no_such_verifier", "response": "x"}]
+    results = {r["id"]: r for r in post(url, {"items": items}).json()["results"]}
+    assert all(r["status"] == "ok" for r in list(results.values())[:3]), results
+    elapsed = {key: r["elapsed_ms"] for key, r in results.items()}
+    assert elapsed["math"] < 300 and elapsed["unknown"] < 50, elapsed
+    assert 750 <= elapsed["sleep"] < 1500, elapsed
+    assert 950 <= elapsed["code"] < 3000, elapsed
+    text = httpx.get(f"{url}/metrics").text
+    math_seconds = float(next(line.split()[-1] for line in text.splitlines()
+                              if line.startswith('olmorl_item_duration_seconds_sum{verifier="math"}')))
+    assert math_seconds < 0.3, math_seconds
