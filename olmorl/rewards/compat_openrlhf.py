@@ -17,7 +17,8 @@ a warning with the counts by status (at most every 30 s). An empty batch (OpenRL
 shards one sample over several URLs) gets empty lists.
 
 OpenRLHF sends no Authorization header, so a server started with an API key refuses this route with
-401; keep such a server on loopback or a private network without a key instead.
+401; run it without a key on loopback, or on a private network with `--allow-unauthenticated-remote`
+(without a key, `serve` refuses any other host).
 """
 
 from __future__ import annotations
