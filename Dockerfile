@@ -1,7 +1,10 @@
 # olmorl reward server.
 #
 #   docker build -t olmorl-rewards .      (where a registry is reachable; else scripts/build-image.sh)
-#   docker run -p 8000:8000 olmorl-rewards
+#   docker run -p 8000:8000 -e OLMORL_API_KEY=<a secret> olmorl-rewards
+#
+# The server listens on 0.0.0.0 in here and runs model-written code, so it refuses to start without
+# OLMORL_API_KEY (or OLMORL_ALLOW_UNAUTHENTICATED_REMOTE=1, for a port published on loopback only).
 #
 # The code verifier's bubblewrap sandbox needs two more run flags to create its namespaces
 # inside the container (nothing else needs them):
@@ -73,7 +76,8 @@ ENV VIRTUAL_ENV=/opt/olmorl \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     OLMORL_HOST=0.0.0.0 \
-    OLMORL_PORT=8000
+    OLMORL_PORT=8000 \
+    OLMORL_IMAGE_VARIANT=lean
 
 USER olmorl
 WORKDIR /home/olmorl

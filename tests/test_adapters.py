@@ -229,6 +229,19 @@ def test_openrlhf_empty_batch_bare_labels_and_bad_shapes(server_url):
     assert mismatched.status_code == 422 and "labels" in mismatched.text
 
 
+def test_openrlhf_unknown_query_verifier_or_no_labels_is_a_422_naming_it(server_url):
+    """Both used to be a 200 with every sample scored 0 and flagged `invalid`: a misconfigured run that trains."""
+    bare = {"query": ["Q: 1+1? A: \\boxed{2}"], "prompts": ["Q: 1+1? A: "], "labels": ["2"]}
+    typo = httpx.post(f"{server_url}/openrlhf/get_reward?verifier=maths", json=bare)
+    assert typo.status_code == 422 and "unknown verifier 'maths' in ?verifier=" in typo.json()["detail"]
+    alias = httpx.post(f"{server_url}/openrlhf/get_reward?verifier=MATH", json=bare)  # aliases and case resolve
+    assert alias.status_code == 200 and alias.json()["rewards"] == [1.0]
+    unlabeled = httpx.post(f"{server_url}/openrlhf/get_reward?verifier=math", json={"query": bare["query"]})
+    assert unlabeled.status_code == 422 and "no `labels`" in unlabeled.json()["detail"]
+    empty = httpx.post(f"{server_url}/openrlhf/get_reward", json={"query": []})  # a shard's empty batch stays fine
+    assert empty.status_code == 200 and empty.json()["rewards"] == []
+
+
 def test_openrlhf_unscored_samples_are_flagged_and_logged_with_counts(reward_server):
     url = reward_server(workers=1)
     body = {"query": ["Q: \\boxed{2}", "Q: \\boxed{3}", "Q: x"], "prompts": ["Q: "] * 3,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -62,3 +63,32 @@ def test_a_setting_out_of_range_is_named_not_a_traceback(command, tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip() == (f"olmorl-rewards {command}: error: invalid settings (flags or OLMORL_* variables): "
                                    "workers: Input should be greater than or equal to 1 (got 0)")
+
+
+def test_serve_refuses_to_listen_beyond_loopback_without_an_api_key():
+    """A server that runs model-written code: on 0.0.0.0 with no API key it exits 2 with one line, unless a key
+    is set or --allow-unauthenticated-remote says the network is the user's alone. Loopback needs neither."""
+    from olmorl.rewards._cli import is_loopback
+
+    assert all(map(is_loopback, ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost"]))
+    assert not any(map(is_loopback, ["0.0.0.0", "::", "10.0.0.5", "my-host"]))
+    with socket.socket() as taken:  # so a serve that passes the check fails at once, before warming anything
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        env = {k: v for k, v in os.environ.items() if k not in ("OLMORL_API_KEY", "OLMORL_HOST")}
+
+        def serve(*flags: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([sys.executable, "-m", "olmorl.rewards", "serve", "--host", "0.0.0.0", "--port",
+                                   port, "--workers", "1", *flags], capture_output=True, text=True, timeout=60,
+                                  env={**env, **extra_env})
+
+        refused = serve()
+        assert refused.returncode == 2
+        assert refused.stderr.strip() == (
+            "olmorl-rewards serve: error: refusing to listen on 0.0.0.0 (beyond loopback) without an API key: set "
+            "OLMORL_API_KEY, or pass --allow-unauthenticated-remote (OLMORL_ALLOW_UNAUTHENTICATED_REMOTE=1) if "
+            "the network is yours alone")
+        for allowed in (serve(OLMORL_API_KEY="k"), serve("--allow-unauthenticated-remote"),
+                        serve(OLMORL_ALLOW_UNAUTHENTICATED_REMOTE="1")):
+            assert allowed.returncode == 1 and "Address already in use" in allowed.stderr, allowed.stderr

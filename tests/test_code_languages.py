@@ -300,3 +300,17 @@ def test_native_programs_may_recurse_deeply(url):
             "+ pad[0] * 0; }\nint main() { int n; if (scanf(\"%d\", &n) != 1) return 1; printf(\"%d\\n\", d(n)); }\n")
     [result] = verify(url, [item("cpp", deep, [{"input": "2000000\n", "output": "2000000\n"}], timeout_s=5.0)])
     assert result["reward"] == 1.0, result
+
+
+def test_a_missing_toolchain_in_the_lean_image_names_the_full_variant(monkeypatch):
+    """Nothing can be installed into a running container: in the lean image (its Dockerfile sets
+    OLMORL_IMAGE_VARIANT=lean) the reason names the `full` image, not the host install script."""
+    import olmorl.sandbox._languages as languages
+
+    monkeypatch.setattr(languages, "_under_usr", lambda tool: False)
+    monkeypatch.setenv("OLMORL_IMAGE_VARIANT", "lean")
+    in_image = host_languages()
+    assert in_image["python"] == ""
+    assert "olmorl-rewards:full" in in_image["java"] and "install-system-deps" not in in_image["java"]
+    monkeypatch.delenv("OLMORL_IMAGE_VARIANT")
+    assert "scripts/install-system-deps.sh installs it" in host_languages()["java"]  # on a host

@@ -80,6 +80,19 @@ def test_assert_strings_pass_rate_all_threshold(url):
 
 
 @needs_bwrap
+def test_scoring_is_an_item_option_with_the_server_setting_as_default(reward_server):
+    """OLMORL_SANDBOX_SCORING is the default; an item's options.scoring overrides it; a bad value is that item
+    `invalid`, naming the accepted values."""
+    url = reward_server(workers=1, sandbox=SandboxSettings(parallelism=1, scoring="all"))
+    tests = ["assert add(1, 2) == 3", "assert add(2, 2) == 5"]
+    assert (score(url, ADD, tests)["reward"], score(url, ADD, tests)["details"]["scoring"]) == (0.0, "all")
+    assert score(url, ADD, tests, scoring="pass_rate")["reward"] == 0.5
+    bad = score(url, ADD, tests, scoring="most")
+    assert (bad["status"], bad["reward"]) == ("invalid", None)
+    assert bad["error"] == "options: scoring: Input should be 'pass_rate', 'all' or 'threshold'"
+
+
+@needs_bwrap
 def test_stdio_function_and_check_formats(url):
     prog = "```python\nimport sys\nnums = list(map(int, sys.stdin.read().split()))\nprint(sum(nums))\n```"
     pairs = [{"input": "1 2 3\n", "output": "6\n"}, {"input": "5\n", "output": "5"}, {"input": "1\n", "output": "2"}]

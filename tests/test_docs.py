@@ -69,3 +69,18 @@ def test_readme_outputs_are_what_the_examples_print(server, path):
         assert json_documents(without_timings(printed)) == json_documents(without_timings(shown))
     else:
         assert printed == shown
+
+
+def test_the_settings_reference_is_generated_from_the_settings_and_current():
+    """docs/settings.md is what `python -m olmorl.rewards._settings_doc` writes from the Settings fields; the README
+    points at it instead of restating defaults (its chunk defaults had drifted: 0.005/64 against 0.025/256)."""
+    from olmorl.rewards._settings import Settings
+    from olmorl.rewards._settings_doc import DOC, main, render
+
+    assert main(["--check"]) == 0, "docs/settings.md is stale: run python -m olmorl.rewards._settings_doc"
+    text = render()
+    for name, field in Settings.model_fields.items():
+        assert f"| `{name}` | `OLMORL_{name.upper()}` |" in text or name in ("judge", "sandbox", "sessions")
+    assert "| `chunk_target_s` | `OLMORL_CHUNK_TARGET_S` | `0.025` | pool items travel in chunks" in text
+    assert "| `base_url` | `OLMORL_JUDGE_BASE_URL` | unset |" in text  # the nested sections, with their prefixes
+    assert "docs/settings.md" in (DOC.parents[1] / "README.md").read_text()

@@ -78,7 +78,7 @@ def test_a_response_addressing_the_grader_cannot_raise_its_score(stack: Stack) -
     by_id = {r["id"]: r for r in verify(stack.url, items)}
     assert by_id["quoted"]["status"] == "ok" and by_id["quoted"]["reward"] == pytest.approx(2 / 9)
     assert by_id["quoted"]["details"]["score"] == 3
-    assert by_id["no-verdict"]["status"] == "error" and by_id["no-verdict"]["reward"] == 0.0
+    assert by_id["no-verdict"]["status"] == "error" and by_id["no-verdict"]["reward"] is None
     assert "no final verdict" in by_id["no-verdict"]["error"]
     assert by_id["cut"]["status"] == "error" and "cut off" in by_id["cut"]["error"]
 

@@ -35,7 +35,8 @@ def test_mixed_batch_every_item_gets_a_status_in_order(server):
     results = reply.json()["results"]
     assert [r["id"] for r in results] == ["good", "alias", "unknown", "no-response", "bad-gt", "bad-option", None, "f1"]
     assert [r["status"] for r in results] == ["ok", "ok", "invalid", "invalid", "invalid", "invalid", "invalid", "ok"]
-    assert [r["reward"] for r in results] == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    # not scored is null, never a 0 a reader of `reward` could take for a wrong answer
+    assert [r["reward"] for r in results] == [1.0, 0.0, None, None, None, None, None, 1.0]
     assert results[1]["verifier"] == "string_match"  # aliases resolve to the canonical name
     assert "unknown verifier 'no_such_verifier'" in results[2]["error"]
     assert results[3]["error"].startswith("item: response")
@@ -113,6 +114,17 @@ def test_health_ready_metrics(server):
     assert "olmorl_inflight_items" in text
 
 
+def test_metric_labels_come_from_the_registry(server):
+    """Made-up verifier names are one `unknown` label, so a client cannot grow the label set without bound."""
+    made_up = [f"made_up_{i}" for i in range(5)]
+    results = post(server, {"items": [{"verifier": name, "response": "x"} for name in made_up]}).json()["results"]
+    assert [r["verifier"] for r in results] == made_up  # the reply still names what was asked
+    text = httpx.get(f"{server}/metrics").text
+    assert "made_up_" not in text
+    assert 'olmorl_items_total{status="invalid",verifier="unknown"}' in text
+    assert 'olmorl_item_duration_seconds_count{verifier="unknown"}' in text
+
+
 def test_bearer_token(reward_server):
     url = reward_server(workers=1, api_key="s3cret")
     body = {"items": []}
@@ -121,3 +133,25 @@ def test_bearer_token(reward_server):
     assert post(url, body, headers={"Authorization": "Bearer s3cret"}).status_code == 200
     assert httpx.get(f"{url}/v1/verifiers").status_code == 401
     assert httpx.get(f"{url}/healthz").status_code == 200  # probes stay open
+
+
+def test_elapsed_ms_is_each_items_own_time_not_its_batchs(reward_server):
+    """A math item next to a slow pool item and a slow sandboxed program reports its own few milliseconds (it
+    used to report the whole batch's time); each slow item reports what it ran, and the histogram agrees."""
+    url = reward_server(workers=1, plugins=["plugins.blocking"])
+    slow_program = "```python\nimport time\ndef f():\n    time.sleep(1.0)\n    return 1\n```"
+    items = [{"id": "math", "verifier": "math", "response": "\\boxed{2}", "ground_truth": "2"},
+             {"id": "sleep", "verifier": "test_sleep", "response": "", "ground_truth": 0.8},
+             {"id": "code", "verifier": "code", "response": slow_program, "ground_truth": ["assert f() == 1"],
+              "options": {"timeout_s": 5}},
+             {"id": "unknown", "verifier": "no_such_verifier", "response": "x"}]
+    results = {r["id"]: r for r in post(url, {"items": items}).json()["results"]}
+    assert all(r["status"] == "ok" for r in list(results.values())[:3]), results
+    elapsed = {key: r["elapsed_ms"] for key, r in results.items()}
+    assert elapsed["math"] < 300 and elapsed["unknown"] < 50, elapsed
+    assert 750 <= elapsed["sleep"] < 1500, elapsed
+    assert 950 <= elapsed["code"] < 3000, elapsed
+    text = httpx.get(f"{url}/metrics").text
+    math_seconds = float(next(line.split()[-1] for line in text.splitlines()
+                              if line.startswith('olmorl_item_duration_seconds_sum{verifier="math"}')))
+    assert math_seconds < 0.3, math_seconds

@@ -92,6 +92,18 @@ def test_wrong_answer_and_other_verifier(server):
         assert session.verify("London").reward == 0.0
 
 
+def test_an_unscored_answer_is_null_over_http_and_zero_with_its_status_in_the_clients(server):
+    """The raw API's reward is null unless the status is ok; the session clients keep mapping it to 0.0 (with
+    the status and error that say why), as verl-tool, the TRL environments and the trainer expect."""
+    task = {"ground_truth": "five"}  # a reference in words: the math check cannot score it (`invalid`)
+    with SessionClient(server.url) as client:
+        result = client.open("python", task).verify("\\boxed{5}")
+        assert (result.status, result.reward) == ("invalid", 0.0) and "five" in result.error
+    created = httpx.post(f"{server.url}/v1/sessions", json={"env": "python", "task": task}).json()
+    raw = httpx.post(f"{server.url}/v1/sessions/{created['session_id']}/verify", json={"response": "\\boxed{5}"})
+    assert raw.json()["status"] == "invalid" and raw.json()["reward"] is None
+
+
 def test_bad_input_gets_a_clear_error(server):
     url = server.url
     with SessionClient(url, max_retries=0) as client:

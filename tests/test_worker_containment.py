@@ -77,13 +77,13 @@ def test_a_result_that_cannot_be_sent_costs_its_item_only(reward_server):
                                                      "after"]
     assert results["before"]["status"] == results["after"]["status"] == "ok"
     assert results["before"]["reward"] == results["after"]["reward"] == 1.0
-    assert results["opaque"]["status"] == "error" and results["opaque"]["reward"] == 0.0
+    assert results["opaque"]["status"] == "error" and results["opaque"]["reward"] is None
     assert "not JSON" in results["opaque"]["error"]
-    assert results["malformed"]["status"] == "error" and results["malformed"]["reward"] == 0.0
+    assert results["malformed"]["status"] == "error" and results["malformed"]["reward"] is None
     assert "malformed Score" in results["malformed"]["error"] and "'maybe'" in results["malformed"]["error"]
-    assert results["number_keys"]["status"] == "error" and results["number_keys"]["reward"] == 0.0
+    assert results["number_keys"]["status"] == "error" and results["number_keys"]["reward"] is None
     assert "cannot carry" in results["number_keys"]["error"] and "details" in results["number_keys"]["error"]
-    assert results["unpicklable"]["status"] == "error" and results["unpicklable"]["reward"] == 0.0
+    assert results["unpicklable"]["status"] == "error" and results["unpicklable"]["reward"] is None
     assert "cannot leave the worker" in results["unpicklable"]["error"]
     # The metrics count what was sent: the opaque item as an error, never as the `ok` its verifier returned.
     metrics = httpx.get(f"{url}/metrics", timeout=10).text

@@ -21,12 +21,18 @@ import httpx
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from olmorl.clients._exceptions import RewardServerError, RewardServerUnavailable, SessionNotFound
-from olmorl.clients._policy import Replicas, RetryPolicy, auth_headers, classify, resolve_urls
+from olmorl.clients._policy import Replicas, RetryPolicy, apply_on_error, auth_headers, classify, resolve_urls
 from olmorl.rewards._models import ChatMessage, VerifyResult
 from olmorl.rewards._session_models import EnvInfo, SessionCreated, ToolResult
 
 _ENV_LIST = TypeAdapter(list[EnvInfo])
 _NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout)  # the server never saw these requests
+
+
+def _verify_result(response: httpx.Response) -> VerifyResult:
+    """The session's score. A result that is not `ok` keeps reward 0.0, as before the server sent null for it:
+    its status and error say why (verl-tool, TRL environments and the trainer read it so)."""
+    return apply_on_error([_parse(response, VerifyResult)], "zero")[0]
 
 
 def _parse(response: httpx.Response, model: Any) -> Any:
@@ -98,7 +104,7 @@ class Session:
         """Score the final answer; the server ends the session."""
         self.closed = True
         reply = self._client._send("POST", self.url, f"/v1/sessions/{self.id}/verify", _verify_body(response, messages))
-        return _parse(reply, VerifyResult)
+        return _verify_result(reply)
 
     def close(self) -> None:
         """End the session (DELETE); a session that is already gone is fine."""
@@ -205,7 +211,7 @@ class AsyncSession:
         self.closed = True
         reply = await self._client._send("POST", self.url, f"/v1/sessions/{self.id}/verify",
                                          _verify_body(response, messages))
-        return _parse(reply, VerifyResult)
+        return _verify_result(reply)
 
     async def close(self) -> None:
         if self.closed:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import socket
 import sys
@@ -27,6 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--item-timeout", type=float, dest="item_timeout_s", help="hard limit per item, seconds")
     serve.add_argument("--plugin", action="append", dest="plugins", help="module that registers verifiers")
     serve.add_argument("--log-level", help="debug, info, warning, error")
+    serve.add_argument("--allow-unauthenticated-remote", action="store_true", default=None,
+                       help="listen beyond loopback with no OLMORL_API_KEY (anyone who reaches the port runs code "
+                            "in the sandbox); default: refuse")
     serve.add_argument("--ray-address", help="deploy on this Ray cluster as a Ray Serve deployment ([ray] extra), "
                                              "e.g. auto or HEAD_IP:6379; default: one embedded server")
     serve.add_argument("--replicas", type=int, default=1, help="with --ray-address: replicas of the server")
@@ -80,7 +84,9 @@ def serve(args: argparse.Namespace) -> int:
 
     from olmorl.rewards._server import create_app
 
-    settings = settings_from(args, ("host", "port", "workers", "item_timeout_s", "plugins", "log_level"))
+    settings = settings_from(args, ("host", "port", "workers", "item_timeout_s", "plugins", "log_level",
+                                    "allow_unauthenticated_remote"))
+    check_exposure(settings)
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.ray_address:  # Ray Serve's proxy listens for the deployment
         from olmorl.rewards._ray_serve import run_until_signalled
@@ -99,6 +105,24 @@ def serve(args: argparse.Namespace) -> int:
                             log_level=settings.log_level, timeout_graceful_shutdown=30)
     uvicorn.Server(config).run(sockets=[listener])
     return 0
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to any interface
+        return False
+
+
+def check_exposure(settings: Settings) -> None:
+    """A server that runs model-written code listens beyond loopback only with an API key, or when told to."""
+    if is_loopback(settings.host) or settings.api_key or settings.allow_unauthenticated_remote:
+        return
+    raise SettingsError(f"refusing to listen on {settings.host} (beyond loopback) without an API key: set "
+                        "OLMORL_API_KEY, or pass --allow-unauthenticated-remote "
+                        "(OLMORL_ALLOW_UNAUTHENTICATED_REMOTE=1) if the network is yours alone")
 
 
 def listening_socket(host: str, port: int) -> socket.socket:

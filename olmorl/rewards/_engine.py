@@ -24,21 +24,24 @@ from olmorl.rewards._settings import Settings
 
 log = logging.getLogger("olmorl.rewards")
 
+UNKNOWN_LABEL = "unknown"  # the metric label of every item whose verifier is not registered
+
 # Validation runs on the event loop; it yields after this many items so /healthz stays fast.
 _ITEMS_PER_YIELD = 128
 
 
 # -- server side -------------------------------------------------------------------------------------
-def _result(raw_id: Any, verifier: str, status: Status, error: str | None = None, started: float = 0.0,
+def _result(raw_id: Any, verifier: str, status: Status, error: str | None = None, seconds: float = 0.0,
             reward: float = 0.0, details: dict[str, Any] | None = None) -> VerifyResult:
-    elapsed_ms = round((time.perf_counter() - started) * 1000, 3) if started else 0.0
+    """`seconds`: how long this item took where it ran (a worker, the sandbox, the event loop), not its batch."""
+    elapsed_ms = round(seconds * 1000, 3)
     item_id = raw_id if isinstance(raw_id, str) else None
     try:
-        return VerifyResult(id=item_id, verifier=verifier, reward=reward if status == "ok" else 0.0, status=status,
+        return VerifyResult(id=item_id, verifier=verifier, reward=reward if status == "ok" else None, status=status,
                             error=error, details=details or {}, elapsed_ms=elapsed_ms)
     except ValidationError as exc:  # a Score the API cannot carry: a bad status, details keyed by numbers, ...
         got = exc.errors(include_url=False)[0]["input"]
-        return VerifyResult(id=item_id, verifier=verifier, reward=0.0, status="error",
+        return VerifyResult(id=item_id, verifier=verifier, reward=None, status="error",
                             error=f"verifier returned a malformed Score the API cannot carry: {_describe(exc)} "
                                   f"(got {got!r:.80})", elapsed_ms=elapsed_ms)
 
@@ -77,11 +80,16 @@ class RewardEngine:
     def describe(self) -> list[VerifierInfo]:
         return [v.info() for v in self.verifiers.values()]
 
+    def canonical(self, verifier: str) -> str | None:
+        """The registered name of a verifier name or alias; None if no verifier of this server has it."""
+        name = canonical_name(verifier)
+        return name if name in self.verifiers else None
+
     def check_item(self, verifier: str, ground_truth: Any, options: dict[str, Any]) -> str:
         """Validate a verifier name, ground truth and options without scoring (raises InvalidInput);
         returns the canonical verifier name. Sessions check their final-answer item up front."""
-        name = canonical_name(verifier)
-        if name is None or name not in self.verifiers:
+        name = self.canonical(verifier)
+        if name is None:
             raise InvalidInput(f"unknown verifier {verifier!r} (GET /v1/verifiers lists them)")
         self.verifiers[name].make_task("", ground_truth, options, None)
         return name
@@ -104,7 +112,6 @@ class RewardEngine:
         return results, encoded
 
     async def _score_batch(self, raw_items: list[Any]) -> list[VerifyResult]:
-        started = time.perf_counter()
         self.metrics.inflight.inc(len(raw_items))
         try:
             results: list[VerifyResult | None] = []
@@ -114,8 +121,10 @@ class RewardEngine:
             for index, raw in enumerate(raw_items):
                 if index and index % _ITEMS_PER_YIELD == 0:
                     await asyncio.sleep(0)
-                prepared = self._prepare(raw, started)
-                if isinstance(prepared, VerifyResult):
+                started = time.perf_counter()
+                prepared = self._prepare(raw)
+                if isinstance(prepared, VerifyResult):  # refused: its time is the check's
+                    prepared.elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
                     results.append(prepared)
                     continue
                 item_id, name, verifier, task, truth = prepared
@@ -130,10 +139,10 @@ class RewardEngine:
 
             loop_outcomes, pool_outcomes = await asyncio.gather(
                 asyncio.gather(*(work[3] for work in loop_work)), self.pool.score(pool_jobs))
-            for (index, item_id), job, outcome in zip(pool_items, pool_jobs, pool_outcomes):
-                results[index] = self._finish(item_id, job.verifier, outcome, started)
-            for (index, item_id, name, _), outcome in zip(loop_work, loop_outcomes):
-                results[index] = self._finish(item_id, name, outcome, started)
+            for (index, item_id), job, (outcome, seconds) in zip(pool_items, pool_jobs, pool_outcomes):
+                results[index] = self._finish(item_id, job.verifier, outcome, seconds)
+            for (index, item_id, name, _), (outcome, seconds) in zip(loop_work, loop_outcomes):
+                results[index] = self._finish(item_id, name, outcome, seconds)
         finally:
             self.metrics.inflight.dec(len(raw_items))
         done = [result for result in results if result is not None]
@@ -142,15 +151,21 @@ class RewardEngine:
 
     def _count(self, results: list[VerifyResult]) -> None:
         # a label lookup per verifier and status, not per item (it costs as much as the update)
-        for (verifier, status), n in Counter((result.verifier, result.status) for result in results).items():
+        counts = Counter((self._label(result.verifier), result.status) for result in results)
+        for (verifier, status), n in counts.items():
             self.metrics.items.labels(verifier, status).inc(n)
         latency: dict[str, Any] = {}
         for result in results:
             if result.verifier not in latency:
-                latency[result.verifier] = self.metrics.item_latency.labels(result.verifier)
+                latency[result.verifier] = self.metrics.item_latency.labels(self._label(result.verifier))
             latency[result.verifier].observe(result.elapsed_ms / 1000)
 
-    def _prepare(self, raw: Any, started: float) -> VerifyResult | tuple[Any, str, Verifier, Any, str]:
+    def _label(self, verifier: str) -> str:
+        """A metric label value: a registered verifier's name, else one fixed value, so a client sending made-up
+        names cannot grow the label set without bound."""
+        return verifier if verifier in self.verifiers else UNKNOWN_LABEL
+
+    def _prepare(self, raw: Any) -> VerifyResult | tuple[Any, str, Verifier, Any, str]:
         """Validate one raw item: its `invalid` result, or (id, verifier name, verifier, task, ground truth as
         text)."""
         raw_id = raw.get("id") if isinstance(raw, dict) else None
@@ -159,58 +174,65 @@ class RewardEngine:
         try:
             item = raw if isinstance(raw, VerifyItem) else VerifyItem.model_validate(raw)
         except ValidationError as exc:
-            return _result(raw_id, label, "invalid", f"item: {_describe(exc)}", started)
-        name = canonical_name(item.verifier)
-        if name is None or name not in self.verifiers:
+            return _result(raw_id, label, "invalid", f"item: {_describe(exc)}")
+        name = self.canonical(item.verifier)
+        if name is None:
             return _result(item.id, item.verifier, "invalid",
-                           f"unknown verifier {item.verifier!r} (GET /v1/verifiers lists them)", started)
+                           f"unknown verifier {item.verifier!r} (GET /v1/verifiers lists them)")
         if len(item.response) > self.settings.max_response_chars:
             return _result(item.id, name, "invalid",
                            f"response has {len(item.response)} characters; the limit is "
-                           f"{self.settings.max_response_chars} (max_response_chars)", started)
+                           f"{self.settings.max_response_chars} (max_response_chars)")
         truth = item.ground_truth if isinstance(item.ground_truth, str) else json.dumps(item.ground_truth)
         truth_chars = len(truth)
         if truth_chars > self.settings.max_ground_truth_chars:
             return _result(item.id, name, "invalid",
                            f"ground_truth has {truth_chars} characters as JSON; the limit is "
-                           f"{self.settings.max_ground_truth_chars} (max_ground_truth_chars)", started)
+                           f"{self.settings.max_ground_truth_chars} (max_ground_truth_chars)")
         verifier = self.verifiers[name]
         try:
             task = verifier.make_task(item.response, item.ground_truth, item.options, item.prompt)
         except InvalidInput as exc:
-            return _result(item.id, name, "invalid", str(exc), started)
+            return _result(item.id, name, "invalid", str(exc))
         except Exception as exc:  # a validation bug must cost one item, not the batch
             log.exception("verifier %s could not read an item", name)
-            return _result(item.id, name, "error", f"{type(exc).__name__}: {exc}", started)
+            return _result(item.id, name, "error", f"{type(exc).__name__}: {exc}")
         return item.id, name, verifier, task, truth
 
-    async def _score_on_loop(self, verifier: Verifier, task: Any, deadline: float | None) -> Score | PoolFailure:
-        """An I/O-bound verifier's score, or the failure that stands for it (same shape as the pool's)."""
+    async def _score_on_loop(self, verifier: Verifier, task: Any,
+                             deadline: float | None) -> tuple[Score | PoolFailure, float]:
+        """An I/O-bound verifier's score, or the failure that stands for it, and the seconds from this item's start
+        (same shape as the pool's)."""
+        started = time.perf_counter()
         try:
-            return await asyncio.wait_for(verifier.score_async(task), timeout=deadline)
+            outcome: Score | PoolFailure = await asyncio.wait_for(verifier.score_async(task), timeout=deadline)
         except InvalidInput as exc:
-            return PoolFailure("invalid", str(exc))
+            outcome = PoolFailure("invalid", str(exc))
         except asyncio.TimeoutError:
-            return PoolFailure("timeout", f"no result within {deadline:g} s" if deadline else "timed out")
+            outcome = PoolFailure("timeout", f"no result within {deadline:g} s" if deadline else "timed out")
         except MemoryError:
-            return PoolFailure("memory")
+            outcome = PoolFailure("memory")
         except Exception as exc:  # a verifier bug must cost one item, not the batch
             log.exception("verifier %s failed", verifier.name)
-            return PoolFailure("error", f"{type(exc).__name__}: {exc}")
+            outcome = PoolFailure("error", f"{type(exc).__name__}: {exc}")
+        return outcome, time.perf_counter() - started
 
-    def _finish(self, item_id: Any, name: str, outcome: Score | PoolFailure, started: float) -> VerifyResult:
+    def _finish(self, item_id: Any, name: str, outcome: Score | PoolFailure, seconds: float) -> VerifyResult:
         if isinstance(outcome, PoolFailure):
             if outcome.kind == "timeout":
-                return _result(item_id, name, "timeout", outcome.message, started, details={"reason": "timeout"})
+                return _result(item_id, name, "timeout", outcome.message, seconds, details={"reason": "timeout"})
             if outcome.kind == "memory":
                 return _result(item_id, name, "error",
-                               f"out of memory (worker ceiling {self.settings.worker_memory_mb} MiB)", started)
+                               f"out of memory (worker ceiling {self.settings.worker_memory_mb} MiB)", seconds)
             status: Status = "invalid" if outcome.kind == "invalid" else "error"
-            return _result(item_id, name, status, outcome.message, started)
+            return _result(item_id, name, status, outcome.message, seconds)
+        ran = getattr(outcome, "elapsed_s", None)
+        if isinstance(ran, (int, float)) and math.isfinite(ran):
+            seconds = max(float(ran), 0.0)  # the verifier timed where its item ran
         if not isinstance(outcome.reward, (int, float)) or not math.isfinite(outcome.reward):
             return _result(item_id, name, "error", f"verifier returned a non-finite reward {outcome.reward!r}",
-                           started, details=outcome.details if isinstance(outcome.details, dict) else {})
-        return _result(item_id, name, outcome.status, outcome.error, started, float(outcome.reward), outcome.details)
+                           seconds, details=outcome.details if isinstance(outcome.details, dict) else {})
+        return _result(item_id, name, outcome.status, outcome.error, seconds, float(outcome.reward), outcome.details)
 
 
 def _encode(results: list[VerifyResult]) -> tuple[list[VerifyResult], bytes]:
@@ -225,7 +247,7 @@ def _encode(results: list[VerifyResult]) -> tuple[list[VerifyResult], bytes]:
                 parts.append(_RESULT.dump_json(result))
             except PydanticSerializationError as exc:
                 log.error("verifier %s returned details that are not JSON: %s", result.verifier, exc)
-                result = VerifyResult(id=result.id, verifier=result.verifier, reward=0.0, status="error",
+                result = VerifyResult(id=result.id, verifier=result.verifier, reward=None, status="error",
                                       error=f"verifier returned details that are not JSON: {exc}",
                                       elapsed_ms=result.elapsed_ms)
                 parts.append(_RESULT.dump_json(result))

@@ -20,7 +20,8 @@ class RewardMetrics:
             registry=self.registry,
         )
         self.item_latency = Histogram(
-            "olmorl_item_duration_seconds", "Wall-clock time to score one item.", ["verifier"],
+            "olmorl_item_duration_seconds", "Time one item took where it ran (worker, sandbox, event loop), "
+            "not its batch: the result's elapsed_ms.", ["verifier"],
             buckets=_LATENCY_BUCKETS, registry=self.registry,
         )
         self.inflight = Gauge("olmorl_inflight_items", "Items being scored now.", registry=self.registry)

@@ -47,8 +47,8 @@ class VerifyResult(BaseModel):
     id: str | None = None
     verifier: str
     reward: float | None = Field(
-        description="Built-in verifiers give a value in [0, 1]; 0 unless status is ok (null only from a client "
-        "with on_error=\"none\")."
+        description="Built-in verifiers give a value in [0, 1]; null unless status is ok (the Python clients map "
+        "that null as their `on_error` says)."
     )
     status: Status
     error: str | None = Field(default=None, description="Human-readable reason when status is not ok.")

@@ -61,11 +61,12 @@ class _Slot:
     worker: WorkerProcess | None = None
     sent: deque[_Chunk] = field(default_factory=deque)
     timer: asyncio.TimerHandle | None = None
+    started: float = 0.0  # loop time the first sent chunk started
     chunks_done: int = 0
 
 
 class ChunkedPool:
-    """`await pool.score(jobs)` -> one Score or PoolFailure per job, in order."""
+    """`await pool.score(jobs)` -> one (Score or PoolFailure, seconds the job ran) per job, in order."""
 
     def __init__(self, settings: Settings, metrics: RewardMetrics) -> None:
         self.settings = settings
@@ -139,7 +140,7 @@ class ChunkedPool:
         self._dispatch()
 
     # -- scoring ---------------------------------------------------------------------------------------
-    async def score(self, jobs: list[PoolJob]) -> list[Score | PoolFailure]:
+    async def score(self, jobs: list[PoolJob]) -> list[tuple[Score | PoolFailure, float]]:
         if not jobs:
             return []
         if not self._running:
@@ -214,9 +215,11 @@ class ChunkedPool:
     def _arm(self, slot: _Slot) -> None:
         """The first chunk sent to a worker starts now (its predecessor just finished): time it."""
         deadline = max(job.deadline_s for job in slot.sent[0].jobs)
-        slot.timer = asyncio.get_running_loop().call_later(deadline, self._timed_out, slot, slot.worker, deadline)
+        loop = asyncio.get_running_loop()
+        slot.started = loop.time()
+        slot.timer = loop.call_later(deadline, self._timed_out, slot, slot.worker, deadline)
 
-    def _replied(self, slot: _Slot, worker: WorkerProcess, outcomes: list, elapsed: float) -> None:
+    def _replied(self, slot: _Slot, worker: WorkerProcess, outcomes: list, seconds: list[float]) -> None:
         if slot.worker is not worker or not slot.sent:
             return  # a reply that raced the worker's kill
         chunk = slot.sent.popleft()
@@ -225,16 +228,17 @@ class ChunkedPool:
         if slot.sent:
             self._arm(slot)
         slot.chunks_done += 1
-        self._learn_cost(chunk.jobs, elapsed)
-        _settle(chunk.done, result=outcomes)
+        self._learn_cost(chunk.jobs, sum(seconds))
+        _settle(chunk.done, result=list(zip(outcomes, seconds)))
         self._dispatch()
 
     # -- failures --------------------------------------------------------------------------------------
     def _timed_out(self, slot: _Slot, worker: WorkerProcess, deadline: float) -> None:
         if slot.worker is not worker or not slot.sent:
             return
+        ran = asyncio.get_running_loop().time() - slot.started
         chunk = self._take_down(slot)
-        self._failed(slot, chunk, PoolFailure("timeout", f"no result within {deadline:g} s"), "timeout")
+        self._failed(slot, chunk, PoolFailure("timeout", f"no result within {deadline:g} s"), "timeout", ran)
 
     def _exited(self, slot: _Slot, worker: WorkerProcess) -> None:
         """A worker's process ended. If the server did not end it, it died: its current chunk fails (item by
@@ -242,12 +246,13 @@ class ChunkedPool:
         self._processes.discard(worker)
         if worker.killed or slot.worker is not worker:
             return
+        ran = asyncio.get_running_loop().time() - slot.started
         chunk = self._take_down(slot) if slot.sent else None
         if chunk is None:
             self._replace(slot)
             return
         self._failed(slot, chunk, PoolFailure("died", f"worker process died (exit code {worker.exitcode}); memory "
-                                                      f"ceiling is {self.settings.worker_memory_mb} MiB"), "died")
+                                                      f"ceiling is {self.settings.worker_memory_mb} MiB"), "died", ran)
 
     def _take_down(self, slot: _Slot) -> _Chunk:
         """Kill the slot's worker and start its replacement; returns the chunk it was scoring. The chunks sent
@@ -269,7 +274,8 @@ class ChunkedPool:
             self._spawning.add(task)
             task.add_done_callback(self._spawning.discard)
 
-    def _failed(self, slot: _Slot, chunk: _Chunk, failure: PoolFailure, reason: str) -> None:
+    def _failed(self, slot: _Slot, chunk: _Chunk, failure: PoolFailure, reason: str, ran: float) -> None:
+        """`ran`: seconds the chunk ran before it failed; a lone item's time, else the chunk is retried."""
         if len(chunk.jobs) > 1:  # find the culprit: every item again, alone, with its own deadline
             self.metrics.chunk_splits.inc()
             alone = [_Chunk([job], asyncio.get_running_loop().create_future()) for job in chunk.jobs]
@@ -277,7 +283,7 @@ class ChunkedPool:
             asyncio.get_running_loop().create_task(_collect(chunk, alone))
         else:
             self.metrics.worker_restarts.labels(reason).inc()
-            _settle(chunk.done, result=[failure])
+            _settle(chunk.done, result=[(failure, ran)])
         self._dispatch()
 
     def _learn_cost(self, jobs: list[PoolJob], elapsed: float) -> None:

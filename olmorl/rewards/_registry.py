@@ -70,6 +70,9 @@ class Score:
     details: dict[str, Any] = field(default_factory=dict)
     status: Status = "ok"
     error: str | None = None
+    # Seconds the item itself ran, for a verifier that first waits on a shared resource (the code verifier's
+    # sandbox slots): the result's elapsed_ms. None: the engine's clock around score()/score_async().
+    elapsed_s: float | None = None
 
 
 class Verifier:

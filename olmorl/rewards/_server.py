@@ -13,19 +13,17 @@ import importlib.resources
 import json
 import logging
 import secrets
-import sys
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
-from fastapi.exception_handlers import http_exception_handler
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
 from fastapi.staticfiles import StaticFiles
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from olmorl import __version__
+from olmorl.rewards._body_limits import BodyLimits
 from olmorl.rewards._engine import RewardEngine
 from olmorl.rewards._gym_routes import build_gym_routes
 from olmorl.rewards._models import VerifierInfo, VerifyRequest, VerifyResponse
@@ -67,6 +65,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessions = sessions
     app.state.settings = settings
     metrics = engine.metrics
+    # inside the request counter, so a refused body is counted too
+    app.add_middleware(BodyLimits, max_body_bytes=settings.max_body_bytes, max_json_depth=settings.max_json_depth)
 
     async def require_api_key(request: Request) -> None:
         if settings.api_key is None:
@@ -124,7 +124,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def prometheus_metrics() -> Response:
         return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
-    app.add_exception_handler(StarletteHTTPException, _too_deep_or_default)
     app.include_router(build_session_routes(sessions), dependencies=[Depends(require_api_key)])
     for build in route_builders():
         app.include_router(build(engine), dependencies=[Depends(require_api_key)])
@@ -137,24 +136,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 
 async def _read_items(request: Request, settings: Settings) -> list[Any]:
-    """Read the body under the size limit and check the envelope; items are validated one by one."""
-    limit = settings.max_body_bytes
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise HTTPException(413, f"body of {declared} bytes exceeds max_body_bytes={limit}")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HTTPException(413, f"body exceeds max_body_bytes={limit}")
-        chunks.append(chunk)
+    """Check the envelope of a body BodyLimits already bounded; items are validated one by one."""
     try:
-        body = json.loads(b"".join(chunks))
+        body = json.loads(await request.body())
     except (ValueError, UnicodeDecodeError) as exc:
         raise HTTPException(422, [{"loc": ["body"], "msg": f"body is not valid JSON: {exc}",
                                    "type": "json_invalid"}]) from None
-    except RecursionError:
-        raise HTTPException(422, _TOO_DEEP) from None
     if not isinstance(body, dict) or "items" not in body:
         raise HTTPException(422, [{"loc": ["body", "items"], "msg": "field required: a JSON object with "
                                    "an `items` list", "type": "missing"}])
@@ -166,18 +153,6 @@ async def _read_items(request: Request, settings: Settings) -> list[Any]:
         raise HTTPException(413, f"batch of {len(items)} items exceeds "
                                  f"max_items_per_request={settings.max_items_per_request}")
     return items
-
-
-_TOO_DEEP = [{"loc": ["body"], "type": "json_invalid",
-              "msg": f"body nests deeper than the JSON parser's limit (about {sys.getrecursionlimit()} levels "
-                     "of arrays/objects)"}]
-
-
-async def _too_deep_or_default(request: Request, exc: StarletteHTTPException) -> Response:
-    """Routes whose body FastAPI parses turn the parser's RecursionError into a bare 400: name the limit."""
-    if isinstance(exc.__cause__, RecursionError):
-        return JSONResponse({"detail": _TOO_DEEP}, status_code=422)
-    return await http_exception_handler(request, exc)
 
 
 DOCS_STATIC = "/docs/static"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException
 
 from olmorl.rewards._models import VerifyResult
 from olmorl.rewards._registry import InvalidInput
@@ -38,22 +38,14 @@ async def create_session(manager: SessionManager, env: str, task: Any, options: 
 
 def build_session_routes(manager: SessionManager) -> APIRouter:
     router = APIRouter(prefix="/v1", tags=["sessions"], responses=_ERRORS)
-    settings = manager.settings
-
-    def check_size(request: Request) -> None:
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > settings.max_body_bytes:
-            raise HTTPException(413, f"body of {declared} bytes exceeds max_body_bytes={settings.max_body_bytes}")
 
     @router.post("/sessions", response_model=SessionCreated, summary="Open a session of an environment")
-    async def create(body: SessionCreate, request: Request) -> SessionCreated:
-        check_size(request)
+    async def create(body: SessionCreate) -> SessionCreated:
         return await create_session(manager, body.env, body.task, body.options)
 
     @router.post("/sessions/{session_id}/tool", response_model=ToolResult, summary="Call one of the session's tools")
-    async def tool(session_id: str, body: ToolCall, request: Request) -> ToolResult:
+    async def tool(session_id: str, body: ToolCall) -> ToolResult:
         """A bad call (unknown tool, bad arguments) is a result with status `invalid`, not an HTTP error."""
-        check_size(request)
         try:
             return await manager.call_tool(session_id, body.name, body.arguments)
         except SessionNotFound as exc:
@@ -61,8 +53,7 @@ def build_session_routes(manager: SessionManager) -> APIRouter:
 
     @router.post("/sessions/{session_id}/verify", response_model=VerifyResult,
                  summary="Score the final answer and end the session")
-    async def verify(session_id: str, body: SessionVerify, request: Request) -> VerifyResult:
-        check_size(request)
+    async def verify(session_id: str, body: SessionVerify) -> VerifyResult:
         try:
             return await manager.verify(session_id, body.response, body.messages)
         except SessionNotFound as exc:

@@ -206,7 +206,7 @@ class SessionManager:
                 status, error, reward, details = "error", f"{type(exc).__name__}: {exc}", 0.0, {}
             finally:
                 await self._close(session, "verified")
-        return VerifyResult(verifier=session.env_name, reward=reward if status == "ok" else 0.0, status=status,
+        return VerifyResult(verifier=session.env_name, reward=reward if status == "ok" else None, status=status,
                             error=error, details={"env": session.env_name, "tool_calls": session.calls, **details},
                             elapsed_ms=round((time.perf_counter() - started) * 1000, 3))
 

@@ -90,6 +90,7 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"  # bind address; the container sets 0.0.0.0
     port: int = 8000  # bind port
     api_key: str | None = None  # if set, every /v1 route needs `Authorization: Bearer <key>`
+    allow_unauthenticated_remote: bool = False  # serve on a non-loopback host with no api_key (it runs code)
     workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)  # verification worker processes
     item_timeout_s: float = 5.0  # hard wall-clock limit per pool item; the worker is killed past it
     worker_memory_mb: int = 2048  # address-space ceiling of each worker process
@@ -98,7 +99,8 @@ class Settings(BaseSettings):
     chunk_max_items: int = 256  # and of at most this many items
     worker_nice: int = 5  # workers' niceness, so the event loop (health checks, I/O verifiers) wins the CPU
     max_items_per_request: int = 4096  # larger batches get 413
-    max_body_bytes: int = 64 * 1024 * 1024  # larger bodies get 413
+    max_body_bytes: int = 64 * 1024 * 1024  # larger request bodies get 413, on every route (chunked ones too)
+    max_json_depth: int = Field(default=100, ge=1, le=500)  # JSON bodies nesting deeper get 422, on every route
     max_response_chars: int = 1_000_000  # longer responses are `invalid` (protects the workers)
     max_ground_truth_chars: int = 4_000_000  # larger ground truths (as JSON text) are `invalid`; code tests run to MBs
     plugins: list[str] = Field(default_factory=list)  # extra modules that register verifiers

@@ -73,12 +73,13 @@ def _init_worker(settings: Settings) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def score_chunk(jobs: list[tuple[str, Task]]) -> tuple[list[Score | PoolFailure], float]:
+def score_chunk(jobs: list[tuple[str, Task]]) -> tuple[list[Score | PoolFailure], list[float]]:
     """Score a chunk in order; one failing item is that item's PoolFailure. Returns the outcomes and the seconds
-    the chunk took (the parent's cost estimate)."""
-    started = time.perf_counter()
+    each item took (its result's elapsed_ms; their sum is the parent's cost estimate)."""
     outcomes: list[Score | PoolFailure] = []
+    seconds: list[float] = []
     for name, task in jobs:
+        started = time.perf_counter()
         try:
             outcomes.append(_pool_verifiers[name].score(task))
         except InvalidInput as exc:
@@ -88,7 +89,8 @@ def score_chunk(jobs: list[tuple[str, Task]]) -> tuple[list[Score | PoolFailure]
         except Exception as exc:  # a verifier bug must cost one item, not the chunk
             log.exception("verifier %s failed", name)
             outcomes.append(PoolFailure("error", f"{type(exc).__name__}: {exc}"))
-    return outcomes, time.perf_counter() - started
+        seconds.append(time.perf_counter() - started)
+    return outcomes, seconds
 
 
 def _die_with_parent(server_pid: int) -> None:
@@ -103,9 +105,9 @@ def _die_with_parent(server_pid: int) -> None:
         os._exit(0)
 
 
-def _reply(outcomes: list[Score | PoolFailure], elapsed: float) -> bytes:
+def _reply(outcomes: list[Score | PoolFailure], seconds: list[float]) -> bytes:
     try:
-        return pickle.dumps((outcomes, elapsed), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps((outcomes, seconds), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # one outcome the wire cannot carry (a lambda in details, ...) costs that item only
         sendable = []
         for outcome in outcomes:
@@ -115,7 +117,7 @@ def _reply(outcomes: list[Score | PoolFailure], elapsed: float) -> bytes:
             except Exception as exc:
                 sendable.append(PoolFailure("error", f"verifier returned a result that cannot leave the worker "
                                                      f"process: {type(exc).__name__}: {exc}"))
-        return pickle.dumps((sendable, elapsed), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps((sendable, seconds), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _worker_main(sock: socket.socket, settings: Settings, server_pid: int) -> None:
@@ -139,9 +141,9 @@ def _worker_main(sock: socket.socket, settings: Settings, server_pid: int) -> No
 class WorkerProcess(asyncio.Protocol):
     """The server's handle on one worker: `await start()` (returns once it is up; cancelled, it kills the
     process), `send(jobs)` (chunks are scored in the order sent), `kill()`. Each reply calls
-    `on_reply(self, outcomes, elapsed)`; the end of the process calls `on_exit(self)`, whoever ended it."""
+    `on_reply(self, outcomes, seconds)` (per item); the end of the process calls `on_exit(self)`, whoever ended it."""
 
-    def __init__(self, settings: Settings, on_reply: Callable[["WorkerProcess", list, float], None],
+    def __init__(self, settings: Settings, on_reply: Callable[["WorkerProcess", list, list[float]], None],
                  on_exit: Callable[["WorkerProcess"], None]) -> None:
         self.settings, self._on_reply, self._on_exit = settings, on_reply, on_exit
         self.process: multiprocessing.process.BaseProcess | None = None

@@ -9,7 +9,7 @@ Each label says how to score its sample, as a JSON object (or its JSON text):
     {"verifier": "math", "ground_truth": "42", "options": {...}}
 A label that is not such an object is taken as the ground truth itself, scored with the verifier named
 by the `verifier` query parameter (`.../openrlhf/get_reward?verifier=math`); without one, that sample
-is `invalid`. The response is `query` minus its `prompts` prefix, with trailing end-of-turn tokens
+is `invalid`. An unknown `?verifier=`, or a batch with no `labels` at all, is a 422 naming the problem. The response is `query` minus its `prompts` prefix, with trailing end-of-turn tokens
 (`END_TOKENS`) removed. OpenRLHF needs a number for every sample (no per-sample skip), so a sample
 not scored `ok` gets reward 0 with its status flag at 1 in `extra_logs` (`olmorl_invalid`,
 `olmorl_timeout`, `olmorl_error`, which OpenRLHF averages into its logged metrics), and the server logs
@@ -17,7 +17,8 @@ a warning with the counts by status (at most every 30 s). An empty batch (OpenRL
 shards one sample over several URLs) gets empty lists.
 
 OpenRLHF sends no Authorization header, so a server started with an API key refuses this route with
-401; keep such a server on loopback or a private network without a key instead.
+401; run it without a key on loopback, or on a private network with `--allow-unauthenticated-remote`
+(without a key, `serve` refuses any other host).
 """
 
 from __future__ import annotations
@@ -99,14 +100,19 @@ def openrlhf_routes(engine: RewardEngine) -> APIRouter:
             given = getattr(request, name)
             if given is not None and len(given) != size:
                 raise HTTPException(422, f"`{name}` has {len(given)} entries but `query` has {size}")
+        if size and request.labels is None:
+            raise HTTPException(422, "no `labels`: each sample needs one ({\"verifier\": ..., \"ground_truth\": ...}, "
+                                     "or the bare ground truth with ?verifier=NAME); pass --data.label_key to OpenRLHF")
+        if verifier is not None and engine.canonical(verifier) is None:
+            raise HTTPException(422, f"unknown verifier {verifier!r} in ?verifier= (GET /v1/verifiers lists them)")
         if size > engine.settings.max_items_per_request:
             raise HTTPException(413, f"batch of {size} samples exceeds "
                                      f"max_items_per_request={engine.settings.max_items_per_request}")
         prompts = request.prompts or [None] * size
-        labels = request.labels or [None] * size
+        labels = request.labels or []
         items = [item_of(q, p, label, verifier) for q, p, label in zip(request.query, prompts, labels)]
         named = [i for i, item in enumerate(items) if item["verifier"] is not None]
-        results = [VerifyResult(verifier="", reward=0.0, status="invalid", error=NO_VERIFIER)] * size
+        results = [VerifyResult(verifier="", reward=None, status="invalid", error=NO_VERIFIER)] * size
         for index, result in zip(named, await engine.verify_batch([items[i] for i in named])):
             results[index] = result
         not_ok.record(results, "0 with its olmorl_<status> flag")

@@ -140,9 +140,18 @@ def host_languages() -> dict[str, str]:
     for lang in LANGUAGES.values():
         # Python runs in the harness's own interpreter: always there.
         missing = [] if lang.name == "python" else [tool for tool in lang.tools if not _under_usr(tool)]
-        found[lang.name] = (f"{', '.join(missing)} not installed under /usr (Debian package "
-                            f"{lang.packages}; scripts/install-system-deps.sh installs it)") if missing else ""
+        found[lang.name] = f"{', '.join(missing)} not installed under /usr ({_install_hint(lang)})" if missing else ""
     return found
+
+
+def _install_hint(lang: Language) -> str:
+    """Where the toolchain comes from: in the lean server image (its Dockerfile sets OLMORL_IMAGE_VARIANT), the
+    `full` image variant, since nothing can be installed into a running container; on a host, the install script."""
+    if os.environ.get("OLMORL_IMAGE_VARIANT") == "lean":
+        return ("the lean olmorl-rewards image has no toolchain but Python's: run its `full` variant, "
+                "olmorl-rewards:full, which has every sandbox language (OLMORL_IMAGE_VARIANT=full "
+                "scripts/build-image.sh builds it)")
+    return f"Debian package {lang.packages}; scripts/install-system-deps.sh installs it"
 
 
 def _under_usr(tool: str) -> bool:

@@ -182,6 +182,7 @@ class _CodeVerifierBase(Verifier):
         except LanguageUnavailable as exc:
             return Score(0.0, {"reason": "language_unavailable", "language": lang.name}, status="error",
                          error=str(exc))
+        in_sandbox_s = sum(run.runtime_s for run in runs)  # its time, not the time it waited for a slot
         build, runs = split_build(runs)
         compile_timeout = min(opts.compile_timeout_s or self.settings.sandbox.compile_timeout_s,
                               self.settings.sandbox.compile_timeout_s)
@@ -209,8 +210,8 @@ class _CodeVerifierBase(Verifier):
             details["sandbox"] = failure
         if error is not None:  # the program's fault: status ok, reward 0, and no test ran
             details["counts"] = {"not_run": len(statuses)}
-            return Score(0.0, details)
-        return Score(reward(statuses, scoring, threshold), details)
+            return Score(0.0, details, elapsed_s=in_sandbox_s)
+        return Score(reward(statuses, scoring, threshold), details, elapsed_s=in_sandbox_s)
 
 
 @register
