@@ -12,6 +12,8 @@ import time
 import zlib
 from concurrent.futures import ProcessPoolExecutor
 
+from olmorl.sandbox._memory import descendants
+
 _TICKS = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -22,21 +24,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def _tree(root_pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-                children.setdefault(ppid, []).append(int(entry))
-            except (OSError, ValueError, IndexError):
-                continue
-    pids, stack = [], [root_pid]
-    while stack:
-        pid = stack.pop()
-        pids.append(pid)
-        stack.extend(children.get(pid, []))
-    return pids
+    return [root_pid, *descendants(root_pid)]
 
 
 def _cpu_and_rss(pid: int) -> tuple[float, int] | None:

@@ -14,30 +14,12 @@ import pytest
 
 from olmorl.clients import AsyncSessionClient, RewardServerError, SessionClient, SessionNotFound
 from olmorl.rewards._settings import SandboxSettings, SessionSettings
+from olmorl.sandbox._memory import descendants
 
 IFEVAL_TASK = {"turns": [
     {"prompt": "Describe a cat.", "instruction_id_list": ["change_case:english_lowercase"], "kwargs": [None]},
     {"prompt": "Now a dog.", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [None]},
 ]}
-
-
-def descendants(pid: int) -> set[int]:
-    """Every live process under `pid` (from /proc), however deep."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
 
 
 def wait_for(predicate, timeout_s: float = 10.0) -> bool:

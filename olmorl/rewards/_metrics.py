@@ -37,6 +37,9 @@ class RewardMetrics:
         self.sessions_expired = Counter("olmorl_sessions_expired_total",
                                         "Sessions closed by the idle TTL, by environment.", ["env"],
                                         registry=self.registry)
+        self.sessions_evicted = Counter("olmorl_sessions_evicted_total",
+                                        "Idle sessions closed to keep within the idle memory budget, by environment.",
+                                        ["env"], registry=self.registry)
         self.tool_calls = Counter("olmorl_tool_calls_total", "Session tool calls by environment, tool and status.",
                                   ["env", "tool", "status"], registry=self.registry)
         self.tool_latency = Histogram("olmorl_tool_call_duration_seconds", "Wall-clock time of one tool call.",

@@ -116,8 +116,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/readyz", tags=["ops"])
     async def readyz() -> JSONResponse:
-        """Readiness: workers warm; verifier backends (judge, sandbox) report their own state."""
-        state = engine.readiness()
+        """Readiness: workers warm; verifier backends (judge, sandbox) report their own state; sessions report
+        how many are open and their idle memory against its budget."""
+        state = {**engine.readiness(), "sessions": sessions.readiness()}
         return JSONResponse(state, status_code=200 if state["ready"] else 503)
 
     @app.get("/metrics", tags=["ops"])

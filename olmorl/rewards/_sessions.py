@@ -2,8 +2,10 @@
 
 A session is one environment instance. Calls on one session run one at a time (a lock), each under
 the per-call timeout; sessions past the idle TTL are closed by a reaper; `max_sessions` bounds how
-many are open (past it: `SessionsFull`, a 503 with Retry-After). Every exit path (delete, verify,
-expiry, server stop) goes through `_close`, which calls the environment's `close` exactly once.
+many are open (past it: `SessionsFull`, a 503 with Retry-After); idle sessions holding more memory
+than their budget are evicted by the same reaper (see `_session_memory`). Every exit path (delete,
+verify, expiry, eviction, server stop) goes through `_close`, which calls the environment's `close`
+exactly once.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from olmorl.rewards._environment import Environment, Step
 from olmorl.rewards._models import VerifyResult
 from olmorl.rewards._registry import InvalidInput, load_environments
+from olmorl.rewards._session_memory import MemoryUse, idle_memory_budget, measure, to_evict
 from olmorl.rewards._session_models import EnvInfo, SessionCreated, ToolResult
 from olmorl.sandbox import SandboxUnavailable
 from olmorl.sandbox._session import InterpreterFailed
@@ -55,6 +58,7 @@ class Session:
     id: str
     env_name: str
     env: Environment
+    services: SessionServices
     sandbox_slot: int | None
     last_used: float = field(default_factory=time.monotonic)
     calls: int = 0
@@ -69,6 +73,7 @@ class SessionServices:
         self._manager = manager
         self.settings = manager.settings
         self.slot = slot
+        self.interpreters: list[Interpreter] = []  # what it opened, measured against the idle memory budget
 
     async def verify(self, item: dict[str, Any]) -> VerifyResult:
         """Score one /v1/verify item with any registered verifier (same result, same errors)."""
@@ -80,7 +85,9 @@ class SessionServices:
 
     async def open_interpreter(self) -> Interpreter:
         """A started persistent interpreter in this session's own sandbox (sandboxed environments only)."""
-        return await self._manager.open_interpreter(self.slot)
+        interpreter = await self._manager.open_interpreter(self.slot)
+        self.interpreters = [i for i in self.interpreters if i.alive] + [interpreter]
+        return interpreter
 
 
 def truncate(text: str, limit: int, keep: str = "head") -> str:
@@ -104,6 +111,7 @@ class SessionManager:
         self._pending = 0  # sessions being set up (they count against the limits)
         self._reaper: asyncio.Task[None] | None = None
         self._backend: Any = None
+        self.memory = MemoryUse(budget_bytes=idle_memory_budget(self.config))
         self.state_dir = Path(self.config.state_dir or Path(tempfile.gettempdir()) / "olmorl-sessions")
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -120,6 +128,10 @@ class SessionManager:
             self._reaper.cancel()
             self._reaper = None
         await asyncio.gather(*(self._close(s, "server stopped") for s in list(self._sessions.values())))
+
+    def readiness(self) -> dict[str, int]:
+        """For /readyz: open sessions and the idle memory budget, as of the reaper's last pass."""
+        return {"open": len(self._sessions), **self.memory.readiness()}
 
     def describe(self) -> list[EnvInfo]:
         return [cls.info() for cls in self.envs.values()]
@@ -145,8 +157,9 @@ class SessionManager:
             slot = self._free_slots.pop()
         self._pending += 1
         env: Environment | None = None
+        services = SessionServices(self, slot)
         try:
-            env = cls(typed_task, typed_options, SessionServices(self, slot))
+            env = cls(typed_task, typed_options, services)
             observation = await asyncio.wait_for(env.setup(), self.config.call_timeout_s)
         except BaseException as exc:
             await self._release(env, slot)
@@ -163,7 +176,8 @@ class SessionManager:
             raise
         finally:
             self._pending -= 1
-        session = Session(id=secrets.token_urlsafe(16), env_name=cls.name, env=env, sandbox_slot=slot)
+        session = Session(id=secrets.token_urlsafe(16), env_name=cls.name, env=env, services=services,
+                          sandbox_slot=slot)
         self._sessions[session.id] = session
         self.metrics.sessions_created.labels(cls.name).inc()
         self.metrics.sessions_open.labels(cls.name).inc()
@@ -272,13 +286,39 @@ class SessionManager:
             self._free_slots.append(slot)
 
     async def _reap_forever(self) -> None:
-        interval = max(min(self.config.idle_ttl_s / 4, 5.0), 0.05)
+        interval = max(min(self.config.idle_ttl_s / 4, self.config.reap_interval_s), 0.05)
         while True:
             await asyncio.sleep(interval)
             cutoff = time.monotonic() - self.config.idle_ttl_s
             idle = [s for s in self._sessions.values() if s.last_used < cutoff and not s.lock.locked()]
             for session in idle:
                 await self._close(session, "expired")
+            try:
+                await self._enforce_memory_budget()
+            except Exception:  # the TTL must go on even if measuring fails
+                log.exception("measuring the sessions' memory failed")
+
+    async def _enforce_memory_budget(self) -> None:
+        holding = [s for s in self._sessions.values() if s.services.interpreters]
+        usage = await asyncio.to_thread(measure, holding) if holding else {}
+        idle = [s for s in holding if not s.closed and not s.lock.locked()]
+        idle_bytes = sum(usage[s.id] for s in idle)
+        budget, evicted = self.memory.budget_bytes, 0
+        for session in to_evict(idle, usage, budget):
+            if session.closed or session.lock.locked():  # closed, or a call began, while we measured
+                continue
+            idle_s = time.monotonic() - session.last_used
+            why = (f"evicted: idle sessions held {idle_bytes / 2**20:.0f} MiB, over their budget of "
+                   f"{budget / 2**20:.0f} MiB (idle_memory_mb), and this one was the longest idle ({idle_s:.1f} s, "
+                   f"{usage[session.id] / 2**20:.0f} MiB)")
+            log.warning("session %s (%s) %s", session.id[:8], session.env_name, why)
+            idle_bytes -= usage[session.id]
+            evicted += 1
+            self.metrics.sessions_evicted.labels(session.env_name).inc()
+            await self._close(session, why)
+        self.memory = MemoryUse(budget_bytes=budget, idle_bytes=idle_bytes,
+                                total_bytes=sum(usage[s.id] for s in holding if not s.closed),
+                                evicted=self.memory.evicted + evicted)
 
     async def open_interpreter(self, slot: int | None) -> Interpreter:
         from olmorl.sandbox._session import Interpreter, InterpreterLimits

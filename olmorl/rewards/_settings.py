@@ -82,6 +82,11 @@ class SessionSettings(BaseSettings):
     max_calls: int = 256  # tool calls per session; later ones are `invalid`
     retry_after_s: int = 1  # Retry-After of the 503 sent when max_sessions is reached
     state_dir: str | None = None  # records of live sandboxes, swept at start; default <tmp>/olmorl-sessions
+    # Idle sessions (no call running) may hold this much measured memory in all; past it the longest idle
+    # are closed (later calls get 404 "evicted"). None: idle_memory_fraction of the machine's memory.
+    idle_memory_mb: int | None = Field(default=None, ge=1)
+    idle_memory_fraction: float = Field(default=0.25, gt=0, le=1)  # of MemTotal, or of the server's cgroup limit if lower
+    reap_interval_s: float = Field(default=5.0, gt=0)  # how often sessions are checked for the TTL and the memory budget
 
 
 class Settings(BaseSettings):

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from olmorl.sandbox._memory import cgroup_memory_bytes
+
 if TYPE_CHECKING:
     from olmorl.sandbox._backends import SandboxLimits
 
@@ -83,6 +85,10 @@ class SlotCgroup:
             except OSError:
                 pass
         return found
+
+    def memory_bytes(self) -> int | None:
+        """What the memory cgroup is charged now (the sandbox's pages and tmpfs files); None without one."""
+        return next((m for m in map(cgroup_memory_bytes, self.dirs) if m is not None), None)
 
     def kill_all(self) -> None:
         for _ in range(20):

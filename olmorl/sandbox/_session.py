@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from olmorl.sandbox._backends import Backend, BwrapBackend, ProcessBackend, SubprocessChannel
+from olmorl.sandbox._memory import process_tree_bytes
 
 INTERPRETER = Path(__file__).with_name("_interpreter.py")
 SESSION_SLOT_BASE = 1000  # session sandboxes use slots (and uids) above the code-test pool's
@@ -58,6 +59,16 @@ class Interpreter:
     @property
     def alive(self) -> bool:
         return self.channel is not None and self.channel.alive
+
+    def memory_bytes(self) -> int:
+        """The sandbox's real memory now: its cgroup's charge, else its process tree's PSS; 0 once it is
+        closed. Reads /proc or the cgroup only, so it may run in a thread while the loop uses the interpreter."""
+        channel = self.channel
+        launch = channel.launch if channel is not None else None
+        if channel is None or launch is None:
+            return 0
+        measured = launch.cgroup.memory_bytes() if launch.cgroup is not None else None
+        return measured if measured is not None else process_tree_bytes(channel.proc.pid)
 
     async def start(self, timeout_s: float = 30.0) -> None:
         launch = self.backend.launch(self.slot, INTERPRETER)
