@@ -38,8 +38,19 @@ _HEDGE_RE = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_RE = re.compile(
-    r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?(?:\s*(?:%|percent\b|per cent\b))?"
+    r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?(?:\s*(?:\\?%|percent\b|per cent\b))?|"
+    # a bare LaTeX value outside math delimiters: `\sqrt{17}`, `3\sqrt{2}`, `\frac{3}{4}`
+    r"(?<![\w.])[-+]?(?:\d+\s*)?\\sqrt\s*\{\w+\}|(?<![\w.])[-+]?\\[dt]?frac\s*\{\d+\}\s*\{\d+\}"
 )
+# "The total number of apples is 7.": a sentence that names a quantity and states its value, ending the
+# response (a definite subject and a copula; "12 apples minus 5 is 7 apples." is arithmetic, not a statement).
+_STATEMENT_RE = re.compile(
+    r"^\W*(?:the|this|our|her|his|their|its)\s+[^.!?]{1,120}?\b(?:is|are|was|were|equals|comes to|will be)\s",
+    re.IGNORECASE,
+)
+# A program's output block (tool-integrated reasoning); the sentence after it may state the answer plainly.
+_OUTPUT_BLOCK_END_RE = re.compile(r"```output\b.*?```", re.DOTALL)
+_TOOL_CLOSING_CHARS = 500
 _OR_RE = re.compile(r"\bor\b|\\text\{\s*or\s*\}", re.IGNORECASE)
 _JOIN_RE = re.compile(r"^[\s,;]*(?:and|,|\\text\{\s*and\s*\})?[\s,;]*$", re.IGNORECASE)
 _PLACEHOLDER_BASE = 0xE000  # math span k is masked as the private-use character U+E000+k (no digits to misread)
@@ -75,7 +86,7 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
         if display[ord(final[-1].group(0)) - _PLACEHOLDER_BASE] or _ENDED_RE.search(after) or sentence == final[-1].group(0):
             return _final_spans(sentence, final, spans)
         return None
-    if not _CONCLUSION_RE.match(sentence):
+    if not (_CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or _after_tool_output(body)):
         return None
     numbers = list(_NUMBER_RE.finditer(sentence))
     if not numbers or not _AFTER_FINAL_RE.match(after := sentence[numbers[-1].end():]) or not _ENDED_RE.search(after):
@@ -83,6 +94,15 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
     if len(numbers) > 1 and _OR_RE.search(sentence[numbers[-2].end():numbers[-1].start()]):
         return (numbers[-2].group(0), numbers[-1].group(0)), "or"
     return (numbers[-1].group(0),), None
+
+
+def _after_tool_output(body: str) -> bool:
+    """Whether the response ends with a short closing right after a program's output block."""
+    start = body.rfind("```output", max(0, len(body) - 4000))
+    if start < 0:
+        return False
+    block = _OUTPUT_BLOCK_END_RE.match(body, start)
+    return block is not None and 0 < len(body) - block.end() <= _TOOL_CLOSING_CHARS and "```" not in body[block.end():]
 
 
 def _last_sentence(masked: str) -> str:

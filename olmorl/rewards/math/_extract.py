@@ -29,7 +29,8 @@ _MINERVA_RE = re.compile(
 )
 _PHRASE_RE = re.compile(
     r"(?:\bfinal answer\b\s*(?:is|:|=|\*\*:?|-)?|\bthe (?:correct |final )?(?:answer|option|choice)"
-    r"(?: to (?:this|the) (?:problem|question))? (?:is|should be|would be|=)(?!\s+not\b)|"
+    # "the answer (arabic numerals) is 63": a parenthetical naming the answer's form.
+    r"(?:\s*\([^()\n]{1,40}\))?(?: to (?:this|the) (?:problem|question))? (?:is|should be|would be|=)(?!\s+not\b)|"
     # "Answer:" at a line start, or "Answer" on its own followed by math ("**Answer**\n\n$$9$$", "Answer \\[ 9 \\]").
     r"^\s*\**(?:final\s+)?answer\**(?:\s*[:=]|[ \t]*(?=\s*(?:\$|\\\[|\\\()))|"
     r"\banswer\s*:|####)\s*\**:?\**",
@@ -49,6 +50,10 @@ _RARE_PHRASE_RE = re.compile(
     r"\s*\**:?\**",
     re.IGNORECASE | re.MULTILINE,
 )
+# Q/A few-shot format: the response's last line is "A: 18" (a "Q:" line may follow: the model went on to the
+# next question).
+_QA_LINE_RE = re.compile(r"^[ \t]*\**A\**[ \t]*:[ \t]*(?=\S)", re.MULTILINE)
+_QA_TAIL_RE = re.compile(r"[^\n]*(?:\s*$|\n\s*Q:)")
 _BOLD_LINE_RE = re.compile(r"^\s*\*\*(?:final answer|answer)\s*:?\s*(.+?)\*\*\s*\.?\s*$", re.IGNORECASE | re.MULTILINE)
 _RETRACTION_RE = re.compile(
     r"\b(?:wait|hold on|scratch that|hmm,? no|actually,? no|that'?s (?:wrong|incorrect|not right|not correct)|"
@@ -162,11 +167,24 @@ def _anchors(text: str) -> list[_Anchor]:
     lowered = text[tail_start:].lower()
     if any(hint in lowered for hint in _RARE_PHRASE_HINTS):
         phrases += _RARE_PHRASE_RE.finditer(text, tail_start)
+    if (qa := _last_qa_line(text)) is not None:
+        phrases.append(qa)
     for m in phrases:
         answer, end = _statement(text, m.end())
         if answer.strip(" *:.\n"):
             anchors.append(_Anchor(m.start(), end, "phrase", answer))
     return anchors
+
+
+def _last_qa_line(text: str) -> re.Match[str] | None:
+    """The "A:" line that ends the response (or ends it but for a following "Q:"), else None."""
+    window = max(0, len(text) - MAX_ANSWER_CHARS)
+    if "A" not in text[window:]:
+        return None
+    last = None
+    for last in _QA_LINE_RE.finditer(text, window):
+        pass
+    return last if last is not None and _QA_TAIL_RE.match(text, last.end()) else None
 
 
 def _final_box_group(boxes: list[_Anchor], text: str) -> tuple[list[_Anchor], str | None]:

@@ -31,6 +31,13 @@ _DROP_RE = re.compile(
     r"(?![a-zA-Z])|\\[!;:>]|\\quad|\\qquad|\\phantom\{[^{}]*\}|\\hspace\{[^{}]*\}|\\mathstrut"
 )
 _DEGREE_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\^\s*\{\s*\\text\{\s*o\s*\}\s*\}")
+# A degree sign inside a trig function is an angle unit, not decoration: `\sin 30^\circ` is sin(pi/6).
+_TRIG_RE = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])")
+_TRIG_DEGREES_RE = re.compile(
+    r"(\\(?:sin|cos|tan|cot|sec|csc)(?:\^\s*\{?-?\d\}?)?\s*)\(?\s*(\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree)\s*\)?"
+)
+# `"yes"`, `'Monday'`, ``` ``no'' ```: quotes around a whole answer are not part of it.
+_QUOTED_RE = re.compile(r"^(?:\"|“|”|``|`|'|‘|’)([^\"“”`'‘’]+)(?:\"|“|”|''|`|'|‘|’)$")
 _CURRENCY_RE = re.compile(r"\\\$|\$|\\euro|€|£|¥|\\pounds|\b(?:USD|EUR|GBP|Rs\.?)\b")
 _PERCENT_RE = re.compile(r"\s*(?:\\%|%|\\percent|\bpercent\b|\bper cent\b)")
 _FRAC_SHORT_RE = re.compile(r"\\[dt]?frac\s*(\d)\s*(\d)")
@@ -174,6 +181,10 @@ def normalize_answer(raw: str) -> str:
             text = unwrap_command(text, command)
     text = _UNWRAP_RE.sub(r"\1", text)
     text = _DROP_RE.sub("", text)
+    if (quoted := _QUOTED_RE.match(text)) is not None:
+        text = quoted.group(1).strip()
+    if ("\\circ" in text or "\\degree" in text) and _TRIG_RE.search(text):
+        text = _TRIG_DEGREES_RE.sub(r"\1(\\frac{\2 \\pi}{180})", text)
     text = _DEGREE_RE.sub("", text)
     text = _CURRENCY_RE.sub("", text)
     text = _PERCENT_RE.sub("", text)
