@@ -127,3 +127,39 @@ def test_near_misses_stay_different(reference, answer):
 )
 def test_hedges_retractions_and_truncation_still_score_zero(response, truth):
     assert score(response, truth) == 0.0
+
+
+# -- closing statements in other languages and scripts ---------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("response", "truth"),
+    [
+        ("所以，小明一共有11个苹果。", "11"),  # a counter and its noun after the number
+        ("إذن الإجابة هي 12.", "12"), ("الإجابة النهائية: 12", "12"), ("إذن الإجابة هي ١٢.", "12"),  # Arabic digits
+        ("अतः उत्तर 12 है।", "12"), ("उत्तर: १२", "12"),  # Hindi, verb-final, Devanagari digits
+    ],
+)
+def test_closing_statements_in_other_scripts(response, truth):
+    assert score(response, truth) == 1.0
+
+
+def test_a_hindi_answer_word_in_the_reasoning_is_not_an_anchor():  # a guard for the new Hindi anchor
+    assert score("प्रश्न का उत्तर देने के लिए हम जोड़ते हैं: $\\boxed{5}$ और फिर उत्तर देने", "5") == 1.0
+
+
+# -- huge exact values: compared digit for digit, never within a tolerance ---------------------------------
+
+@pytest.mark.parametrize(
+    ("reference", "answer", "equal"),
+    [
+        (str(2**1000), "2^{1000}+1", False),  # was accepted: a relative tolerance of 1e-20 on 302 digits
+        (str(2**1000), "2^{1000}", True),
+        (str(3**2000), "3^{2000}", True),  # past the parser's size guard: exact arithmetic as last resort
+        (str(3**2000 + 1), "3^{2000}", False),
+        ("2", "\\frac{2^{3000}}{2^{2999}}", True),
+        ("1", "10^{10^{10}}", False),  # still too large to evaluate at all
+    ],
+    ids=["2^1000+1", "2^1000", "3^2000", "3^2000 vs 3^2000+1", "2^3000/2^2999", "tower"],
+)
+def test_huge_values_compare_exactly(reference, answer, equal):
+    assert same(reference, answer) is equal

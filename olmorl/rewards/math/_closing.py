@@ -20,7 +20,10 @@ import re
 _MATH_RE = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$((?:\\.|[^$\\])+?)\$", re.DOTALL)
 _SIGN_OFF_RE = re.compile(r"\s*(?:I hope (?:it|this) is correct|Hope (?:this|that) helps)[.!]?\s*$", re.IGNORECASE)
 # What may follow the final value: punctuation and up to three short words ("square units", "dollars a day").
-_AFTER_FINAL_RE = re.compile(r"^[ \t]*(?:\\?%|[A-Za-z]{1,12}(?:[ \t]+[A-Za-z]{1,12}){0,2})?[ \t]*[.!]?\s*$")
+# (Or a few CJK characters: a counter and its noun, "11个苹果".)
+_AFTER_FINAL_RE = re.compile(
+    r"^[ \t]*(?:\\?%|[A-Za-z]{1,12}(?:[ \t]+[A-Za-z]{1,12}){0,2}|[\u4e00-\u9fff]{1,6})?[ \t]*[.!。]?\s*$"
+)
 _ENDED_RE = re.compile(r"[.!。]\s*$")
 _SENTENCE_BOUNDARY_RE = re.compile(r"(?<=[.!?。])\s+|\n")
 _CONCLUSION_RE = re.compile(
@@ -38,7 +41,7 @@ _HEDGE_RE = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_RE = re.compile(
-    r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?(?:\s*(?:\\?%|percent\b|per cent\b))?|"
+    r"(?<![A-Za-z0-9_.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?(?:\s*(?:\\?%|percent\b|per cent\b))?|"
     # a bare LaTeX value outside math delimiters: `\sqrt{17}`, `3\sqrt{2}`, `\frac{3}{4}`
     r"(?<![\w.])[-+]?(?:\d+\s*)?\\sqrt\s*\{\w+\}|(?<![\w.])[-+]?\\[dt]?frac\s*\{\d+\}\s*\{\d+\}"
 )

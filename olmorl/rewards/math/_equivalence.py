@@ -24,6 +24,7 @@ from olmorl.rewards.math._numbers import (
 from olmorl.rewards.math._sympy import (
     TooLarge,
     exact_rational,
+    exact_value_of_large,
     has_float,
     parse_latex,
     precise_close,
@@ -317,7 +318,12 @@ def _value_equal(ref: str, ans: str, rel_tol: float) -> bool:
     try:
         ref_expr, ans_expr = _parse(ref), _parse(ans)
     except TooLarge:
-        raise
+        # Last resort: plain arithmetic past the float-safe size (`3^{2000}`), compared exactly.
+        ref_exact = ref_number.value if ref_number is not None and ref_number.exact else exact_value_of_large(ref)
+        ans_exact = ans_number.value if ans_number is not None and ans_number.exact else exact_value_of_large(ans)
+        if ref_exact is None or ans_exact is None:
+            raise
+        return ref_exact == ans_exact
     except ValueError:
         if normalize_text(ref) and normalize_text(ref) == normalize_text(ans):
             return True

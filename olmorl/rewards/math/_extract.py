@@ -39,14 +39,16 @@ _PHRASE_RE = re.compile(
 # Rarer anchors, searched only when a cheap look for their key words finds one (most responses have none).
 _HEDGE_HINTS = ("maybe", "perhaps", "possibl", "probabl", "not sure", "not certain", "unsure", "guess")
 _RARE_PHRASE_HINTS = ("result:", "result =", "result=", "result**", "final result", "respuesta", "antwort", "resposta",
-                      "risposta", "réponse", "reponse", "ответ", "答", "정답")
+                      "risposta", "réponse", "reponse", "ответ", "答", "정답", "إجابة", "اجابة", "جواب", "उत्तर")
 _RARE_PHRASE_RE = re.compile(
     # "Result = 17" / "Final result: 17" (a line that starts with it, or "final result" anywhere).
     r"(?:^[ \t]*\**(?:the\s+)?(?:final\s+)?result\**\s*[:=]|\bfinal result\b\s*(?:is|:|=)|"
     # The answer phrase in other languages.
     r"\b(?:la\s+)?r[ée]ponse(?:\s+finale)?\s*(?:est\b|:)|\b(?:la\s+)?respuesta(?:\s+final)?\s*(?:es\b|:)|"
     r"\b(?:die\s+)?(?:endg[üu]ltige\s+)?antwort\s*(?:ist\b|lautet\b|:)|\b(?:a\s+)?resposta(?:\s+final)?\s*(?:é|:)|"
-    r"\b(?:la\s+)?risposta(?:\s+finale)?\s*(?:è|:)|\bответ\s*(?::|—|-|равен\b|(?=\s[-\d$\\]))|答案(?:是|为|為|：|:)|答えは|정답은)"
+    r"\b(?:la\s+)?risposta(?:\s+finale)?\s*(?:è|:)|\bответ\s*(?::|—|-|равен\b|(?=\s[-\d$\\]))|答案(?:是|为|為|：|:)|答えは|정답은|"
+    # Arabic "الإجابة هي" / "الجواب:"; Hindi "उत्तर:" and the verb-final "उत्तर 12 है" (the verb is dropped).
+    r"(?:ال)?(?:إجابة|اجابة|جواب)(?:\s+(?:ال)?نهائي(?:ة)?)?\s*(?:هي|هو|:|=)|(?:अंतिम\s+)?उत्तर\s*(?:है|:|=|(?=[-\d$\\])))"
     r"\s*\**:?\**",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -66,7 +68,8 @@ _CONFIRMATION_RE = re.compile(
     re.IGNORECASE,
 )
 _MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$((?:\\.|[^$\\])+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
-_SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|。|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
+_SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|。|।|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
+_HINDI_COPULA_RE = re.compile(r"\s+(?:है|हैं)\s*$")
 _OR_SPLIT_RE = re.compile(r"\s+(?:or|\\text\{\s*or\s*\}|\\vee|\\lor)\s+|\\text\{\s*or\s*\}", re.IGNORECASE)
 _GAP_NOISE_RE = re.compile(
     r"\\(?:quad|qquad|[,;:! ]|hspace\{[^{}]*\}|text\{\s*(?:and|or)\s*\}|mbox\{\s*(?:and|or)\s*\}|text\{\s*,?\s*\}|"
@@ -150,7 +153,7 @@ def _statement(text: str, start: int) -> tuple[str, int]:
     end = _SENTENCE_END_RE.search(rest)
     cut = end.start() if end else len(rest)
     # In prose a final "!" is an exclamation ("The answer is 5!"); inside math it is a factorial.
-    statement = rest[:cut]
+    statement = _HINDI_COPULA_RE.sub("", rest[:cut])
     return (statement.rstrip().removesuffix("!") if "!" in statement else statement), start + cut
 
 

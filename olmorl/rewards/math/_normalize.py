@@ -19,6 +19,9 @@ _UNICODE = {
     "\u00a0": " ", "\u2007": " ", "\u2061": "", "\u200b": "",
 }
 _UNICODE_RE = re.compile("|".join(map(re.escape, _UNICODE)))
+# Arabic-Indic, Persian and Devanagari digits (NFKC keeps them) as ASCII digits; the Arabic decimal separator.
+_NATIVE_DIGITS = str.maketrans({**{chr(base + k): str(k) for base in (0x0660, 0x06F0, 0x0966) for k in range(10)},
+                                "\u066b": "."})
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 # Wrappers whose content is kept as is.
@@ -103,7 +106,7 @@ def clean_text(text: str) -> str:
     text = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], text)
     # Full-width digits/letters/signs to ASCII; NFKC only on non-ASCII text (it is slow-ish).
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
+        text = unicodedata.normalize("NFKC", text).translate(_NATIVE_DIGITS)
         text = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], text)
     return text
 
