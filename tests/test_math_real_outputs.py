@@ -163,3 +163,14 @@ def test_a_hindi_answer_word_in_the_reasoning_is_not_an_anchor():  # a guard for
 )
 def test_huge_values_compare_exactly(reference, answer, equal):
     assert same(reference, answer) is equal
+
+
+# -- bare percentages and a stated value on an unfinished last line ---------------------------------------
+
+@pytest.mark.parametrize(
+    ("response", "truth"),
+    [("28 pct", "28\\%"), ("$28$ %", "28\\%"), ("The solution is $x \\neq 5$", "x \\neq 5"),
+     ("The sum is $\\frac{3}{4}$", "0.75")],
+)
+def test_bare_percentages_and_stated_values(response, truth):
+    assert score(response, truth) == 1.0

@@ -85,8 +85,10 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
     final = list(_PLACEHOLDER_RE.finditer(sentence))
     if final and _AFTER_FINAL_RE.match(after := sentence[final[-1].end():]):
         # An inline span must end a finished sentence (a full stop, or alone on its line): a response cut
-        # off right after "... we get $21$" has not stated an answer yet. A display equation stands alone.
-        if display[ord(final[-1].group(0)) - _PLACEHOLDER_BASE] or _ENDED_RE.search(after) or sentence == final[-1].group(0):
+        # off right after "... we get $21$" has not stated an answer yet. A display equation stands alone, and
+        # so does a statement of what the value is ("The solution is $x \neq 5$" as the last line).
+        if (display[ord(final[-1].group(0)) - _PLACEHOLDER_BASE] or _ENDED_RE.search(after)
+                or sentence == final[-1].group(0) or (_STATEMENT_RE.match(sentence) and not after.strip())):
             return _final_spans(sentence, final, spans)
         return None
     if not (_CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or _after_tool_output(body)):

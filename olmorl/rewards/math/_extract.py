@@ -77,6 +77,7 @@ _GAP_NOISE_RE = re.compile(
 )
 _WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
 _BARE_ANSWER_RE = re.compile(r"^[\s$\\(\[]*[-+]?[\w\\{}^().,/+\-*= ]{1,40}[\s$\\)\].]*$", re.ASCII)
+_BARE_PERCENT_RE = re.compile(r"[ \t$]*(?:\\?%|\bpercent|\bpct)\s*$")  # "28 pct", "$28$ %": a bare percentage
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,8 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
         anchors = _anchors(text)
     if not anchors:
         bare = text.strip()
-        if bare and "\n" not in bare and _BARE_ANSWER_RE.match(bare) and not _WORD_RE.search(bare):
+        core = _BARE_PERCENT_RE.sub("", bare)
+        if core and "\n" not in bare and _BARE_ANSWER_RE.match(core) and not _WORD_RE.search(core):
             return Extraction(bare, "bare", (bare,))
         if minerva_only or (closing := closing_answer(text)) is None:
             return Extraction(None, reason="no_answer")

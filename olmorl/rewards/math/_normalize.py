@@ -42,7 +42,7 @@ _TRIG_DEGREES_RE = re.compile(
 # `"yes"`, `'Monday'`, ``` ``no'' ```: quotes around a whole answer are not part of it.
 _QUOTED_RE = re.compile(r"^(?:\"|“|”|``|`|'|‘|’)([^\"“”`'‘’]+)(?:\"|“|”|''|`|'|‘|’)$")
 _CURRENCY_RE = re.compile(r"\\\$|\$|\\euro|€|£|¥|\\pounds|\b(?:USD|EUR|GBP|Rs\.?)\b")
-_PERCENT_RE = re.compile(r"\s*(?:\\%|%|\\percent|\bpercent\b|\bper cent\b)")
+_PERCENT_RE = re.compile(r"\s*(?:\\%|%|\\percent|\bpercent\b|\bper cent\b|\bpct\b)")
 _FRAC_SHORT_RE = re.compile(r"\\[dt]?frac\s*(\d)\s*(\d)")
 _FRAC_HALF_RE = re.compile(r"\\[dt]?frac\s*(\{[^{}]*\}|\d)\s*(\d)")
 _FRAC_BARE_NUM_RE = re.compile(r"\\frac\s*(\d)\s*\{")  # `\frac5{12}`: bare-digit numerator, braced denominator

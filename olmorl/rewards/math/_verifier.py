@@ -19,7 +19,7 @@ from olmorl.rewards.math._sympy import TooLarge, parse_latex
 
 MathGroundTruth = str | int | float | list[str | int | float]
 
-_PERCENT_RE = re.compile(r"%|\bpercent\b")
+_PERCENT_RE = re.compile(r"%|\bpercent\b|\bpct\b")
 _PERCENT_PROMPT_RE = re.compile(r"%|\bpercent|\bprobabilit|\bchance", re.IGNORECASE)
 _SOLUTION_RE = re.compile(r"\b(?:the (?:final )?answer is|final answer)\b", re.IGNORECASE)
 _NUMBER_WORD = (
