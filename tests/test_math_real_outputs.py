@@ -174,3 +174,17 @@ def test_huge_values_compare_exactly(reference, answer, equal):
 )
 def test_bare_percentages_and_stated_values(response, truth):
     assert score(response, truth) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("response", "truth", "reward"),
+    [
+        ("Therefore, the total is 42 dollars. <|im_start|>user", "42", 1.0),  # a chat-template tail
+        ("So we get $\\frac{1}{2}$.<|im_end|>", "0.5", 1.0),
+        ("Therefore, there are 12 distinct sequences that meet the three given conditions.", "12", 1.0),  # a count
+        ("Therefore, there are 12 sequences for each of the 3 cases.", "12", 0.0),  # two numbers: no count
+        ("There are 12 sequences that meet the conditions, and then", "12", 0.0),  # unfinished
+    ],
+)
+def test_template_tails_and_counts(response, truth, reward):
+    assert score(response, truth) == reward

@@ -51,6 +51,7 @@ _STATEMENT_RE = re.compile(
     r"^\W*(?:the|this|our|her|his|their|its)\s+[^.!?]{1,120}?\b(?:is|are|was|were|equals|comes to|will be)\s",
     re.IGNORECASE,
 )
+_COUNT_RE = re.compile(r"\bthere (?:are|is|were|was|will be|would be) (?:exactly |a total of )?\d[\d,]*\b", re.IGNORECASE)
 # A program's output block (tool-integrated reasoning); the sentence after it may state the answer plainly.
 _OUTPUT_BLOCK_END_RE = re.compile(r"```output\b.*?```", re.DOTALL)
 _TOOL_CLOSING_CHARS = 500
@@ -94,6 +95,11 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
     if not (_CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or _after_tool_output(body)):
         return None
     numbers = list(_NUMBER_RE.finditer(sentence))
+    if len(numbers) == 1 and _ENDED_RE.search(sentence) and _CONCLUSION_RE.match(sentence):
+        # "Therefore, there are 12 distinct sequences that meet the conditions.": a count, its only number.
+        count = _COUNT_RE.search(sentence)
+        if count is not None and count.end() == numbers[0].end():
+            return (numbers[0].group(0),), None
     if not numbers or not _AFTER_FINAL_RE.match(after := sentence[numbers[-1].end():]) or not _ENDED_RE.search(after):
         return None
     if len(numbers) > 1 and _OR_RE.search(sentence[numbers[-2].end():numbers[-1].start()]):

@@ -69,6 +69,8 @@ _CONFIRMATION_RE = re.compile(
 )
 _MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$((?:\\.|[^$\\])+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
 _SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|。|।|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
+# Chat-template tokens a response may end with ("... I hope it is correct. <|im_start|>user"): not part of it.
+_TEMPLATE_TAIL_RE = re.compile(r"(?:\s*(?:<\|[A-Za-z_]{2,20}\|>(?:user|assistant|system)?|</s>))+\s*$")
 _HINDI_COPULA_RE = re.compile(r"\s+(?:है|हैं)\s*$")
 _OR_SPLIT_RE = re.compile(r"\s+(?:or|\\text\{\s*or\s*\}|\\vee|\\lor)\s+|\\text\{\s*or\s*\}", re.IGNORECASE)
 _GAP_NOISE_RE = re.compile(
@@ -211,7 +213,7 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
     text, closed = strip_thinking(response)
     if not closed:
         return Extraction(None, reason="no_answer", notes={"think": "unterminated"})
-    text = clean_text(text)
+    text = _TEMPLATE_TAIL_RE.sub("", clean_text(text))
     if minerva_only:
         anchors = [_Anchor(m.start(), m.end(), "minerva", m.group(1)) for m in _MINERVA_RE.finditer(text)]
     else:
