@@ -20,7 +20,10 @@ import re
 _MATH_RE = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$((?:\\.|[^$\\])+?)\$", re.DOTALL)
 _SIGN_OFF_RE = re.compile(r"\s*(?:I hope (?:it|this) is correct|Hope (?:this|that) helps)[.!]?\s*$", re.IGNORECASE)
 # What may follow the final value: punctuation and up to three short words ("square units", "dollars a day").
-_AFTER_FINAL_RE = re.compile(r"^[ \t]*(?:\\?%|[A-Za-z]{1,12}(?:[ \t]+[A-Za-z]{1,12}){0,2})?[ \t]*[.!]?\s*$")
+# (Or a few CJK characters: a counter and its noun, "11个苹果".)
+_AFTER_FINAL_RE = re.compile(
+    r"^[ \t]*(?:\\?%|[A-Za-z]{1,12}(?:[ \t]+[A-Za-z]{1,12}){0,2}|[\u4e00-\u9fff]{1,6})?[ \t]*[.!。]?\s*$"
+)
 _ENDED_RE = re.compile(r"[.!。]\s*$")
 _SENTENCE_BOUNDARY_RE = re.compile(r"(?<=[.!?。])\s+|\n")
 _CONCLUSION_RE = re.compile(
@@ -38,8 +41,20 @@ _HEDGE_RE = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_RE = re.compile(
-    r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?(?:\s*(?:%|percent\b|per cent\b))?"
+    r"(?<![A-Za-z0-9_.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?(?:\s*(?:\\?%|percent\b|per cent\b))?|"
+    # a bare LaTeX value outside math delimiters: `\sqrt{17}`, `3\sqrt{2}`, `\frac{3}{4}`
+    r"(?<![\w.])[-+]?(?:\d+\s*)?\\sqrt\s*\{\w+\}|(?<![\w.])[-+]?\\[dt]?frac\s*\{\d+\}\s*\{\d+\}"
 )
+# "The total number of apples is 7.": a sentence that names a quantity and states its value, ending the
+# response (a definite subject and a copula; "12 apples minus 5 is 7 apples." is arithmetic, not a statement).
+_STATEMENT_RE = re.compile(
+    r"^\W*(?:the|this|our|her|his|their|its)\s+[^.!?]{1,120}?\b(?:is|are|was|were|equals|comes to|will be)\s",
+    re.IGNORECASE,
+)
+_COUNT_RE = re.compile(r"\bthere (?:are|is|were|was|will be|would be) (?:exactly |a total of )?\d[\d,]*\b", re.IGNORECASE)
+# A program's output block (tool-integrated reasoning); the sentence after it may state the answer plainly.
+_OUTPUT_BLOCK_END_RE = re.compile(r"```output\b.*?```", re.DOTALL)
+_TOOL_CLOSING_CHARS = 500
 _OR_RE = re.compile(r"\bor\b|\\text\{\s*or\s*\}", re.IGNORECASE)
 _JOIN_RE = re.compile(r"^[\s,;]*(?:and|,|\\text\{\s*and\s*\})?[\s,;]*$", re.IGNORECASE)
 _PLACEHOLDER_BASE = 0xE000  # math span k is masked as the private-use character U+E000+k (no digits to misread)
@@ -71,18 +86,34 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
     final = list(_PLACEHOLDER_RE.finditer(sentence))
     if final and _AFTER_FINAL_RE.match(after := sentence[final[-1].end():]):
         # An inline span must end a finished sentence (a full stop, or alone on its line): a response cut
-        # off right after "... we get $21$" has not stated an answer yet. A display equation stands alone.
-        if display[ord(final[-1].group(0)) - _PLACEHOLDER_BASE] or _ENDED_RE.search(after) or sentence == final[-1].group(0):
+        # off right after "... we get $21$" has not stated an answer yet. A display equation stands alone, and
+        # so does a statement of what the value is ("The solution is $x \neq 5$" as the last line).
+        if (display[ord(final[-1].group(0)) - _PLACEHOLDER_BASE] or _ENDED_RE.search(after)
+                or sentence == final[-1].group(0) or (_STATEMENT_RE.match(sentence) and not after.strip())):
             return _final_spans(sentence, final, spans)
         return None
-    if not _CONCLUSION_RE.match(sentence):
+    if not (_CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or _after_tool_output(body)):
         return None
     numbers = list(_NUMBER_RE.finditer(sentence))
+    if len(numbers) == 1 and _ENDED_RE.search(sentence) and _CONCLUSION_RE.match(sentence):
+        # "Therefore, there are 12 distinct sequences that meet the conditions.": a count, its only number.
+        count = _COUNT_RE.search(sentence)
+        if count is not None and count.end() == numbers[0].end():
+            return (numbers[0].group(0),), None
     if not numbers or not _AFTER_FINAL_RE.match(after := sentence[numbers[-1].end():]) or not _ENDED_RE.search(after):
         return None
     if len(numbers) > 1 and _OR_RE.search(sentence[numbers[-2].end():numbers[-1].start()]):
         return (numbers[-2].group(0), numbers[-1].group(0)), "or"
     return (numbers[-1].group(0),), None
+
+
+def _after_tool_output(body: str) -> bool:
+    """Whether the response ends with a short closing right after a program's output block."""
+    start = body.rfind("```output", max(0, len(body) - 4000))
+    if start < 0:
+        return False
+    block = _OUTPUT_BLOCK_END_RE.match(body, start)
+    return block is not None and 0 < len(body) - block.end() <= _TOOL_CLOSING_CHARS and "```" not in body[block.end():]
 
 
 def _last_sentence(masked: str) -> str:

@@ -24,6 +24,7 @@ from olmorl.rewards.math._numbers import (
 from olmorl.rewards.math._sympy import (
     TooLarge,
     exact_rational,
+    exact_value_of_large,
     has_float,
     parse_latex,
     precise_close,
@@ -39,6 +40,11 @@ _POINT_DECIMAL_RE = re.compile(r"^-?\d*\.\d+$")
 _THOUSANDS_RE = re.compile(r"^-?[1-9]\d{0,2}(?:,\d{3})+$")
 _BOOLEAN_LEAD_RE = re.compile(r"^(yes|no|true|false)\b\s*[,.;:!\-(]", re.IGNORECASE)
 _REALS_MINUS_RE = re.compile(r"^(?:\\mathbb\{R\}|\(-\\infty,\s*\\infty\))\s*\\setminus\s*\\\{(.+)\\\}$")
+# A bare string of letters ("abc", "nlly") is a word, not a product of symbols: `abc` is not `cba`.
+_LETTER_STRING_RE = re.compile(r"[A-Za-z]{2,}")
+# The dependent variable of a function: `y`, `f(x)`, `g(t)` (`y = 2x+3` and `f(x) = 2x+3` state one function).
+_DEPENDENT_RE = re.compile(r"^(?:y|[a-zA-Z]\s*\(\s*([a-z])\s*\))$")
+_LATEX_COMMAND_RE = re.compile(r"\\[a-zA-Z]+")
 _EXACT_TOL = 1e-20  # relative tolerance that stands for "exactly equal" between two exact values
 
 
@@ -227,8 +233,26 @@ def _drop_simple_lhs(text: str) -> str:
     return text
 
 
+def _unwrap_chain(text: str) -> str:
+    """`(35 + 70 = 105)` -> `35 + 70 = 105`: parentheses around a whole equation chain group nothing."""
+    if text[:1] == "(" and text[-1:] == ")" and "=" in text:
+        inner = text[1:-1]
+        if st.as_sequence(text) is None and len(st.top_level_split(inner, (",",))) == 1 and _has_equation(inner):
+            return inner.strip()
+    return text
+
+
+def _is_constant_side(text: str) -> bool:
+    """No variable in it (`\\sqrt{4}`, `\\binom{5}{2}`, `35 + 70`): an arithmetic side of a chain."""
+    return not re.search(r"[a-zA-Z]", _LATEX_COMMAND_RE.sub("", text))
+
+
 def _scalar_equal(ref: str, ans: str, rel_tol: float) -> bool:
+    ref, ans = _unwrap_chain(ref), _unwrap_chain(ans)
     ref_sides, ans_sides = st.equation_sides(ref), st.equation_sides(ans)
+    # `\sqrt{4} = 2`, `3 + 4 = 7` against a bare value: an arithmetic chain states its last side.
+    if len(ans_sides) >= 2 and len(ref_sides) == 1 and all(_is_constant_side(s) for s in ans_sides[:-1]):
+        ans_sides, ans = ans_sides[-1:], ans_sides[-1]
     # A chain `x = 5+5+1 = 11` states its value last.
     if len(ref_sides) > 2:
         ref_sides = [ref_sides[0], ref_sides[-1]] if st.is_simple_lhs(ref_sides[0]) else [ref_sides[-1]]
@@ -252,6 +276,8 @@ def _scalar_equal(ref: str, ans: str, rel_tol: float) -> bool:
 def _equation_equal(ref: list[str], ans: list[str], rel_tol: float) -> bool:
     if ref[0] == ans[0] and st.is_simple_lhs(ref[0]):
         return _value_equal(ref[1], ans[1], rel_tol)
+    if _same_dependent(ref, ans):
+        return _value_equal(ref[1], ans[1], rel_tol)
     try:
         ref_diff = _parse(ref[0]) - _parse(ref[1])
         ans_diff = _parse(ans[0]) - _parse(ans[1])
@@ -264,12 +290,27 @@ def _equation_equal(ref: list[str], ans: list[str], rel_tol: float) -> bool:
     return same_function(ref_diff, ans_diff, rel_tol, proportional=True)
 
 
+def _same_dependent(ref: list[str], ans: list[str]) -> bool:
+    """`y = ...` against `f(x) = ...` (or `f(x)` against `g(x)`): both name the function of one variable."""
+    ref_lhs, ans_lhs = _DEPENDENT_RE.match(ref[0].strip()), _DEPENDENT_RE.match(ans[0].strip())
+    if ref_lhs is None or ans_lhs is None or ref[0].strip() == ans[0].strip():
+        return False
+    variables = {m.group(1) for m in (ref_lhs, ans_lhs) if m.group(1)}
+    if len(variables) != 1:
+        return False
+    # `y = 2y + 3` is not a function of x; the variable must be the one the right sides use.
+    rhs_letters = set(re.findall(r"[a-zA-Z]", _LATEX_COMMAND_RE.sub("", ref[1] + ans[1])))
+    return rhs_letters <= variables
+
+
 def _value_equal(ref: str, ans: str, rel_tol: float) -> bool:
     if ref == ans:
         return True
     ref_number, ans_number = parse_number(ref), parse_number(ans)
     if ref_number is not None and ans_number is not None:
         return numbers_match(ref_number, ans_number, rel_tol)
+    if _LETTER_STRING_RE.fullmatch(ref) and _LETTER_STRING_RE.fullmatch(ans):
+        return ref.lower() == ans.lower()
     if _is_textual(ref) or _is_textual(ans):
         return normalize_text(ref) == normalize_text(ans)
     if len(ref) >= 3 and ref.isalpha() and ref.lower() == ans.lower():
@@ -277,7 +318,12 @@ def _value_equal(ref: str, ans: str, rel_tol: float) -> bool:
     try:
         ref_expr, ans_expr = _parse(ref), _parse(ans)
     except TooLarge:
-        raise
+        # Last resort: plain arithmetic past the float-safe size (`3^{2000}`), compared exactly.
+        ref_exact = ref_number.value if ref_number is not None and ref_number.exact else exact_value_of_large(ref)
+        ans_exact = ans_number.value if ans_number is not None and ans_number.exact else exact_value_of_large(ans)
+        if ref_exact is None or ans_exact is None:
+            raise
+        return ref_exact == ans_exact
     except ValueError:
         if normalize_text(ref) and normalize_text(ref) == normalize_text(ans):
             return True

@@ -29,7 +29,8 @@ _MINERVA_RE = re.compile(
 )
 _PHRASE_RE = re.compile(
     r"(?:\bfinal answer\b\s*(?:is|:|=|\*\*:?|-)?|\bthe (?:correct |final )?(?:answer|option|choice)"
-    r"(?: to (?:this|the) (?:problem|question))? (?:is|should be|would be|=)(?!\s+not\b)|"
+    # "the answer (arabic numerals) is 63": a parenthetical naming the answer's form.
+    r"(?:\s*\([^()\n]{1,40}\))?(?: to (?:this|the) (?:problem|question))? (?:is|should be|would be|=)(?!\s+not\b)|"
     # "Answer:" at a line start, or "Answer" on its own followed by math ("**Answer**\n\n$$9$$", "Answer \\[ 9 \\]").
     r"^\s*\**(?:final\s+)?answer\**(?:\s*[:=]|[ \t]*(?=\s*(?:\$|\\\[|\\\()))|"
     r"\banswer\s*:|####)\s*\**:?\**",
@@ -38,17 +39,23 @@ _PHRASE_RE = re.compile(
 # Rarer anchors, searched only when a cheap look for their key words finds one (most responses have none).
 _HEDGE_HINTS = ("maybe", "perhaps", "possibl", "probabl", "not sure", "not certain", "unsure", "guess")
 _RARE_PHRASE_HINTS = ("result:", "result =", "result=", "result**", "final result", "respuesta", "antwort", "resposta",
-                      "risposta", "réponse", "reponse", "ответ", "答", "정답")
+                      "risposta", "réponse", "reponse", "ответ", "答", "정답", "إجابة", "اجابة", "جواب", "उत्तर")
 _RARE_PHRASE_RE = re.compile(
     # "Result = 17" / "Final result: 17" (a line that starts with it, or "final result" anywhere).
     r"(?:^[ \t]*\**(?:the\s+)?(?:final\s+)?result\**\s*[:=]|\bfinal result\b\s*(?:is|:|=)|"
     # The answer phrase in other languages.
     r"\b(?:la\s+)?r[ée]ponse(?:\s+finale)?\s*(?:est\b|:)|\b(?:la\s+)?respuesta(?:\s+final)?\s*(?:es\b|:)|"
     r"\b(?:die\s+)?(?:endg[üu]ltige\s+)?antwort\s*(?:ist\b|lautet\b|:)|\b(?:a\s+)?resposta(?:\s+final)?\s*(?:é|:)|"
-    r"\b(?:la\s+)?risposta(?:\s+finale)?\s*(?:è|:)|\bответ\s*(?::|—|-|равен\b|(?=\s[-\d$\\]))|答案(?:是|为|為|：|:)|答えは|정답은)"
+    r"\b(?:la\s+)?risposta(?:\s+finale)?\s*(?:è|:)|\bответ\s*(?::|—|-|равен\b|(?=\s[-\d$\\]))|答案(?:是|为|為|：|:)|答えは|정답은|"
+    # Arabic "الإجابة هي" / "الجواب:"; Hindi "उत्तर:" and the verb-final "उत्तर 12 है" (the verb is dropped).
+    r"(?:ال)?(?:إجابة|اجابة|جواب)(?:\s+(?:ال)?نهائي(?:ة)?)?\s*(?:هي|هو|:|=)|(?:अंतिम\s+)?उत्तर\s*(?:है|:|=|(?=[-\d$\\])))"
     r"\s*\**:?\**",
     re.IGNORECASE | re.MULTILINE,
 )
+# Q/A few-shot format: the response's last line is "A: 18" (a "Q:" line may follow: the model went on to the
+# next question).
+_QA_LINE_RE = re.compile(r"^[ \t]*\**A\**[ \t]*:[ \t]*(?=\S)", re.MULTILINE)
+_QA_TAIL_RE = re.compile(r"[^\n]*(?:\s*$|\n\s*Q:)")
 _BOLD_LINE_RE = re.compile(r"^\s*\*\*(?:final answer|answer)\s*:?\s*(.+?)\*\*\s*\.?\s*$", re.IGNORECASE | re.MULTILINE)
 _RETRACTION_RE = re.compile(
     r"\b(?:wait|hold on|scratch that|hmm,? no|actually,? no|that'?s (?:wrong|incorrect|not right|not correct)|"
@@ -61,7 +68,10 @@ _CONFIRMATION_RE = re.compile(
     re.IGNORECASE,
 )
 _MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$((?:\\.|[^$\\])+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
-_SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|。|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
+_SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|。|।|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
+# Chat-template tokens a response may end with ("... I hope it is correct. <|im_start|>user"): not part of it.
+_TEMPLATE_TAIL_RE = re.compile(r"(?:\s*(?:<\|[A-Za-z_]{2,20}\|>(?:user|assistant|system)?|</s>))+\s*$")
+_HINDI_COPULA_RE = re.compile(r"\s+(?:है|हैं)\s*$")
 _OR_SPLIT_RE = re.compile(r"\s+(?:or|\\text\{\s*or\s*\}|\\vee|\\lor)\s+|\\text\{\s*or\s*\}", re.IGNORECASE)
 _GAP_NOISE_RE = re.compile(
     r"\\(?:quad|qquad|[,;:! ]|hspace\{[^{}]*\}|text\{\s*(?:and|or)\s*\}|mbox\{\s*(?:and|or)\s*\}|text\{\s*,?\s*\}|"
@@ -69,6 +79,7 @@ _GAP_NOISE_RE = re.compile(
 )
 _WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
 _BARE_ANSWER_RE = re.compile(r"^[\s$\\(\[]*[-+]?[\w\\{}^().,/+\-*= ]{1,40}[\s$\\)\].]*$", re.ASCII)
+_BARE_PERCENT_RE = re.compile(r"[ \t$]*(?:\\?%|\bpercent|\bpct)\s*$")  # "28 pct", "$28$ %": a bare percentage
 
 
 @dataclass(frozen=True)
@@ -145,7 +156,7 @@ def _statement(text: str, start: int) -> tuple[str, int]:
     end = _SENTENCE_END_RE.search(rest)
     cut = end.start() if end else len(rest)
     # In prose a final "!" is an exclamation ("The answer is 5!"); inside math it is a factorial.
-    statement = rest[:cut]
+    statement = _HINDI_COPULA_RE.sub("", rest[:cut])
     return (statement.rstrip().removesuffix("!") if "!" in statement else statement), start + cut
 
 
@@ -162,11 +173,24 @@ def _anchors(text: str) -> list[_Anchor]:
     lowered = text[tail_start:].lower()
     if any(hint in lowered for hint in _RARE_PHRASE_HINTS):
         phrases += _RARE_PHRASE_RE.finditer(text, tail_start)
+    if (qa := _last_qa_line(text)) is not None:
+        phrases.append(qa)
     for m in phrases:
         answer, end = _statement(text, m.end())
         if answer.strip(" *:.\n"):
             anchors.append(_Anchor(m.start(), end, "phrase", answer))
     return anchors
+
+
+def _last_qa_line(text: str) -> re.Match[str] | None:
+    """The "A:" line that ends the response (or ends it but for a following "Q:"), else None."""
+    window = max(0, len(text) - MAX_ANSWER_CHARS)
+    if "A" not in text[window:]:
+        return None
+    last = None
+    for last in _QA_LINE_RE.finditer(text, window):
+        pass
+    return last if last is not None and _QA_TAIL_RE.match(text, last.end()) else None
 
 
 def _final_box_group(boxes: list[_Anchor], text: str) -> tuple[list[_Anchor], str | None]:
@@ -189,14 +213,15 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
     text, closed = strip_thinking(response)
     if not closed:
         return Extraction(None, reason="no_answer", notes={"think": "unterminated"})
-    text = clean_text(text)
+    text = _TEMPLATE_TAIL_RE.sub("", clean_text(text))
     if minerva_only:
         anchors = [_Anchor(m.start(), m.end(), "minerva", m.group(1)) for m in _MINERVA_RE.finditer(text)]
     else:
         anchors = _anchors(text)
     if not anchors:
         bare = text.strip()
-        if bare and "\n" not in bare and _BARE_ANSWER_RE.match(bare) and not _WORD_RE.search(bare):
+        core = _BARE_PERCENT_RE.sub("", bare)
+        if core and "\n" not in bare and _BARE_ANSWER_RE.match(core) and not _WORD_RE.search(core):
             return Extraction(bare, "bare", (bare,))
         if minerva_only or (closing := closing_answer(text)) is None:
             return Extraction(None, reason="no_answer")

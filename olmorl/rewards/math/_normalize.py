@@ -19,6 +19,9 @@ _UNICODE = {
     "\u00a0": " ", "\u2007": " ", "\u2061": "", "\u200b": "",
 }
 _UNICODE_RE = re.compile("|".join(map(re.escape, _UNICODE)))
+# Arabic-Indic, Persian and Devanagari digits (NFKC keeps them) as ASCII digits; the Arabic decimal separator.
+_NATIVE_DIGITS = str.maketrans({**{chr(base + k): str(k) for base in (0x0660, 0x06F0, 0x0966) for k in range(10)},
+                                "\u066b": "."})
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 # Wrappers whose content is kept as is.
@@ -31,8 +34,15 @@ _DROP_RE = re.compile(
     r"(?![a-zA-Z])|\\[!;:>]|\\quad|\\qquad|\\phantom\{[^{}]*\}|\\hspace\{[^{}]*\}|\\mathstrut"
 )
 _DEGREE_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\^\s*\{\s*\\text\{\s*o\s*\}\s*\}")
+# A degree sign inside a trig function is an angle unit, not decoration: `\sin 30^\circ` is sin(pi/6).
+_TRIG_RE = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])")
+_TRIG_DEGREES_RE = re.compile(
+    r"(\\(?:sin|cos|tan|cot|sec|csc)(?:\^\s*\{?-?\d\}?)?\s*)\(?\s*(\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree)\s*\)?"
+)
+# `"yes"`, `'Monday'`, ``` ``no'' ```: quotes around a whole answer are not part of it.
+_QUOTED_RE = re.compile(r"^(?:\"|“|”|``|`|'|‘|’)([^\"“”`'‘’]+)(?:\"|“|”|''|`|'|‘|’)$")
 _CURRENCY_RE = re.compile(r"\\\$|\$|\\euro|€|£|¥|\\pounds|\b(?:USD|EUR|GBP|Rs\.?)\b")
-_PERCENT_RE = re.compile(r"\s*(?:\\%|%|\\percent|\bpercent\b|\bper cent\b)")
+_PERCENT_RE = re.compile(r"\s*(?:\\%|%|\\percent|\bpercent\b|\bper cent\b|\bpct\b)")
 _FRAC_SHORT_RE = re.compile(r"\\[dt]?frac\s*(\d)\s*(\d)")
 _FRAC_HALF_RE = re.compile(r"\\[dt]?frac\s*(\{[^{}]*\}|\d)\s*(\d)")
 _FRAC_BARE_NUM_RE = re.compile(r"\\frac\s*(\d)\s*\{")  # `\frac5{12}`: bare-digit numerator, braced denominator
@@ -96,7 +106,7 @@ def clean_text(text: str) -> str:
     text = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], text)
     # Full-width digits/letters/signs to ASCII; NFKC only on non-ASCII text (it is slow-ish).
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
+        text = unicodedata.normalize("NFKC", text).translate(_NATIVE_DIGITS)
         text = _UNICODE_RE.sub(lambda m: _UNICODE[m.group(0)], text)
     return text
 
@@ -174,6 +184,10 @@ def normalize_answer(raw: str) -> str:
             text = unwrap_command(text, command)
     text = _UNWRAP_RE.sub(r"\1", text)
     text = _DROP_RE.sub("", text)
+    if (quoted := _QUOTED_RE.match(text)) is not None:
+        text = quoted.group(1).strip()
+    if ("\\circ" in text or "\\degree" in text) and _TRIG_RE.search(text):
+        text = _TRIG_DEGREES_RE.sub(r"\1(\\frac{\2 \\pi}{180})", text)
     text = _DEGREE_RE.sub("", text)
     text = _CURRENCY_RE.sub("", text)
     text = _PERCENT_RE.sub("", text)

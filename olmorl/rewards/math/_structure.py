@@ -14,7 +14,7 @@ _SIMPLE_LHS_RE = re.compile(
     r"m\s*\\angle\s*[A-Z]{1,3}|\\angle\s*[A-Z]{1,3}|[a-zA-Z]\^\{?-1\}?\s*\(\w\)|"
     r"\(\s*[a-zA-Z](?:_\{?\w+\}?)?(?:\s*,\s*[a-zA-Z](?:_\{?\w+\}?)?)+\s*\)|"
     # a named quantity ("Area", "area of the triangle") or ratio ("AB:BC")
-    r"[A-Za-z][a-z]{2,}(?:\s+[a-z]+){0,4}|[A-Z]{1,3}\s*:\s*[A-Z]{1,3})$"
+    r"[A-Za-z][a-z]{2,}(?:\s+[a-z]+){0,4}|[A-Z]{1,3}(?:_\{?\w+\}?)?\s*:\s*[A-Z]{1,3}(?:_\{?\w+\}?)?)$"
 )
 _INEQ_OPS = {"<": ("(", ")"), "\\leq": ("[", "]"), ">": ("(", ")"), "\\geq": ("[", "]")}
 _FLIPPED = {"<": ">", ">": "<", "\\leq": "\\geq", "\\geq": "\\leq", "\\neq": "\\neq"}
@@ -105,6 +105,8 @@ def as_sequence(text: str) -> Sequence | None:
         inner = text[1:-1]
         if _balanced(inner):
             items = top_level_split(inner, (",",))
+            if len(items) == 1:
+                items = top_level_split(inner, (";",))  # `(1; 2)`: a semicolon separates coordinates
             if len(items) >= 2:
                 return Sequence(tuple(items), text[0], text[-1])
     items = top_level_split(text, (",", ";", "\\text{ and }", " and ", "\\quad", " or "))

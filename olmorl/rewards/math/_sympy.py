@@ -23,6 +23,7 @@ MAX_PARSE_CHARS = 400  # longer answers are compared as strings only
 MAX_NESTING = 6  # bracket depth limit for the parser
 MAX_LOG10 = 2_000.0  # refuse values with more than ~2000 digits (or their reciprocals)
 MAX_TREE_NODES = 600
+MAX_EXACT_DIGITS = 20_000  # the exact last resort evaluates rational arithmetic up to this many digits
 
 _CONVERSION = ConversionConfig(
     interpret_as_mixed_fractions=True,
@@ -35,6 +36,7 @@ _NORMALIZATION = NormalizationConfig(
 )
 _E, _I = sympy.Symbol("e"), sympy.Symbol("i")
 _PLAIN_INTEGER = re.compile(r"[0-9]+")
+_PLAIN_SIGNED_INTEGER = re.compile(r"-?[0-9]{1,5000}")
 _PLAIN_DECIMAL = re.compile(r"[0-9]*\.[0-9]+|[0-9]+\.")
 
 
@@ -72,7 +74,7 @@ def nesting_depth(text: str) -> int:
     return best
 
 
-def _log10_bound(expr: sympy.Basic, budget: list[int]) -> float:
+def _log10_bound(expr: sympy.Basic, budget: list[int], max_log10: float = MAX_LOG10) -> float:
     """An upper bound on |log10|value|| of a numeric subtree (symbols count as ~10); raises TooLarge."""
     budget[0] -= 1
     if budget[0] < 0:
@@ -85,30 +87,30 @@ def _log10_bound(expr: sympy.Basic, budget: list[int]) -> float:
     if expr.is_Atom:
         return 0.5 if expr.is_number else 1.0
     if isinstance(expr, sympy.Pow):
-        base = _log10_bound(expr.base, budget)
-        exponent_log = _log10_bound(expr.exp, budget)
+        base = _log10_bound(expr.base, budget, max_log10)
+        exponent_log = _log10_bound(expr.exp, budget, max_log10)
         if exponent_log > 6:
             if expr.base in (sympy.S.One, sympy.S.NegativeOne, sympy.S.Zero):
                 return 1.0
             raise TooLarge("exponent too large")
         bound = max(base, 1.0) * _magnitude(expr.exp, exponent_log)
     elif isinstance(expr, sympy.exp):
-        arg = _log10_bound(expr.args[0], budget)
+        arg = _log10_bound(expr.args[0], budget, max_log10)
         if arg > 6:
             raise TooLarge("exp argument too large")
         bound = _magnitude(expr.args[0], arg) * 0.44
     elif isinstance(expr, (sympy.factorial, sympy.factorial2, sympy.gamma, sympy.binomial, sympy.subfactorial)):
-        arg = max(_log10_bound(a, budget) for a in expr.args)
+        arg = max(_log10_bound(a, budget, max_log10) for a in expr.args)
         if arg > 5:
             raise TooLarge("factorial argument too large")
         bound = 10**arg * max(arg, 1.0)
     elif isinstance(expr, sympy.Mul):
-        bound = sum(_log10_bound(a, budget) for a in expr.args)
+        bound = sum(_log10_bound(a, budget, max_log10) for a in expr.args)
     elif isinstance(expr, sympy.Add):
-        bound = max(_log10_bound(a, budget) for a in expr.args) + math.log10(len(expr.args))
+        bound = max(_log10_bound(a, budget, max_log10) for a in expr.args) + math.log10(len(expr.args))
     else:
-        bound = max((_log10_bound(a, budget) for a in expr.args), default=1.0) + 1
-    if bound > MAX_LOG10:
+        bound = max((_log10_bound(a, budget, max_log10) for a in expr.args), default=1.0) + 1
+    if bound > max_log10:
         raise TooLarge("value too large")
     return bound
 
@@ -184,9 +186,73 @@ def to_complex(expr: sympy.Basic, digits: int = 30) -> complex | None:
 
 
 def exact_rational(expr: sympy.Basic) -> Fraction | None:
+    """The exact value of a rational constant, also when written as arithmetic (`2^{1000} + 1`), else None."""
     if expr.is_Rational:
         return Fraction(int(expr.p), int(expr.q))
+    try:
+        return exact_arithmetic(expr)
+    except TooLarge:
+        return None
+
+
+def exact_arithmetic(expr: Any, digits: int = MAX_EXACT_DIGITS) -> Fraction | None:
+    """+, -, *, / and integer powers and factorials of integers, evaluated exactly with Python integers (so a
+    huge integer reference is compared digit for digit, never within a tolerance); None for anything else.
+    Raises TooLarge when a value would have more than `digits` digits."""
+    if not isinstance(expr, sympy.Basic):
+        return None
+    if expr.is_Rational:
+        return Fraction(int(expr.p), int(expr.q))
+    if isinstance(expr, (sympy.Add, sympy.Mul)):
+        values = [exact_arithmetic(arg, digits) for arg in expr.args]
+        if any(v is None for v in values):
+            return None
+        total = values[0]
+        for value in values[1:]:
+            total = total + value if isinstance(expr, sympy.Add) else total * value
+            if _digits(total) > digits:
+                raise TooLarge("exact value too large")
+        return total
+    if isinstance(expr, sympy.Pow):
+        base, exponent = exact_arithmetic(expr.base, digits), exact_arithmetic(expr.exp, digits)
+        if base is None or exponent is None or exponent.denominator != 1:
+            return None
+        if base == 0:
+            return None if exponent < 0 else Fraction(int(exponent == 0))
+        if abs(exponent) * _digits(base) > digits:
+            raise TooLarge("exact power too large")
+        return base ** int(exponent)
+    if isinstance(expr, sympy.factorial):
+        arg = exact_arithmetic(expr.args[0], digits)
+        if arg is None or arg.denominator != 1 or arg < 0:
+            return None
+        if arg * max(1.0, math.log10(max(float(arg), 1.0))) > digits:
+            raise TooLarge("exact factorial too large")
+        return Fraction(math.factorial(int(arg)))
     return None
+
+
+def _digits(value: Fraction) -> int:
+    return max(abs(value.numerator).bit_length(), value.denominator.bit_length()) * 30103 // 100000 + 1
+
+
+def exact_value_of_large(text: str) -> Fraction | None:
+    """The exact value of an answer the guarded parse refused as too large (`3^{2000}`), when it is plain
+    rational arithmetic within MAX_EXACT_DIGITS digits; None otherwise (still too large, or not arithmetic)."""
+    if _PLAIN_SIGNED_INTEGER.fullmatch(text):
+        try:
+            return Fraction(int(text))
+        except ValueError:  # past Python's int-from-text digit limit
+            return None
+    if len(text) > MAX_PARSE_CHARS or nesting_depth(text) > MAX_NESTING:
+        return None
+    try:
+        expr = latex2sympy(text)
+        if isinstance(expr, sympy.Basic):
+            _log10_bound(expr, [MAX_TREE_NODES], MAX_EXACT_DIGITS)
+        return exact_arithmetic(expr)
+    except Exception:  # the parser raises bare Exceptions; TooLarge means past the exact budget too
+        return None
 
 
 def close(a: complex, b: complex, rel_tol: float) -> bool:

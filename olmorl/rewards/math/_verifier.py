@@ -19,7 +19,8 @@ from olmorl.rewards.math._sympy import TooLarge, parse_latex
 
 MathGroundTruth = str | int | float | list[str | int | float]
 
-_PERCENT_RE = re.compile(r"%|\bpercent\b")
+_PERCENT_RE = re.compile(r"%|\bpercent\b|\bpct\b")
+_PERCENT_PROMPT_RE = re.compile(r"%|\bpercent|\bprobabilit|\bchance", re.IGNORECASE)
 _SOLUTION_RE = re.compile(r"\b(?:the (?:final )?answer is|final answer)\b", re.IGNORECASE)
 _NUMBER_WORD = (
     r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
@@ -55,6 +56,11 @@ class MathOptions(BaseModel):
     rel_tol: float = Field(
         default=1e-6, gt=0, le=0.1,
         description="Relative tolerance for a decimal answer against an exact reference (never absolute).",
+    )
+    percent_as_fraction: bool = Field(
+        default=False,
+        description="A percent answer may equal the fraction it stands for (`70%` = 0.7) against a reference "
+        "that is not a percent. Also on when the prompt speaks of percent or probability.",
     )
 
 
@@ -122,6 +128,13 @@ def _percent_fraction(raw: str) -> str | None:
     return f"{value.numerator}/{value.denominator}" if value.denominator != 1 else str(value.numerator)
 
 
+def _prompt_allows_percent(prompt: Any) -> bool:
+    """Whether the question itself asks for a percentage or a probability (where `70%` and 0.7 are one answer)."""
+    if isinstance(prompt, list):
+        prompt = " ".join(m.content for m in prompt if isinstance(getattr(m, "content", None), str))
+    return isinstance(prompt, str) and bool(_PERCENT_PROMPT_RE.search(prompt))
+
+
 def _is_multipart(reference: str) -> bool:
     return st.as_sequence(reference) is not None or st.expand_pm(reference) is not None or (
         st.as_matrix(reference) is not None)
@@ -181,15 +194,21 @@ class _MathFamily(Verifier):
         if extraction.answer is None:
             return Score(0.0, _details(extraction, refs, [], extraction.reason or "no_answer"))
         verdict, compared = Verdict(False, "mismatch"), []
+        percent_allowed = task.options.percent_as_fraction or _prompt_allows_percent(task.prompt)
         for raw, ref in zip(references(task.ground_truth), refs):
             verdict, compared = self.compare(ref, extraction, task.options.rel_tol)
             if verdict.match:
                 break
-            # Percent behaves like a unit (50% ~ 50), and also as a fraction (50% ~ 0.5).
+            # Percent behaves like a unit (50% ~ 50). A plain answer may also give a percent reference as the
+            # fraction it stands for (0.5 ~ 50%), but a percent answer states its own value (0.08% is not 8%); a
+            # percent answer equals a fraction reference (70% ~ 0.7) only where the item allows it.
             percent_ref = _percent_fraction(raw)
+            answer_percent = any(_PERCENT_RE.search(c) for c in extraction.candidates)
             if percent_ref is not None:
-                verdict, compared = self.compare(percent_ref, extraction, task.options.rel_tol)
-            elif len(extraction.candidates) == 1 and (percent_ans := _percent_fraction(extraction.candidates[0])):
+                if not answer_percent:
+                    verdict, compared = self.compare(percent_ref, extraction, task.options.rel_tol)
+            elif (len(extraction.candidates) == 1 and percent_allowed
+                  and (percent_ans := _percent_fraction(extraction.candidates[0]))):
                 verdict, compared = self.compare(ref, replace(extraction, candidates=(percent_ans,)),
                                                  task.options.rel_tol)
             if verdict.match:
