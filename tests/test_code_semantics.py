@@ -136,6 +136,9 @@ LEGIT = {
                                  ["c = Catch()\nwith c:\n    boom()\nassert c.caught"]),
     "global_counter": ("count = 0\ndef bump():\n    global count\n    count += 1\n",
                        ["bump()\nbump()\nassert count == 2"]),
+    "stdlib_named_object": ("class Queue:\n    def __init__(self): self.items = []\n"
+                            "    def push(self, x): self.items.append(x)\n    def pop(self): return self.items.pop()\n"
+                            "queue = Queue()\n", ["queue.push(1)\nassert queue.pop() == 1"]),
     "context_manager": ("class Resource:\n    def __init__(self): self.closed = False\n"
                         "    def __enter__(self): return self\n    def __exit__(self, *exc): self.closed = True\n"
                         "def make(): return Resource()\n",
@@ -161,8 +164,6 @@ def test_a_slow_import_has_its_own_load_budget(server):
     # load deadline, then the test's clock starts; a test that is itself slow still times out.
     slow_import = "import time\ntime.sleep(0.8)  # stands for a slow import\ndef f(x): return x + 1\n"
     assert score(server, slow_import, ["assert f(1) == 2"], timeout_s=0.5)["reward"] == 1.0
-    assert score(server, "import sympy\ndef f(x): return int(sympy.Integer(x) + 1)\n", ["assert f(1) == 2"],
-                 timeout_s=0.5)["reward"] == 1.0
     slow = score(server, slow_import + "def g(): time.sleep(2)\n", ["g()\nassert f(1) == 2"], timeout_s=0.5)
     assert slow["reward"] == 0.0 and slow["details"]["counts"] == {"timeout": 1}, slow
 

@@ -194,7 +194,8 @@ class TestPlan:
     def __init__(self, source, tolerance):
         self.tree = tree = ast.parse(source)
         self.tolerance = tolerance
-        self.used, self.imported, self.module_bases, specials = set(), set(), set(), set()
+        self.used, self.imported, specials = set(), set(), set()
+        self.module_attrs = {}  # name -> attributes the test reads from it (`math.isclose`)
         self.bound = set()  # names the test binds somewhere (never read live from the program)
         for node in ast.walk(tree):
             if isinstance(node, ast.Name):
@@ -209,7 +210,7 @@ class TestPlan:
                 if _special(node.attr):
                     specials.add(node.attr)
                 if isinstance(node.value, ast.Name):
-                    self.module_bases.add(node.value.id)
+                    self.module_attrs.setdefault(node.value.id, set()).add(node.attr)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.imported.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
             elif isinstance(node, ast.Constant) and type(node.value) is str and _special(node.value):
@@ -227,16 +228,19 @@ class TestPlan:
 
 def test_namespace(conn, program, plan, entry):
     """The test's globals: its builtins and module names are its own (the modules it imports, or a
-    standard library module it names as `mod.attr`); the program contributes only the other names the
-    test uses. An explicit entry point (HumanEval's, a function test's) always comes from the program."""
+    standard library module it uses as one: every `mod.attr` it reads exists there); the program
+    contributes only the other names the test uses (a program's `queue = Queue()` read as `queue.push`).
+    An explicit entry point (HumanEval's, a function test's) always comes from the program."""
     namespace = {}
     for name in plan.used - plan.imported - _BUILTIN_NAMES:
-        if name in _STDLIB and name in plan.module_bases:
+        if name in _STDLIB and name in plan.module_attrs:
             try:
-                namespace[name] = conn.module(name)
-                continue
+                module = conn.module(name)
             except WireError:
-                pass
+                module = None
+            if module is not None and all(hasattr(module, attr) for attr in plan.module_attrs[name]):
+                namespace[name] = module
+                continue
         if name in program:
             namespace[name] = program[name]
     if entry is not None and entry in program:
@@ -282,6 +286,8 @@ def run_test_code(conn, plan, names, tolerance):
             _run_test_cases(sys.modules["unittest"], namespace)
     finally:
         sys.modules["__main__"], sys.argv, sys.stdout, sys.stderr = saved
+        if saved[0] is None:
+            del sys.modules["__main__"]
 
 
 def _differ(a, b, tolerance):
