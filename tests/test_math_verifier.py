@@ -101,6 +101,21 @@ def test_gsm8k_numeric_verifier():
         verifier.make_task("#### 3", "three", {}, None)
 
 
+@pytest.mark.parametrize(("response", "reward", "reason"), [
+    ("The answer is $\\boxed{41, 42}$.", 0.0, "hedged"),  # scored as its last number before (issue 23)
+    ("The answer is $\\boxed{41; 42}$.", 0.0, "hedged"),
+    ("The answer is $\\boxed{41 \\quad 42}$.", 0.0, "hedged"),
+    ("The answer is $\\boxed{41 or 42}$.", 0.0, "hedged"),
+    ("The answer is $\\boxed{42, 42}$.", 1.0, None),  # one value, written twice
+    ("The answer is $\\boxed{1,042}$.", 0.0, "mismatch"),  # a thousands separator, not a list
+    ("The answer is $\\boxed{2,042}$.", 0.0, "mismatch"),
+])
+def test_gsm8k_a_boxed_list_of_numbers_is_a_hedge(response, reward, reason):
+    result = score(response, "42", "gsm8k")
+    assert (result.reward, result.details.get("reason")) == (reward, reason)
+    assert score("The answer is $\\boxed{1,042}$.", "1042", "gsm8k").reward == 1.0
+
+
 # -- issue 13: answers without an anchor, sentences, labelled and worked references ------------------------
 # Hand-written, one or more per failure category of the issue (shapes seen in real model outputs:
 # Minerva lines, closing sentences, display equations, other languages); each was checked by hand.

@@ -156,6 +156,8 @@ class RewardEngine:
             self.metrics.items.labels(verifier, status).inc(n)
         latency: dict[str, Any] = {}
         for result in results:
+            if result.details:
+                self.metrics.count_tamper(result.verifier, result.details)
             if result.verifier not in latency:
                 latency[result.verifier] = self.metrics.item_latency.labels(self._label(result.verifier))
             latency[result.verifier].observe(result.elapsed_ms / 1000)

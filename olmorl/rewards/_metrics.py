@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from olmorl.sandbox._wire import TAMPER_KINDS
 
 # Item latencies span sub-millisecond string checks to multi-second sandboxed tests.
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -48,6 +52,20 @@ class RewardMetrics:
             "olmorl_chunk_splits_total", "Chunks of pool items killed (an item stuck or crashing) and retried "
             "item by item.", registry=self.registry,
         )
+
+        self.tamper = Counter(
+            "olmorl_code_tamper_total", "Times a program tripped the code sandbox's boundary, by verifier and "
+            "kind (special_method, taint, protocol, denied_syscall, harness_kill); it never earns reward.",
+            ["verifier", "kind"], registry=self.registry,
+        )
+
+    def count_tamper(self, verifier: str, details: Any) -> None:
+        """Count a result's `details.tamper` ({kind: times}); kinds outside the fixed set are not labels."""
+        tamper = details.get("tamper") if isinstance(details, dict) else None
+        if isinstance(tamper, dict):
+            for kind, times in tamper.items():
+                if kind in TAMPER_KINDS and isinstance(times, int) and times > 0:
+                    self.tamper.labels(verifier, kind).inc(times)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

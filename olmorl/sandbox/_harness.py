@@ -106,7 +106,7 @@ def set_limits(job, cpu=True):
     limits = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, job["file_bytes"]),
               (resource.RLIMIT_NOFILE, job["open_files"])]
     if cpu:
-        limits.append((resource.RLIMIT_CPU, int(job["timeout"]) + 1))
+        limits.append((resource.RLIMIT_CPU, int(job["timeout"] + (job.get("load_timeout") or 0)) + 1))
     if job.get("memory_bytes"):
         # The JVM, V8 and Go reserve gigabytes of address space up front: RLIMIT_DATA bounds them instead.
         kind = resource.RLIMIT_DATA if job.get("memory_rlimit") == "data" else resource.RLIMIT_AS
@@ -453,7 +453,8 @@ class _Program:
             self.mode = "exec"
         else:
             self.mode = "stdio" if test.get("code") is None and test.get("call") is None else "code"
-        start = {key: job[key] for key in ("program", "timeout", "memory_bytes", "file_bytes", "open_files")}
+        start = {key: job.get(key) for key in ("program", "timeout", "load_timeout", "memory_bytes", "file_bytes",
+                                               "open_files")}
         if self.mode == "exec":
             start.update({key: job.get(key) for key in ("exec", "env", "memory_rlimit", "stack_bytes")})
         data = json.dumps(dict(start, mode=self.mode)).encode()
@@ -509,6 +510,7 @@ def run_test(job, test, program, following, zygote, keep, budget):
         "stdout_truncated": out_r in conn.capped,
         "stderr": conn.output(err_r)[-job["excerpt"]:],
         "runtime": round(runtime, 6),
+        **conn.notes,  # checks run, tamper trips (`_wire.note_tamper` adds one)
     }
 
 

@@ -14,13 +14,17 @@ import json
 import logging
 import time
 from collections import OrderedDict, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from olmorl.sandbox._backends import BACKENDS, Backend, BwrapBackend, Channel, SandboxLimits, SandboxUnavailable
 from olmorl.sandbox._languages import Language, LanguageUnavailable, job_fields, language
+from olmorl.sandbox._wire import TAMPER_KINDS
 
 log = logging.getLogger("olmorl.sandbox")
+# A Python program's load (running its top level: imports) before a code test's clock starts. Each test
+# runs the program afresh; `import numpy` / `import sympy` cost 0.1-0.5 s there, more under load.
+PROGRAM_LOAD_S = 3.0
 
 
 @dataclass
@@ -37,6 +41,9 @@ class TestRun:
     timed_out: bool = False
     exit_code: int | None = None
     signal: int | None = None
+    checks: int | None = None  # checks a code test executed (None: not a code test)
+    no_check: bool = False  # a code test that finished without executing any check (never passes)
+    tamper: list[str] = field(default_factory=list)  # how the program tripped the boundary (`TAMPER_KINDS`)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> TestRun:
@@ -54,6 +61,9 @@ class TestRun:
             timed_out=bool(record.get("timed_out")),
             exit_code=record.get("exit") if isinstance(record.get("exit"), int) else None,
             signal=record.get("signal") if isinstance(record.get("signal"), int) else None,
+            checks=record.get("checks") if isinstance(record.get("checks"), int) else None,
+            no_check=record.get("no_check") is True,
+            tamper=[kind for kind in record.get("tamper") or () if kind in TAMPER_KINDS],
         )
 
 
@@ -69,10 +79,11 @@ class TestInput:
     args: Any = None
     expected: Any = None
     expected_stdout: str | None = None
+    entry: str | None = None  # for `code`: the name that always comes from the program (HumanEval's entry_point)
 
     def wire(self) -> dict[str, Any]:
         return {"code": self.code, "stdin": self.stdin, "call": self.call, "args": self.args,
-                "expected": self.expected, "expected_stdout": self.expected_stdout}
+                "expected": self.expected, "expected_stdout": self.expected_stdout, "entry": self.entry}
 
 
 class _Slot:
@@ -234,6 +245,9 @@ class SandboxPool:
             "compare": compare,
         }
         budget = len(tests) * (timeout + 0.5) + 5.0
+        if lang.name == "python" and any(t.code is not None or t.call is not None for t in tests):
+            job["load_timeout"] = PROGRAM_LOAD_S
+            budget += len(tests) * PROGRAM_LOAD_S
         if lang.name != "python":
             compile_timeout = min(compile_timeout_s or self.limits.compile_timeout_s, self.limits.compile_timeout_s)
             job.update(job_fields(lang, program, memory_bytes=job["memory_bytes"], compile_timeout_s=compile_timeout,

@@ -4,14 +4,21 @@ Standard library only (a harness part, see `_harness`). This runs in the trusted
 holds the tests and never runs program code. A program object is a `Proxy`: touching it asks the
 program process (attribute, call, iteration, `str`, ...). What the program must never decide is a
 check of the test against its own data, so:
-- `proxy == x` / `!=` with anything that is not a program object is never asked (identity, False);
-  ordering with test data raises TypeError; comparisons between two program objects are asked (the
-  test is testing the program's own methods then).
+- `proxy == x` with anything that is not a program object is never asked (False); `proxy != x`
+  raises TypeError (never True: a program object is unequal to test data only as far as `==` says
+  it is not equal), except against None; ordering with test data raises TypeError; comparisons
+  between two program objects are asked (the test is testing the program's own methods then).
 - arithmetic between a program object and test data (`v * 3`) is asked, but the answer must be a
   program object and is *tainted*: its truth value, `abs`, `-`, `int`/`float`/`round`, `len`, `hash`,
-  iteration and membership are refused, so `abs(f(x) - expected) < tol` cannot be forged.
+  `str`/`repr`/`format`, iteration and membership are refused, so `abs(f(x) - expected) < tol` or
+  `str(f(x) + 0) == "5"` cannot be forged.
+- special names (`__x__`) are never looked up on the program unless the test's own code names that
+  attribute: a library of the test process probing `__array_interface__` gets AttributeError.
+- a program context manager's `__exit__` runs, but cannot swallow the test's AssertionError (nor
+  anything that is not an Exception: the deadline).
 - class attributes are fetched all at once per class, so the order of the test's reads (say, the
   expected enum member) is not visible to the program.
+Every refusal above that only a program probing the boundary causes is noted in `Conn.notes["tamper"]`.
 """
 
 import builtins
@@ -19,12 +26,18 @@ import json
 import os
 import select
 import signal
+import sys
 import time
 
 if __name__ != "__main__":  # a module of the server; inside the sandbox the parts are one file
-    from olmorl.sandbox._wire import WireError, decode, encode
+    from olmorl.sandbox._wire import WireError, decode, encode, note_tamper
 
 MAX_REPLY = 8 << 20  # one answer of the program process
+# Special names the standard library probes on any object (copy, inspect, functools.wraps, typing):
+# refused like every other, but not counted as tampering.
+_ROUTINE_PROBES = frozenset(("__deepcopy__", "__copy__", "__getstate__", "__setstate__", "__reduce__",
+                             "__reduce_ex__", "__wrapped__", "__signature__", "__name__", "__qualname__",
+                             "__origin__", "__parameters__", "__length_hint__", "__fspath__", "__dict__"))
 _MISSING = object()
 
 
@@ -58,6 +71,11 @@ class Conn:
         self.proxies = {}  # handle -> Proxy: one per program object, so `is` works
         self.exceptions = {}  # handle -> local exception class
         self.modules = {}
+        self.notes = {}  # extra fields of the test's record: `tamper` (see `_wire.TAMPER_KINDS`), `checks`
+        self.asked_specials = frozenset()  # special attribute names the test's code itself names
+
+    def trip(self, kind):
+        note_tamper(self.notes, kind)
 
     # -- I/O -----------------------------------------------------------------------------------
     def _pump(self, fds, timeout):
@@ -74,6 +92,7 @@ class Conn:
                     raise ProgramDied("the program process ended")
                 self.buffer += chunk
                 if len(self.buffer) > MAX_REPLY:
+                    self.trip("protocol")
                     raise ProgramDied("an answer of the program process exceeded the size limit")
                 continue
             if not chunk:
@@ -107,8 +126,10 @@ class Conn:
             try:
                 message = json.loads(line)
             except (ValueError, RecursionError):
+                self.trip("protocol")
                 raise ProgramDied("the program process sent a malformed message") from None
             if type(message) is not dict:
+                self.trip("protocol")
                 raise ProgramDied("the program process sent a malformed message")
             return message
         except ProgramDied as exc:
@@ -148,13 +169,16 @@ class Conn:
         if "e" in reply:
             raise self.exception(reply["e"])
         if "v" not in reply:
+            self.trip("protocol")
             self.dead = "the program process sent a malformed answer"
             raise ProgramDied(self.dead)
         value = self.decode(reply["v"])
         if taint:
             if not isinstance(value, Proxy):
+                self.trip("taint")
                 raise TypeError("a program object combined with test data must give a program object")
             fresh = Proxy(self, value._o_h, value._o_kind, value._o_name)
+            object.__setattr__(fresh, "_o_class", value._o_class)
             object.__setattr__(fresh, "_o_tainted", True)
             return fresh
         return value
@@ -163,6 +187,7 @@ class Conn:
         try:
             return decode(raw, self.resolve)
         except (WireError, TypeError, ValueError, RecursionError) as exc:
+            self.trip("protocol")
             self.dead = f"the program process sent an unreadable value: {exc}"
             raise ProgramDied(self.dead) from None
 
@@ -174,7 +199,10 @@ class Conn:
         kind = raw.get("k")
         if kind == "e":
             return self.exception_class(raw["$h"], raw.get("n", "ProgramError"), raw.get("b", "Exception"))
-        return self.proxy(raw["$h"], "c" if kind == "c" else "o", str(raw.get("n"))[:100])
+        found = self.proxy(raw["$h"], "c" if kind == "c" else "o", str(raw.get("n"))[:100])
+        if kind != "c" and found._o_class is None:
+            object.__setattr__(found, "_o_class", _library_class(raw.get("t"), raw.get("n")) or Proxy)
+        return found
 
     def proxy(self, handle, kind, name):
         found = self.proxies.get(handle)
@@ -240,11 +268,25 @@ def _test_value(value):
     raise WireError(f"a {type(value).__name__} of the test cannot be passed to the program")
 
 
+def _library_class(module, qualname):
+    """The class a program object says it is an instance of, when that is a class of the standard
+    library the test process has already imported (`re.Pattern`, `datetime.date`): what `isinstance`
+    in the test sees. Only a claim: the object still lives in the program process and compares as one."""
+    if type(module) is not str or type(qualname) is not str or module == "__main__" \
+            or module.partition(".")[0] not in getattr(sys, "stdlib_module_names", ()) and module != "builtins":
+        return None
+    found = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found if isinstance(found, type) and found.__module__ == module else None
+
+
 def _tainted(*values):
     return any(isinstance(v, Proxy) and v._o_tainted for v in values)
 
 
-def _refuse(what):
+def _refuse(proxy, what):
+    proxy._o_conn.trip("taint")
     raise TypeError(f"{what} of a program object derived from test data is not evaluated "
                     "(the program would decide the test's own check)")
 
@@ -252,12 +294,16 @@ def _refuse(what):
 class Proxy:
     """A program object, living in the program process."""
 
-    __slots__ = ("_o_conn", "_o_h", "_o_kind", "_o_name", "_o_tainted", "_o_attrs", "__weakref__")
+    __slots__ = ("_o_conn", "_o_h", "_o_kind", "_o_name", "_o_tainted", "_o_attrs", "_o_class", "__weakref__")
 
     def __init__(self, conn, handle, kind, name):
         for key, value in (("_o_conn", conn), ("_o_h", handle), ("_o_kind", kind), ("_o_name", name),
-                           ("_o_tainted", False), ("_o_attrs", None)):
+                           ("_o_tainted", False), ("_o_attrs", None), ("_o_class", None)):
             object.__setattr__(self, key, value)
+
+    @property
+    def __class__(self):
+        return self._o_class or Proxy
 
     def _o_ask(self, op, **fields):
         return self._o_conn.ask({"op": op, "o": {"$h": self._o_h}, **fields})
@@ -265,6 +311,10 @@ class Proxy:
     def __getattr__(self, name):
         if name.startswith("_o_"):
             raise AttributeError(name)
+        if name.startswith("__") and name.endswith("__") and name not in self._o_conn.asked_specials:
+            if name not in _ROUTINE_PROBES:  # the trusted side's probe: never the program's answer
+                self._o_conn.trip("special_method")
+            raise AttributeError(f"{name} of a program object is not looked up for the test process")
         if self._o_kind == "c":  # a class: all its attributes at once (enum members, constants)
             if self._o_attrs is None:
                 pairs = self._o_ask("classattrs")
@@ -285,23 +335,36 @@ class Proxy:
         return self._o_ask("call", a=[conn.arg(a) for a in args], k={k: conn.arg(v) for k, v in kwargs.items()})
 
     def __repr__(self):
+        if self._o_tainted:
+            _refuse(self, "repr()")
         return self._o_ask("unary", name="repr")
 
     def __str__(self):
+        if self._o_tainted:
+            _refuse(self, "str()")
         return self._o_ask("unary", name="str")
 
     def __format__(self, spec):
+        if self._o_tainted:
+            _refuse(self, "format()")
         return self._o_ask("format", spec=spec)
 
     def __round__(self, *args):
         if self._o_tainted:
-            _refuse("round()")
+            _refuse(self, "round()")
         return self._o_ask("round", a=[self._o_conn.arg(a) for a in args])
 
     def __exit__(self, exc_type, exc, tb):
-        raw = None if exc_type is None else {"$exc": next(
-            c.__name__ for c in exc_type.__mro__ if c.__module__ == "builtins")}
-        return self._o_ask("exit", exc=raw, msg=str(exc)[:2000] if exc is not None else "")
+        if exc_type is None:
+            raw = None
+        elif "_o_h" in exc_type.__dict__:  # the program's own exception class
+            raw = {"$h": exc_type._o_h}
+        else:
+            raw = {"$exc": next(c.__name__ for c in exc_type.__mro__ if c.__module__ == "builtins")}
+        swallowed = self._o_ask("exit", exc=raw, msg=str(exc)[:2000] if exc is not None else "")
+        if exc_type is None or issubclass(exc_type, AssertionError) or not issubclass(exc_type, Exception):
+            return False  # the test's own failure (or the deadline) always propagates
+        return swallowed
 
     def __instancecheck__(self, value):
         return bool(self._o_ask("isinstance", v=self._o_conn.arg(value)) is True)
@@ -311,7 +374,7 @@ class Proxy:
 
     def __contains__(self, item):
         if _tainted(self):
-            _refuse("membership")
+            _refuse(self, "membership")
         return self._o_ask("contains", v=self._o_conn.arg(item)) is True
 
     def __getitem__(self, key):
@@ -327,7 +390,7 @@ class Proxy:
 def _unary(name, check=None):
     def method(self):
         if self._o_tainted and name not in ("enter",):
-            _refuse(name)
+            _refuse(self, name)
         value = self._o_ask("unary", name=name)
         if check is not None and not check(value):
             raise TypeError(f"{name}() of a program object returned {type(value).__name__}")
@@ -347,7 +410,10 @@ for _name, _check in (("neg", None), ("pos", None), ("abs", None), ("invert", No
 def _compare(name):
     def method(self, other):
         if not isinstance(other, Proxy):
-            return NotImplemented  # never let the program judge the test's data
+            if name == "ne" and other is not None:  # identity would answer True: refuse instead
+                raise TypeError(f"a program object ({self._o_name}) is compared with test data by !=; "
+                                "only plain values compare with the test's data")
+            return NotImplemented  # never let the program judge the test's data (== falls back to identity)
         return self._o_conn.ask({"op": "bin", "name": name, "a": {"$h": self._o_h}, "b": {"$h": other._o_h}})
     return method
 

@@ -153,3 +153,16 @@ def stdout_matches(actual, expected, tol=None, compare="whitespace"):
             if not (math.isfinite(x) and math.isfinite(y) and math.isclose(x, y, rel_tol=tol, abs_tol=tol)):
                 return False
     return True
+
+
+# -- tamper telemetry ----------------------------------------------------------------------------------
+# How a program tripped the sandbox's boundary (a fixed set: the server's metric labels). A trip never
+# earns anything: the operation is refused (or the test ends); the record only says it happened.
+TAMPER_KINDS = ("special_method", "taint", "protocol", "denied_syscall", "harness_kill")
+
+
+def note_tamper(record, kind):
+    """Add one trip of `kind` to a test record's `tamper` list (the test process's records)."""
+    if kind not in TAMPER_KINDS:
+        raise ValueError(f"unknown tamper kind {kind!r}")
+    record.setdefault("tamper", []).append(kind)

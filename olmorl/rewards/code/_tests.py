@@ -113,4 +113,4 @@ def _check_tests(source: str, entry_point: str) -> TestSuite:
     if not any(isinstance(n, ast.FunctionDef) and n.name == "check" for n in module.body):
         raise InvalidInput("ground_truth.test must define check(candidate)")
     code = f"{source}\n\ncheck({entry_point})\n"
-    return TestSuite("check", [CompiledTest(TestInput(code=code), f"check({entry_point})")])
+    return TestSuite("check", [CompiledTest(TestInput(code=code, entry=entry_point), f"check({entry_point})")])

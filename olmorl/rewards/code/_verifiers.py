@@ -7,6 +7,7 @@ import asyncio
 import logging
 import os
 import re
+from collections import Counter
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -187,6 +188,10 @@ class _CodeVerifierBase(Verifier):
         compile_timeout = min(opts.compile_timeout_s or self.settings.sandbox.compile_timeout_s,
                               self.settings.sandbox.compile_timeout_s)
         error = compile_error(build, compile_timeout)
+        no_check = next((run.index for run in runs if run.no_check), None)
+        if no_check is not None:
+            raise InvalidInput(f"ground_truth test {no_check} ({suite.tests[no_check].label!r}) ran no check: no "
+                               "assert statement, unittest assertion or test function comparison executed")
         by_index = {run.index: run for run in runs}
         records = [grade(test, by_index.get(i), failure if error is None else "not run: the program did not compile")
                    for i, test in enumerate(suite.tests)]
@@ -208,6 +213,9 @@ class _CodeVerifierBase(Verifier):
         }
         if failure:
             details["sandbox"] = failure
+        tamper = Counter(kind for run in runs for kind in run.tamper)
+        if tamper:  # the program probed the sandbox's boundary (counted in /metrics too)
+            details["tamper"] = dict(tamper)
         if error is not None:  # the program's fault: status ok, reward 0, and no test ran
             details["counts"] = {"not_run": len(statuses)}
             return Score(0.0, details, elapsed_s=in_sandbox_s)

@@ -29,6 +29,17 @@ _NUMBER_WORD = (
 )
 _NUMBER_WORDS_RE = re.compile(rf"^(?:minus\s+|negative\s+)?{_NUMBER_WORD}(?:(?:\s+and\s+|[\s-]+){_NUMBER_WORD})*$")
 _LAST_NUMBER_RE = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
+# Between the numbers of a list: ";", whitespace (a normalized \\quad), or a comma that is no thousands separator.
+_LIST_SEPARATOR_RE = re.compile(r"\s*(?:;|,(?!\d{3}(?!\d))|\s)\s*")
+
+
+def _listed_numbers(text: str) -> list[Any]:
+    """The numbers of an answer that is only a list of two or more numbers; else []."""
+    parts = [p for p in _LIST_SEPARATOR_RE.split(text.strip()) if p]
+    if len(parts) < 2:
+        return []
+    numbers = [parse_number(p.replace(",", "")) for p in parts]
+    return numbers if all(n is not None for n in numbers) else []
 
 
 # The shapes of final answers in MATH, GSM8K and olympiad sets, as (answer as written, reference): numbers in every
@@ -268,6 +279,10 @@ class GSM8KVerifier(_MathFamily):
         for candidate in dict.fromkeys(extraction.candidates):
             text = normalize_answer(candidate)
             number = parse_number(text)
+            listed = _listed_numbers(text) if number is None else []
+            if listed:  # "41, 42", "41; 42", "41 \\quad 42": several answers, as much a hedge as "41 or 42"
+                values.extend(n for n in listed if n not in values)
+                continue
             if number is None:
                 found = _LAST_NUMBER_RE.findall(text)
                 number = parse_number(found[-1].replace(",", "")) if found else None

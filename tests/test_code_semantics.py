@@ -1,0 +1,187 @@
+"""What a code test means in the sandbox (issue 23 §2, §5, §6), through a real server on the bwrap backend.
+
+- Name resolution: a test's builtins and module names are its own; a program that defines `abs`, `set`,
+  `sorted`, ... or binds `math` to an object decides nothing.
+- Comparisons the program cannot decide: `!=` against test data, `str`/`repr`/`format` of tainted values,
+  a context manager swallowing the test's AssertionError, a library of the test process probing a
+  special attribute (`__array_interface__`).
+- Runner semantics: `test_*` functions, unittest TestCases and `if __name__ == "__main__":` blocks run;
+  a test that runs no check is `invalid`, never 1.0.
+- Legitimate shapes that failed before: a context manager inspected after its block, `re.Pattern`,
+  LeetCode's `class Solution` with unimported `List[int]`, a slow import (numpy, sympy) before the first test.
+- Tamper telemetry: `details.tamper` and the `olmorl_code_tamper_total` counter.
+Each attack below scored 1.0 on the code before these changes (checked by running this file against it).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import httpx
+import pytest
+
+from test_code_hardening import server, verify  # noqa: F401 (the module's server fixture)
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
+                                reason="bubblewrap missing: run scripts/install-system-deps.sh")
+
+
+def run(server, program: str, ground_truth, **options) -> dict:
+    [result] = verify(server, [{"verifier": "code", "response": f"```python\n{program}\n```",
+                                "ground_truth": ground_truth, "options": options}])
+    return result
+
+
+def score(server, program: str, ground_truth, **options) -> dict:
+    result = run(server, program, ground_truth, **options)
+    assert result["status"] == "ok", result
+    return result
+
+
+# -- §2: the program's globals never shadow the test's builtins and modules ---------------------------
+SHADOWS = {
+    "abs": ("def f(x): return 0\ndef abs(x): return 0\n", ["assert abs(f(1) - 5) < 1e-6"]),
+    "set": ("def similar_elements(a, b): return 1\nclass set:\n    def __init__(self, *a): pass\n"
+            "    def __eq__(self, other): return True\n",
+            ["assert set(similar_elements((3, 4, 5, 6),(5, 7, 4, 10))) == set((4, 5))"]),  # MBPP, verbatim
+    "sorted": ("def f(x): return [3, 1]\ndef sorted(x): return list(x)\n", ["assert f([3, 1]) == sorted([3, 1])"]),
+    "list": ("def f(x): return (1,)\nlist = lambda x: [1, 2]\n", ["assert list(f(0)) == [1, 2]"]),
+    "str": ("def f(x): return 1\nstr = lambda x: 'two'\n", ["assert str(f(0)) == 'two'"]),
+    "float": ("def f(x): return 1.0\nfloat = lambda x: 2.0\n", ["assert float(f(0)) == 2.0"]),
+    "round": ("def f(x): return 1.0\nround = lambda x, n=0: 2.0\n", ["assert round(f(0), 2) == 2.0"]),
+    "type": ("def f(x): return '1'\ndef type(x): return int\n", ["assert type(f(0)) == type(1)"]),
+    "math": ("def f(x): return 0\nclass _M:\n    def isclose(self, *a, **k): return True\nmath = _M()\n",
+             ["assert math.isclose(f(1), 5)"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHADOWS))
+def test_program_globals_never_shadow_the_tests_builtins_or_modules(server, name):
+    program, tests = SHADOWS[name]
+    result = score(server, program, tests)
+    assert result["reward"] == 0.0, result
+
+
+def test_names_the_program_contributes_and_the_entry_point(server):
+    # a module the program imported (and the test did not) is the test's own copy; the entry point of a
+    # HumanEval check always comes from the program, whatever its name
+    assert score(server, "import math\ndef root(x): return math.sqrt(x)\n",
+                 ["assert math.isclose(root(4), 2)"])["reward"] == 1.0
+    check = {"test": "def check(candidate):\n    assert candidate([3, 1]) == [3, 1, 0]\n", "entry_point": "sorted"}
+    assert score(server, "def sorted(x): return x + [0]\n", check)["reward"] == 1.0
+
+
+# -- §5: comparisons the program still decided ---------------------------------------------------------
+_OBJECT = "class A:\n    def __add__(self, other): return self\n    def __str__(self): return '5'\n" \
+          "    def __repr__(self): return '5'\n    def __format__(self, spec): return '5'\ndef f(x): return A()\n"
+_SWALLOW = "class C:\n    def __enter__(self): return self\n    def __exit__(self, *exc): return True\n" \
+           "def opened(): return C()\ndef f(x): return 0\n"
+_POINTER = "class Arr:\n    __array_interface__ = {'shape': (0,), 'typestr': '<i8', 'data': (0, False), " \
+           "'version': 3}\ndef f(x): return Arr()\n"
+DECIDED = {
+    "ne": (_OBJECT, ["assert f(1) != 0"], []),
+    "str": (_OBJECT, ["assert str(f(1) + 0) == '5'"], ["taint"]),
+    "repr": (_OBJECT, ["assert repr(f(1) + 0) == '5'"], ["taint"]),
+    "format": (_OBJECT, ["assert f'{f(1) + 0}' == '5'"], ["taint"]),
+    "exit": (_SWALLOW, ["with opened():\n    assert f(1) == 1"], []),
+    "array_interface": (_POINTER, ["import numpy as np\nassert np.all(np.asarray(f(1)) == 5)"], ["special_method"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DECIDED))
+def test_the_program_decides_no_comparison_of_the_test(server, name):
+    program, tests, tamper = DECIDED[name]
+    result = score(server, program, tests)
+    assert result["reward"] == 0.0, result
+    assert set(result["details"].get("tamper", {})) == set(tamper), result["details"]
+
+
+# -- §6: runner semantics ----------------------------------------------------------------------------
+_WRONG, _RIGHT = "def f(x): return 0\n", "def f(x): return x + 1\n"
+RUNNERS = {
+    "test_functions": "def test_f():\n    assert f(1) == 2\n\ndef test_g():\n    assert f(2) == 3\n",
+    "main_guard": "if __name__ == '__main__':\n    assert f(1) == 2\n",
+    "unittest_main": "import unittest\nclass T(unittest.TestCase):\n    def test_f(self):\n"
+                     "        self.assertEqual(f(1), 2)\nif __name__ == '__main__':\n    unittest.main()\n",
+    "unittest_class": "import unittest\nclass T(unittest.TestCase):\n    def test_f(self):\n"
+                      "        self.assertEqual(f(1), 2)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(RUNNERS))
+def test_test_functions_cases_and_main_blocks_run_and_count(server, name):
+    assert score(server, _WRONG, [RUNNERS[name]])["reward"] == 0.0
+    assert score(server, _RIGHT, [RUNNERS[name]])["reward"] == 1.0
+
+
+@pytest.mark.parametrize("test", ["f(1)\n", "def test_f(x):\n    assert f(x) == 2\n", "x = f(1) == 2\n",
+                                  "import unittest\nclass T(unittest.TestCase):\n    def test_f(self):\n"
+                                  "        f(1)\n"])
+def test_a_test_that_runs_no_check_is_invalid(server, test):
+    result = run(server, _RIGHT, ["assert f(1) == 2", test])
+    assert result["status"] == "invalid" and result["reward"] == 0.0, result
+    assert "ran no check" in result["error"], result
+
+
+# -- legitimate tests that failed before -----------------------------------------------------------------
+LEGIT = {
+    "contextlib": ("from contextlib import contextmanager\nlog = []\n@contextmanager\ndef managed():\n"
+                   "    log.append('in')\n    yield 5\n    log.append('out')\n",
+                   ["with managed() as v:\n    assert v == 5 and log == ['in']\nassert log == ['in', 'out']"]),
+    "suppresses_its_own_error": ("class MyError(Exception): pass\nclass Catch:\n    def __enter__(self): return self\n"
+                                 "    def __exit__(self, kind, value, tb):\n"
+                                 "        self.caught = kind is not None and issubclass(kind, MyError)\n"
+                                 "        return self.caught\ndef boom(): raise MyError('x')\n",
+                                 ["c = Catch()\nwith c:\n    boom()\nassert c.caught"]),
+    "global_counter": ("count = 0\ndef bump():\n    global count\n    count += 1\n",
+                       ["bump()\nbump()\nassert count == 2"]),
+    "stdlib_named_object": ("class Queue:\n    def __init__(self): self.items = []\n"
+                            "    def push(self, x): self.items.append(x)\n    def pop(self): return self.items.pop()\n"
+                            "queue = Queue()\n", ["queue.push(1)\nassert queue.pop() == 1"]),
+    "context_manager": ("class Resource:\n    def __init__(self): self.closed = False\n"
+                        "    def __enter__(self): return self\n    def __exit__(self, *exc): self.closed = True\n"
+                        "def make(): return Resource()\n",
+                        ["r = make()\nwith r as inner:\n    assert inner is r and not r.closed\nassert r.closed"]),
+    "re_pattern": ("import re\ndef build(p): return re.compile(p)\n",
+                   ["import re\nassert isinstance(build('a+'), re.Pattern)"]),
+    "solution_typing": ("class Solution:\n    def twoSum(self, nums: List[int], target: int) -> List[int]:\n"
+                        "        seen: Dict[int, int] = {}\n        for i, x in enumerate(nums):\n"
+                        "            if target - x in seen:\n                return [seen[target - x], i]\n"
+                        "            seen[x] = i\n",
+                        {"fn_name": "twoSum", "inputs": [[[2, 7, 11, 15], 9]], "outputs": [[0, 1]]}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEGIT))
+def test_legitimate_shapes_pass(server, name):
+    program, tests = LEGIT[name]
+    assert score(server, program, tests)["reward"] == 1.0
+
+
+def test_a_slow_import_has_its_own_load_budget(server):
+    # The program's top level (its imports: sympy's cost 0.4-0.9 s in the sandbox here) runs under its own
+    # load deadline, then the test's clock starts; a test that is itself slow still times out.
+    slow_import = "import time\ntime.sleep(0.8)  # stands for a slow import\ndef f(x): return x + 1\n"
+    assert score(server, slow_import, ["assert f(1) == 2"], timeout_s=0.5)["reward"] == 1.0
+    slow = score(server, slow_import + "def g(): time.sleep(2)\n", ["g()\nassert f(1) == 2"], timeout_s=0.5)
+    assert slow["reward"] == 0.0 and slow["details"]["counts"] == {"timeout": 1}, slow
+
+
+# -- tamper telemetry --------------------------------------------------------------------------------------
+def _tamper_count(server, kind: str) -> float:
+    text = httpx.get(server.url + "/metrics", timeout=10).text
+    found = re.search(r'^olmorl_code_tamper_total\{kind="%s",verifier="code"\} (\S+)$' % kind, text, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
+def test_tamper_is_reported_per_item_and_counted_in_metrics(server):
+    before = {kind: _tamper_count(server, kind) for kind in ("taint", "protocol")}
+    result = score(server, _OBJECT, ["assert str(f(1) + 0) == '5'", "assert repr(f(2) + 3) == '5'"])
+    assert result["reward"] == 0.0 and result["details"]["tamper"] == {"taint": 2}, result["details"]
+    # a malformed answer on the request socket (fd 3 of the program process)
+    forger = "import os\ndef f(x):\n    os.write(3, b'{\"v\": \\n')\n    return 2\n"
+    result = score(server, forger, ["assert f(1) == 2"])
+    assert result["reward"] == 0.0 and result["details"]["tamper"] == {"protocol": 1}, result["details"]
+    assert _tamper_count(server, "taint") == before["taint"] + 2
+    assert _tamper_count(server, "protocol") == before["protocol"] + 1
