@@ -200,6 +200,7 @@ def test_an_escape_syscall_kills_the_program():
     (run,) = runs
     assert run.status == "error" and run.signal == signal.SIGSYS
     assert "after" not in run.stdout
+    assert run.tamper == ["denied_syscall"]  # reported: the trainer sees its policy probing the sandbox
 
 
 def test_namespaces_cannot_be_made():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 
-from olmorl.sandbox._harness import clean_scratch
+from olmorl.sandbox._cleanup import clean_scratch
 
 
 def test_clean_scratch_does_not_follow_planted_links(tmp_path):

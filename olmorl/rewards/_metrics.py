@@ -55,7 +55,7 @@ class RewardMetrics:
 
         self.tamper = Counter(
             "olmorl_code_tamper_total", "Times a program tripped the code sandbox's boundary, by verifier and "
-            "kind (special_method, taint, protocol, denied_syscall, harness_kill); it never earns reward.",
+            "kind (special_method, taint, protocol, denied_syscall); it never earns reward.",
             ["verifier", "kind"], registry=self.registry,
         )
 

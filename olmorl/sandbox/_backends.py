@@ -30,7 +30,7 @@ from olmorl.sandbox._userns import (HARNESS_CAPS, INSIDE_HARNESS_ID, INSIDE_PROG
 
 # The harness, sent into the sandbox as one file: these parts concatenated (standard library only).
 HARNESS_PARTS = tuple(Path(__file__).with_name(name) for name in ("_wire.py", "_program.py", "_proxy.py", "_judge.py",
-                                                                      "_command.py", "_harness.py"))
+                                                                      "_command.py", "_cleanup.py", "_harness.py"))
 INSIDE_HARNESS = "/sandbox/harness.py"
 LINE_LIMIT = 32 << 20  # one test record from the zygote: output cap + frames, JSON-escaped
 

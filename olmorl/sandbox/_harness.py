@@ -23,7 +23,7 @@ zygote's uid until its `go`, and starts only after that test's cleanup.
 Protocol: control input (fd 0 at start) carries per job a length-prefixed header (JSON: job id,
 program, limits) and a length-prefixed test list; the reply output (fd 1 at start) carries one JSON
 record per test, each with its job id, then `{"end": true, "job": ID}`. The harness is sent into
-the sandbox as the concatenation of `_wire`, `_program`, `_proxy`, `_judge`, `_command` and this file
+the sandbox as the concatenation of `_wire`, `_program`, `_proxy`, `_judge`, `_command`, `_cleanup` and this file
 (standard library only); on the server these are ordinary modules.
 
 A program in another language is a command (`_command`): its program process execs it, and the test
@@ -47,32 +47,24 @@ import bisect, collections, copy, decimal, fractions, functools, heapq, itertool
 import operator, random, re, statistics, string, typing  # noqa: E401,F401
 
 if __name__ != "__main__":  # a module of the server; inside the sandbox the parts are one file
+    from olmorl.sandbox._cleanup import PIDNS, SCRATCH, become_program, clean_as_program, cleaned, sweep
     from olmorl.sandbox._command import exec_command, keep_files, restore_files
     from olmorl.sandbox._judge import judge_code, judge_command, judge_stdio, wait_exit
     from olmorl.sandbox._program import run_program
     from olmorl.sandbox._proxy import Conn, TestTimeout, clear_deadline
+    from olmorl.sandbox._wire import note_tamper
 
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
-PIDNS = "--pidns" in sys.argv  # alone in a pid namespace: every pid but ours and init is the program's
-SWEEP_LIMIT_S = 5.0  # processes still there this long after SIGKILL: give up the whole sandbox
-# The scratch dir is wiped after every test, so it must be named explicitly (never "the cwd").
-SCRATCH = sys.argv[sys.argv.index("--scratch") + 1] if "--scratch" in sys.argv else None
 TEST_PROCESS_MIN_MEMORY = 512 << 20  # address space of the test process, whatever the program's limit
-SHM = "/dev/shm"  # also wiped after every test where a program can write it
 # A seccomp filter to load in the zygote itself (hex of a raw BPF program), where no launcher loads
 # one (docker: bwrap's --seccomp is not there); every process inherits it.
 SECCOMP_HEX = sys.argv[sys.argv.index("--seccomp-hex") + 1] if "--seccomp-hex" in sys.argv else None
 # Extra read-only package dirs the operator mounted (sandbox.site_dirs); after the standard library.
 sys.path.extend(sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--site-dir")
 ZYGOTE = os.getpid()
-# The uid:gid programs run as (none: the same as the harness, where no second uid is mapped).
-PROGRAM_IDS = (tuple(int(x) for x in sys.argv[sys.argv.index("--program-ids") + 1].split(":"))
-               if "--program-ids" in sys.argv else None)
-MQUEUE = "/dev/mqueue"  # where the slot's POSIX message queues are listed (mounted by the backend)
-SYSV_IPC = ("shm", "msg", "sem")  # /proc/sysvipc/<kind>; the id is the second column
 
 
 # -- framing -----------------------------------------------------------------------------------------
@@ -101,7 +93,7 @@ def write_line(fd, obj):
         data = data[os.write(fd, data):]
 
 
-# -- limits, sweeping, cleaning ------------------------------------------------------------------------
+# -- limits --------------------------------------------------------------------------------------------
 def set_limits(job, cpu=True):
     limits = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, job["file_bytes"]),
               (resource.RLIMIT_NOFILE, job["open_files"])]
@@ -118,66 +110,6 @@ def set_limits(job, cpu=True):
             resource.setrlimit(which, (value, value))
         except (ValueError, OSError):
             pass
-
-
-def sweep(pgid, keep, reap=None):
-    """Kill every process a test left (its group; in a pid namespace, every pid not in `keep`), and
-    with `reap` (which has their parents reap them), until they are gone."""
-    if pgid > 0:
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except OSError:
-            pass
-    if not PIDNS:
-        return
-    deadline = time.monotonic() + SWEEP_LIMIT_S
-    while True:
-        others = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep]
-        if not others:
-            return
-        for pid in others:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        if reap is None:
-            return
-        reap()
-        if time.monotonic() > deadline:  # fail safe: the pool replaces a sandbox whose zygote is gone
-            sys.exit(f"harness: {len(others)} processes outlived SIGKILL for {SWEEP_LIMIT_S} s")
-        time.sleep(0.0005)
-
-
-def clean_scratch(path):
-    """Empty `path` without following links; unreadable (mode 000) directories are opened first.
-    Returns whether it is empty afterwards."""
-    stack = [path]
-    dirs = []
-    while stack:
-        current = stack.pop()
-        try:
-            entries = list(os.scandir(current))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    os.chmod(entry.path, 0o700)  # a directory, not a link: nothing outside is touched
-                    stack.append(entry.path)
-                    dirs.append(entry.path)
-                else:
-                    os.unlink(entry.path)
-            except OSError:
-                pass
-    for directory in reversed(dirs):
-        try:
-            os.rmdir(directory)
-        except OSError:
-            pass
-    try:
-        return not os.listdir(path)
-    except OSError:
-        return True
 
 
 # -- the program process's side of a test (forked by the job process) -------------------------------
@@ -218,61 +150,6 @@ def start_program(tester):
     for fd in (stdin_fd, out_r, err_r):
         os.close(fd)
     mine.close()
-
-
-def become_program():
-    """Take the program's uid for good: from here on this process can reach no harness process."""
-    if PROGRAM_IDS is not None:
-        uid, gid = PROGRAM_IDS
-        os.setgroups([])
-        os.setresgid(gid, gid, gid)
-        os.setresuid(uid, uid, uid)
-
-
-def remove_ipc():
-    """Remove every SysV IPC object and POSIX message queue this uid may remove (the cleaner's part)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    controls = {"shm": lambda i: libc.shmctl(i, 0, None), "msg": lambda i: libc.msgctl(i, 0, None),
-                "sem": lambda i: libc.semctl(i, 0, 0)}  # IPC_RMID is 0 for all three
-    for kind in SYSV_IPC:
-        for ident in sysv_ids(kind):
-            controls[kind](ident)
-    for name in listdir(MQUEUE):
-        try:
-            os.unlink(os.path.join(MQUEUE, name))
-        except OSError:
-            pass
-
-
-def sysv_ids(kind):
-    try:
-        with open(f"/proc/sysvipc/{kind}") as f:
-            return [int(line.split()[1]) for line in f.read().splitlines()[1:] if line.strip()]
-    except (OSError, ValueError, IndexError):
-        return []
-
-
-def listdir(path):
-    try:
-        return os.listdir(path)
-    except OSError:
-        return []
-
-
-def clean_as_program():
-    """The cleaner (a zygote child): as the program's uid, remove what the program may have left."""
-    become_program()
-    if PIDNS:
-        remove_ipc()
-    for path in wiped_dirs():
-        if os.path.isdir(path):
-            clean_scratch(path)
-
-
-def wiped_dirs():
-    """Shared memory, message queues and IPC objects are the slot's own only in its own namespaces
-    (bwrap, docker); the insecure process backend wipes only its scratch dir."""
-    return (SCRATCH, SHM) if PIDNS else (SCRATCH,)
 
 
 def serve_forks(tester):
@@ -374,28 +251,6 @@ def run_job(job, tests, reply, zygote, keep):
     return 0
 
 
-def cleaned(zygote):
-    """Have a cleaner remove what the program left (files, IPC objects), where it left anything;
-    False when something survived."""
-    if left_behind():
-        zygote.send(b"clean")  # a fork: only when there is something to remove
-        if int(zygote.recv(64)) != 0:
-            return False
-        left = left_behind()
-        if left:
-            os.write(2, f"harness: left after the cleanup: {', '.join(left)}\n".encode())
-            return False
-    return True
-
-
-def left_behind():
-    """Where the last program left something that could outlive it."""
-    left = [path for path in wiped_dirs() if listdir(path)]
-    if PIDNS:
-        left += [MQUEUE] * bool(listdir(MQUEUE)) + [f"/proc/sysvipc/{kind}" for kind in SYSV_IPC if sysv_ids(kind)]
-    return left
-
-
 def build_command(job, reply, zygote, keep):
     """(files every test of a command starts with, whether the cleanup held). The files are its source,
     or for a compiled language what its one build step kept: the build runs as a program process of
@@ -495,6 +350,8 @@ def run_test(job, test, program, following, zygote, keep, budget):
     sweep(-1, keep, reap)
     if status is None:  # a command: judged by how it ended
         status, message = judge_command(conn, raw, test, job)
+    if os.WIFSIGNALED(raw) and os.WTERMSIG(raw) == signal.SIGSYS:  # the filter killed it (`_seccomp`)
+        note_tamper(conn.notes, "denied_syscall")
     for fd in conn.open:
         os.close(fd)
     if status == "passed" and conn.timed_out:

@@ -158,7 +158,8 @@ def stdout_matches(actual, expected, tol=None, compare="whitespace"):
 # -- tamper telemetry ----------------------------------------------------------------------------------
 # How a program tripped the sandbox's boundary (a fixed set: the server's metric labels). A trip never
 # earns anything: the operation is refused (or the test ends); the record only says it happened.
-TAMPER_KINDS = ("special_method", "taint", "protocol", "denied_syscall", "harness_kill")
+# (A kill aimed at a harness process is refused by the kernel, another uid's, and not seen here.)
+TAMPER_KINDS = ("special_method", "taint", "protocol", "denied_syscall")
 
 
 def note_tamper(record, kind):
