@@ -257,8 +257,7 @@ class DockerBackend(Backend):
         self.gvisor = False  # set by prepare() from the engine's runtime table
         self._api: Any = None
         self._harness = harness_source()
-        bpf = seccomp_filter()
-        self._seccomp = ["--seccomp-hex", bpf.hex()] if bpf is not None else []
+        self._seccomp: list[str] = []  # set by prepare(), which knows whether the runtime is gVisor
 
     @property
     def api(self) -> Any:
@@ -325,6 +324,10 @@ class DockerBackend(Backend):
             runtimes = (await asyncio.to_thread(self.api.info)).get("Runtimes") or {}
             path = str((runtimes.get(self.runtime) or {}).get("path", ""))
             self.gvisor = "runsc" in os.path.basename(path) or "runsc" in self.runtime
+        # gVisor lists no SysV IPC objects (/proc/sysvipc) nor message queues (/dev/mqueue), so the
+        # cleaner could not find them: there a program may not make them at all
+        bpf = seccomp_filter(ipc=not self.gvisor)
+        self._seccomp = ["--seccomp-hex", bpf.hex()] if bpf is not None else []
         await asyncio.to_thread(self.languages)  # read the image's label once, off the event loop
         removed = await asyncio.to_thread(self._remove_orphans)
         if removed:
