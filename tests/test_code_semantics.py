@@ -188,5 +188,9 @@ def test_tamper_is_reported_per_item_and_counted_in_metrics(server):
     forger = "import os\ndef f(x):\n    os.write(3, b'{\"v\": \\n')\n    return 2\n"
     result = score(server, forger, ["assert f(1) == 2"])
     assert result["reward"] == 0.0 and result["details"]["tamper"] == {"protocol": 1}, result["details"]
+    # an answer past the size limit (8 MiB)
+    flooder = "import os\ndef f(x):\n    os.write(3, b'1' * (9 << 20))\n    return 2\n"
+    result = score(server, flooder, ["assert f(1) == 2"])
+    assert result["reward"] == 0.0 and result["details"]["tamper"] == {"protocol": 1}, result["details"]
     assert _tamper_count(server, "taint") == before["taint"] + 2
-    assert _tamper_count(server, "protocol") == before["protocol"] + 1
+    assert _tamper_count(server, "protocol") == before["protocol"] + 2
