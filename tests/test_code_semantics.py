@@ -6,7 +6,7 @@
   a context manager swallowing the test's AssertionError, a library of the test process probing a
   special attribute (`__array_interface__`).
 - Runner semantics: `test_*` functions, unittest TestCases and `if __name__ == "__main__":` blocks run;
-  a test that runs no check is `invalid`, never 1.0.
+  a test that contains no check is `invalid`, one the program steered past every check fails.
 - Legitimate shapes that failed before: a context manager inspected after its block, `re.Pattern`,
   LeetCode's `class Solution` with unimported `List[int]`, a slow import (numpy, sympy) before the first test.
 - Tamper telemetry: `details.tamper` and the `olmorl_code_tamper_total` counter.
@@ -115,13 +115,18 @@ def test_test_functions_cases_and_main_blocks_run_and_count(server, name):
     assert score(server, _RIGHT, [RUNNERS[name]])["reward"] == 1.0
 
 
-@pytest.mark.parametrize("test", ["f(1)\n", "def test_f(x):\n    assert f(x) == 2\n", "x = f(1) == 2\n",
-                                  "import unittest\nclass T(unittest.TestCase):\n    def test_f(self):\n"
-                                  "        f(1)\n"])
-def test_a_test_that_runs_no_check_is_invalid(server, test):
+@pytest.mark.parametrize("test", ["f(1)\n", "x = f(1) == 2\n", "import unittest\nclass T(unittest.TestCase):\n"
+                                  "    def test_f(self):\n        f(1)\n"])
+def test_a_test_that_contains_no_check_is_invalid(server, test):
     result = run(server, _RIGHT, ["assert f(1) == 2", test])
     assert result["status"] == "invalid" and result["reward"] == 0.0, result
-    assert "ran no check" in result["error"], result
+    assert "contains no check" in result["error"], result
+
+
+def test_a_program_that_steers_the_test_past_every_check_fails(server):
+    # the test has checks, but only for the items the program returns: an empty answer ran none
+    result = score(server, "def positives(n): return []\n", ["for x in positives(3):\n    assert x > 0"])
+    assert result["reward"] == 0.0 and result["details"]["tests"][0]["message"].startswith("no check ran"), result
 
 
 # -- legitimate tests that failed before -----------------------------------------------------------------
@@ -183,5 +188,9 @@ def test_tamper_is_reported_per_item_and_counted_in_metrics(server):
     forger = "import os\ndef f(x):\n    os.write(3, b'{\"v\": \\n')\n    return 2\n"
     result = score(server, forger, ["assert f(1) == 2"])
     assert result["reward"] == 0.0 and result["details"]["tamper"] == {"protocol": 1}, result["details"]
+    # an answer past the size limit (8 MiB)
+    flooder = "import os\ndef f(x):\n    os.write(3, b'1' * (9 << 20))\n    return 2\n"
+    result = score(server, flooder, ["assert f(1) == 2"])
+    assert result["reward"] == 0.0 and result["details"]["tamper"] == {"protocol": 1}, result["details"]
     assert _tamper_count(server, "taint") == before["taint"] + 2
-    assert _tamper_count(server, "protocol") == before["protocol"] + 1
+    assert _tamper_count(server, "protocol") == before["protocol"] + 2

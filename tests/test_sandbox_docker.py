@@ -197,7 +197,7 @@ print("PWNED" if hits else "blocked: no engine socket", hits)
 # The zygote is the container's PID 1: signals from inside its own namespace cannot kill it, so this
 # one harms nothing and the program goes on to print PWNED, its honest output (`kill(-1)`, which skips
 # PID 1, ends the slot's test process: reward 0, the container is replaced).
-HARMLESS = {"kill_parent"}
+HARMLESS: set[str] = set()  # (kill_parent prints "blocked" now: the harness is another uid's)
 
 
 @pytest.mark.parametrize("name", sorted(DOCKER_ESCAPES))

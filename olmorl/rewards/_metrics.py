@@ -6,7 +6,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from olmorl.sandbox._wire import TAMPER_KINDS
+from olmorl.sandbox import TAMPER_KINDS
 
 # Item latencies span sub-millisecond string checks to multi-second sandboxed tests.
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)

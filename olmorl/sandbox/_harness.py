@@ -367,7 +367,7 @@ def run_test(job, test, program, following, zygote, keep, budget):
         "stdout_truncated": out_r in conn.capped,
         "stderr": conn.output(err_r)[-job["excerpt"]:],
         "runtime": round(runtime, 6),
-        **conn.notes,  # checks run, tamper trips (`_wire.note_tamper` adds one)
+        **conn.notes,  # tamper trips (`_wire.note_tamper` adds one)
     }
 
 

@@ -41,8 +41,6 @@ class TestRun:
     timed_out: bool = False
     exit_code: int | None = None
     signal: int | None = None
-    checks: int | None = None  # checks a code test executed (None: not a code test)
-    no_check: bool = False  # a code test that finished without executing any check (never passes)
     tamper: list[str] = field(default_factory=list)  # how the program tripped the boundary (`TAMPER_KINDS`)
 
     @classmethod
@@ -61,8 +59,6 @@ class TestRun:
             timed_out=bool(record.get("timed_out")),
             exit_code=record.get("exit") if isinstance(record.get("exit"), int) else None,
             signal=record.get("signal") if isinstance(record.get("signal"), int) else None,
-            checks=record.get("checks") if isinstance(record.get("checks"), int) else None,
-            no_check=record.get("no_check") is True,
             tamper=[kind for kind in record.get("tamper") or () if kind in TAMPER_KINDS],
         )
 

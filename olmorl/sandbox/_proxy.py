@@ -71,7 +71,7 @@ class Conn:
         self.proxies = {}  # handle -> Proxy: one per program object, so `is` works
         self.exceptions = {}  # handle -> local exception class
         self.modules = {}
-        self.notes = {}  # extra fields of the test's record: `tamper` (see `_wire.TAMPER_KINDS`), `checks`
+        self.notes = {}  # extra fields of the test's record: `tamper` (see `_wire.TAMPER_KINDS`)
         self.asked_specials = frozenset()  # special attribute names the test's code itself names
 
     def trip(self, kind):
@@ -278,7 +278,9 @@ def _library_class(module, qualname):
     found = sys.modules.get(module)
     for part in qualname.split("."):
         found = getattr(found, part, None)
-    return found if isinstance(found, type) and found.__module__ == module else None
+    if isinstance(found, type) and found.__module__ == module and not issubclass(found, (type, BaseException)):
+        return found  # (never a metaclass or an exception: the judge's own isinstance checks stay true)
+    return None
 
 
 def _tainted(*values):

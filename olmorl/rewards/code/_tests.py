@@ -101,8 +101,19 @@ def _parse(source: str, where: str) -> ast.Module:
         raise InvalidInput(f"{where} is not valid Python: {exc}") from None
 
 
+def _checked(module: ast.Module, where: str) -> None:
+    """A test must contain a check (an assert statement, a unittest assert*/fail* call): one without
+    could pass any program (the sandbox also fails a test that ran none)."""
+    for node in ast.walk(module):
+        if isinstance(node, ast.Assert) or isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr.startswith(("assert", "fail")):
+            return
+    raise InvalidInput(f"{where} contains no check (no assert statement or unittest assertion): "
+                       "it would pass any program")
+
+
 def _assert_test(index: int, source: str) -> CompiledTest:
-    _parse(source, f"ground_truth[{index}]")
+    _checked(_parse(source, f"ground_truth[{index}]"), f"ground_truth[{index}]")
     return CompiledTest(TestInput(code=source), source.strip()[:200])
 
 
@@ -112,5 +123,6 @@ def _check_tests(source: str, entry_point: str) -> TestSuite:
     module = _parse(source, "ground_truth.test")
     if not any(isinstance(n, ast.FunctionDef) and n.name == "check" for n in module.body):
         raise InvalidInput("ground_truth.test must define check(candidate)")
+    _checked(module, "ground_truth.test")
     code = f"{source}\n\ncheck({entry_point})\n"
     return TestSuite("check", [CompiledTest(TestInput(code=code, entry=entry_point), f"check({entry_point})")])
