@@ -204,6 +204,8 @@ def test_concurrency_limit_and_identical_items_share_a_call(reward_server) -> No
         assert all(r["status"] == "ok" for r in results)
         assert fake.max_in_flight == 3
         assert len(fake.requests) == 9
+        # each item's own time at the judge (~0.2 s), not the 3 waves its batch took (it read up to ~0.6 s)
+        assert all(180 <= r["elapsed_ms"] < 450 for r in results[:9]), [r["elapsed_ms"] for r in results]
 
 
 def test_persistent_cache_across_restarts(reward_server, judge_stack: JudgeStack) -> None:
