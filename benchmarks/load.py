@@ -7,7 +7,8 @@ Part 1 runs `--items` items from `--clients` concurrent AsyncRewardClients again
 (`--workers` worker processes) whose judge is the scripted OpenAI server (tests/fake_openai.py, run as
 its own process with `--judge-latency-ms` per call). It checks that every item came back exactly once,
 in order, with its expected reward, that no request got a 5xx, and samples the server's RSS (process
-tree). It prints items/s and per-verifier latency (server-side `elapsed_ms`, queueing included).
+tree). It prints items/s, request round trips, and per-verifier item times (server-side `elapsed_ms`: each
+item's own time where it ran, queueing excluded).
 
 Part 2 runs the same kind of workload (`--scaling-items`) against one server and then against two
 servers behind the client's round-robin, same settings each, and prints the ratio; one server is the

@@ -84,10 +84,10 @@ def main() -> None:
     finally:
         ray.shutdown()
         cluster.shutdown()
-    print(f"{'replicas (1 worker each)':<28}{'items/s':>9}{'p50 ms':>9}{'p99 ms':>9}")
+    print(f"{'replicas (1 worker each)':<28}{'items/s':>9}{'item p50 ms':>12}{'item p99 ms':>12}")
     for replicas, rate, latencies in rows:
-        print(f"{replicas:<28}{rate:>9.0f}{1000 * statistics.median(latencies):>9.1f}"
-              f"{1000 * percentile(latencies, 0.99):>9.1f}")
+        print(f"{replicas:<28}{rate:>9.0f}{1000 * statistics.median(latencies):>12.1f}"
+              f"{1000 * percentile(latencies, 0.99):>12.1f}")
     print(f"2 replicas / 1 replica: {rows[1][1] / rows[0][1]:.2f}x (2 cores shared with the cluster's own "
           f"processes and other work: this machine cannot show replica scaling; load average now "
           f"{os.getloadavg()[0]:.1f})")

@@ -71,7 +71,7 @@ class Score:
     status: Status = "ok"
     error: str | None = None
     # Seconds the item itself ran, for a verifier that first waits on a shared resource (the code verifier's
-    # sandbox slots): the result's elapsed_ms. None: the engine's clock around score()/score_async().
+    # sandbox slots, the judge's call slots): the result's elapsed_ms. None: the engine's clock around score()/score_async().
     elapsed_s: float | None = None
 
 

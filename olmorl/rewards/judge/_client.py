@@ -41,6 +41,8 @@ class JudgeReply:
     attempts: int
     endpoint: int  # index into the configured endpoints
     finish_reason: str | None = None  # "length": the judge was cut off before its verdict
+    at_judge_s: float = 0.0  # seconds from its first call reaching the judge to the reply (retries included),
+    # not the wait for a first call slot behind other items
 
 
 def estimate_tokens(messages: list[dict[str, str]]) -> int:
@@ -248,7 +250,7 @@ class JudgeClient:
             raise JudgeCallError("the judge client is not started", 0)
         body = self._body(messages)
         call_tokens = estimate_tokens(messages) + self.settings.max_tokens
-        attempts, avoid = 0, None
+        attempts, avoid, first_call = 0, None, None
         total = 1 + max(0, self.settings.max_retries)
         while True:
             endpoint = self._pick(avoid, call_tokens)
@@ -256,6 +258,7 @@ class JudgeClient:
             asked: float | None = None
             await endpoint.limit.acquire(call_tokens)  # outside the concurrency slots: waiting holds none
             async with self._slots:
+                first_call = first_call or time.perf_counter()
                 endpoint.in_flight += 1
                 endpoint.calls += 1
                 try:
@@ -275,7 +278,8 @@ class JudgeClient:
                 else:
                     endpoint.reachable, endpoint.last_error = True, None
                     endpoint.limit.settle(call_tokens, _used_tokens(completion))
-                    return JudgeReply(_reply_text(completion), attempts, endpoint.index, _finish_reason(completion))
+                    return JudgeReply(_reply_text(completion), attempts, endpoint.index, _finish_reason(completion),
+                                      time.perf_counter() - first_call)
                 finally:
                     endpoint.in_flight -= 1
             endpoint.failures += 1

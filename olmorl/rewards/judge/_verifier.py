@@ -201,19 +201,19 @@ class JudgeVerifier(Verifier):
             raw = reply.text or ""
             return Score(0.0, {**details, "reason": "judge_cut_off", "raw": raw[:_RAW_EXCERPT_CHARS]},
                          status="error", error="the judge reply was cut off (finish_reason=length) before its "
-                                               "verdict; raise judge.max_tokens")
+                                               "verdict; raise judge.max_tokens", elapsed_s=reply.at_judge_s)
         lo, hi = self.judge.score_min, self.judge.score_max
         try:
             judgement = parse_judgement(reply.text, lo, hi)
         except JudgementError as exc:
             raw = reply.text or ""
             return Score(0.0, {**details, "reason": "unparseable_judgement", "raw": raw[:_RAW_EXCERPT_CHARS]},
-                         status="error", error=f"could not read the judge's score: {exc}")
+                         status="error", error=f"could not read the judge's score: {exc}", elapsed_s=reply.at_judge_s)
         reward = self._reward(judgement.score)
         await backend.cache.put(key, CachedJudgement(reward, judgement.score, judgement.reasoning,
                                                      self.judge.model or ""))
         return Score(reward, {**details, "reasoning": judgement.reasoning, "score": judgement.score,
-                              "parsed_from": judgement.parsed_from})
+                              "parsed_from": judgement.parsed_from}, elapsed_s=reply.at_judge_s)
 
 
 def _preset(name: str, mode: Mode | None, template: TemplateName) -> type[JudgeVerifier]:
