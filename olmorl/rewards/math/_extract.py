@@ -185,7 +185,8 @@ def _anchors(text: str) -> list[_Anchor]:
 def _last_qa_line(text: str) -> re.Match[str] | None:
     """The "A:" line that ends the response (or ends it but for a following "Q:"), else None."""
     window = max(0, len(text) - MAX_ANSWER_CHARS)
-    if "A" not in text[window:]:
+    tail = text[window:]
+    if "A:" not in tail and "A :" not in tail and "A**" not in tail:
         return None
     last = None
     for last in _QA_LINE_RE.finditer(text, window):
@@ -213,7 +214,9 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
     text, closed = strip_thinking(response)
     if not closed:
         return Extraction(None, reason="no_answer", notes={"think": "unterminated"})
-    text = _TEMPLATE_TAIL_RE.sub("", clean_text(text))
+    text = clean_text(text)
+    if text.rstrip().endswith((">", ">user", ">assistant", ">system")):
+        text = _TEMPLATE_TAIL_RE.sub("", text)
     if minerva_only:
         anchors = [_Anchor(m.start(), m.end(), "minerva", m.group(1)) for m in _MINERVA_RE.finditer(text)]
     else:
