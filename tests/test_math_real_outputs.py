@@ -188,3 +188,15 @@ def test_bare_percentages_and_stated_values(response, truth):
 )
 def test_template_tails_and_counts(response, truth, reward):
     assert score(response, truth) == reward
+
+
+# A sentence that denies the value it ends with states no answer (main accepted all of these).
+@pytest.mark.parametrize(
+    "response",
+    ["Therefore, the answer is not 5.", "The total is not 5.", "So the total isn't 5.", "The answer is not $5$.",
+     "Thus the result cannot be 5.", "So $x$ is never 5.",
+     "```output\n7\n```\nThat is wrong, let me fix the code: x = 5."],  # a tool closing that goes on working
+)
+def test_a_denied_value_is_not_an_answer(response):
+    assert score(response, "5") == 0.0
+    assert score("Therefore, the number of integers not divisible by 3 is 5.", "5") == 1.0  # a "not" elsewhere

@@ -55,6 +55,11 @@ _COUNT_RE = re.compile(r"\bthere (?:are|is|were|was|will be|would be) (?:exactly
 # A program's output block (tool-integrated reasoning); the sentence after it may state the answer plainly.
 _OUTPUT_BLOCK_END_RE = re.compile(r"```output\b.*?```", re.DOTALL)
 _TOOL_CLOSING_CHARS = 500
+_WORKING_RE = re.compile(r"\b(?:wait|wrong|error|mistake|incorrect|fix|let me|let's|retry|again|try)\b", re.IGNORECASE)
+_NEGATED_RE = re.compile(
+    r"(?:\bnot|\bnever|n't|\bcannot|\bno longer)\s+(?:(?:be|equal|equals|equal to|exceed|exceeds)\s+)?\W{0,3}$",
+    re.IGNORECASE,
+)
 _OR_RE = re.compile(r"\bor\b|\\text\{\s*or\s*\}", re.IGNORECASE)
 _JOIN_RE = re.compile(r"^[\s,;]*(?:and|,|\\text\{\s*and\s*\})?[\s,;]*$", re.IGNORECASE)
 _PLACEHOLDER_BASE = 0xE000  # math span k is masked as the private-use character U+E000+k (no digits to misread)
@@ -90,7 +95,7 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
         # so does a statement of what the value is ("The solution is $x \neq 5$" as the last line).
         if (display[ord(final[-1].group(0)) - _PLACEHOLDER_BASE] or _ENDED_RE.search(after)
                 or sentence == final[-1].group(0) or (_STATEMENT_RE.match(sentence) and not after.strip())):
-            return _final_spans(sentence, final, spans)
+            return None if _negated(sentence, final[-1].start()) else _final_spans(sentence, final, spans)
         return None
     if not (_CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or _after_tool_output(body)):
         return None
@@ -102,9 +107,16 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
             return (numbers[0].group(0),), None
     if not numbers or not _AFTER_FINAL_RE.match(after := sentence[numbers[-1].end():]) or not _ENDED_RE.search(after):
         return None
+    if _negated(sentence, numbers[-1].start()):
+        return None
     if len(numbers) > 1 and _OR_RE.search(sentence[numbers[-2].end():numbers[-1].start()]):
         return (numbers[-2].group(0), numbers[-1].group(0)), "or"
     return (numbers[-1].group(0),), None
+
+
+def _negated(sentence: str, value_start: int) -> bool:
+    """"The total is not 5.", "x is never 5", "it cannot be 5": the sentence denies the value it ends with."""
+    return bool(_NEGATED_RE.search(sentence[max(0, value_start - 40):value_start]))
 
 
 def _after_tool_output(body: str) -> bool:
@@ -113,7 +125,11 @@ def _after_tool_output(body: str) -> bool:
     if start < 0:
         return False
     block = _OUTPUT_BLOCK_END_RE.match(body, start)
-    return block is not None and 0 < len(body) - block.end() <= _TOOL_CLOSING_CHARS and "```" not in body[block.end():]
+    if block is None or not 0 < len(body) - block.end() <= _TOOL_CLOSING_CHARS:
+        return False
+    closing = body[block.end():]
+    # "That is wrong, let me fix the code: x = 5." goes on working; it does not conclude.
+    return "```" not in closing and not _WORKING_RE.search(closing)
 
 
 def _last_sentence(masked: str) -> str:
