@@ -194,7 +194,8 @@ def test_template_tails_and_counts(response, truth, reward):
 @pytest.mark.parametrize(
     "response",
     ["Therefore, the answer is not 5.", "The total is not 5.", "So the total isn't 5.", "The answer is not $5$.",
-     "Thus the result cannot be 5.", "So $x$ is never 5.",
+     "Thus the result cannot be 5.", "So $x$ is never 5.", "Therefore, the total is between 3 and 5.",
+     "So the price is more than $5$.",
      "```output\n7\n```\nThat is wrong, let me fix the code: x = 5."],  # a tool closing that goes on working
 )
 def test_a_denied_value_is_not_an_answer(response):

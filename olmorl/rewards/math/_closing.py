@@ -56,8 +56,12 @@ _COUNT_RE = re.compile(r"\bthere (?:are|is|were|was|will be|would be) (?:exactly
 _OUTPUT_BLOCK_END_RE = re.compile(r"```output\b.*?```", re.DOTALL)
 _TOOL_CLOSING_CHARS = 500
 _WORKING_RE = re.compile(r"\b(?:wait|wrong|error|mistake|incorrect|fix|let me|let's|retry|again|try)\b", re.IGNORECASE)
+# What makes the final value not the answer: a denial ("is not 5") or a bound ("more than 5", "between 3 and 5";
+# "at least 5" stays: "he needs at least 5 boxes" answers a minimum).
 _NEGATED_RE = re.compile(
-    r"(?:\bnot|\bnever|n't|\bcannot|\bno longer)\s+(?:(?:be|equal|equals|equal to|exceed|exceeds)\s+)?\W{0,3}$",
+    r"(?:(?:\bnot|\bnever|n't|\bcannot|\bno longer)\s+(?:(?:be|equal|equals|equal to|exceed|exceeds)\s+)?|"
+    r"\b(?:more|less|fewer|greater|larger|smaller|higher|lower) than\s+|"
+    r"\bbetween\s+\S{1,20}\s+and\s+)\W{0,3}$",
     re.IGNORECASE,
 )
 _OR_RE = re.compile(r"\bor\b|\\text\{\s*or\s*\}", re.IGNORECASE)
@@ -115,7 +119,8 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
 
 
 def _negated(sentence: str, value_start: int) -> bool:
-    """"The total is not 5.", "x is never 5", "it cannot be 5": the sentence denies the value it ends with."""
+    """"The total is not 5.", "x is never 5", "more than 5", "between 3 and 5": the sentence does not state the
+    value it ends with."""
     return bool(_NEGATED_RE.search(sentence[max(0, value_start - 40):value_start]))
 
 
