@@ -5,12 +5,17 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
 - the last math span when it ends the response (`... so $x = 5$.`, a last display equation `\\[ A = 189 \\]`),
   with at most a short unit after it; an equation chain gives its last side (`$3 + 4 = 7$` -> `7`);
 - a closing sentence that opens with a conclusion word (Therefore, Thus, So, Hence, In total, Donc, Por lo
-  tanto, ...) and ends with a number (`Therefore, the total is 42 dollars.`, `So it rose by 25 percent.`).
+  tanto, 所以, ...) and ends with a number (`Therefore, the total is 42 dollars.`, `So it rose by 25 percent.`,
+  `所以，小明一共有11个苹果。`), or states a count as its only number (`Therefore, there are 12 sequences
+  that ...`);
+- a last sentence that names a quantity and states its value (`The total number of apples is 7.`; with a
+  math span it may end the response without a full stop: `The solution is $x \neq 5$`);
+- the short closing after a program's output block (tool-integrated reasoning): `Janet has 18 apples left.`
 
 What never counts: a number or math span that is followed by more reasoning (only the very end of the
-response is read), a closing sentence without a conclusion word ("12 apples minus 5 is 7 apples."), a
-question, and a hedge ("maybe 5", "either 6 or 8", "$4$ or $6$": reported as several candidates, which
-the verifier scores as a hedge).
+response is read), a closing sentence with none of the above ("12 apples minus 5 is 7 apples."), a
+question, a denied or bounded value ("The total is not 5.", "between 3 and 5"), and a hedge ("maybe 5",
+"either 6 or 8", "$4$ or $6$": reported as several candidates, which the verifier scores as a hedge).
 """
 
 from __future__ import annotations
@@ -51,7 +56,9 @@ _STATEMENT_RE = re.compile(
     r"^\W*(?:the|this|our|her|his|their|its)\s+[^.!?]{1,120}?\b(?:is|are|was|were|equals|comes to|will be)\s",
     re.IGNORECASE,
 )
-_COUNT_RE = re.compile(r"\bthere (?:are|is|were|was|will be|would be) (?:exactly |a total of )?\d[\d,]*\b", re.IGNORECASE)
+_COUNT_RE = re.compile(
+    r"\bthere (?:are|is|were|was|will be|would be) (?:exactly |a total of )?\d[\d,]*\b", re.IGNORECASE
+)
 # A program's output block (tool-integrated reasoning); the sentence after it may state the answer plainly.
 _OUTPUT_BLOCK_END_RE = re.compile(r"```output\b.*?```", re.DOTALL)
 _TOOL_CLOSING_CHARS = 500
