@@ -188,3 +188,27 @@ def test_bare_percentages_and_stated_values(response, truth):
 )
 def test_template_tails_and_counts(response, truth, reward):
     assert score(response, truth) == reward
+
+
+# A sentence that denies the value it ends with states no answer (main accepted all of these).
+@pytest.mark.parametrize(
+    "response",
+    ["Therefore, the answer is not 5.", "The total is not 5.", "So the total isn't 5.", "The answer is not $5$.",
+     "Thus the result cannot be 5.", "So $x$ is never 5.", "Therefore, the total is between 3 and 5.",
+     "So the price is more than $5$.",
+     "```output\n7\n```\nThat is wrong, let me fix the code: x = 5."],  # a tool closing that goes on working
+)
+def test_a_denied_value_is_not_an_answer(response):
+    assert score(response, "5") == 0.0
+    assert score("Therefore, the number of integers not divisible by 3 is 5.", "5") == 1.0  # a "not" elsewhere
+
+
+def test_gsm8k_reads_qa_lines_and_the_percent_rule():
+    verifier = VERIFIERS["gsm8k"](Settings())
+
+    def gsm8k(response: str, truth: str) -> float:
+        return verifier.score(verifier.make_task(response, truth, {}, None)).reward
+
+    assert gsm8k("Q: Tom has 20 apples and eats 2. How many are left?\nA: 18", "18") == 1.0
+    assert gsm8k("She gives 2 away.\nA: 20 - 2 = 18.\n\nQ: What is 3 + 4?", "18") == 1.0
+    assert gsm8k("The answer is \\boxed{70\\%}.", "0.7") == 0.0

@@ -5,12 +5,17 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
 - the last math span when it ends the response (`... so $x = 5$.`, a last display equation `\\[ A = 189 \\]`),
   with at most a short unit after it; an equation chain gives its last side (`$3 + 4 = 7$` -> `7`);
 - a closing sentence that opens with a conclusion word (Therefore, Thus, So, Hence, In total, Donc, Por lo
-  tanto, ...) and ends with a number (`Therefore, the total is 42 dollars.`, `So it rose by 25 percent.`).
+  tanto, 所以, ...) and ends with a number (`Therefore, the total is 42 dollars.`, `So it rose by 25 percent.`,
+  `所以，小明一共有11个苹果。`), or states a count as its only number (`Therefore, there are 12 sequences
+  that ...`);
+- a last sentence that names a quantity and states its value (`The total number of apples is 7.`; with a
+  math span it may end the response without a full stop: `The solution is $x \neq 5$`);
+- the short closing after a program's output block (tool-integrated reasoning): `Janet has 18 apples left.`
 
 What never counts: a number or math span that is followed by more reasoning (only the very end of the
-response is read), a closing sentence without a conclusion word ("12 apples minus 5 is 7 apples."), a
-question, and a hedge ("maybe 5", "either 6 or 8", "$4$ or $6$": reported as several candidates, which
-the verifier scores as a hedge).
+response is read), a closing sentence with none of the above ("12 apples minus 5 is 7 apples."), a
+question, a denied or bounded value ("The total is not 5.", "between 3 and 5"), and a hedge ("maybe 5",
+"either 6 or 8", "$4$ or $6$": reported as several candidates, which the verifier scores as a hedge).
 """
 
 from __future__ import annotations
@@ -51,10 +56,21 @@ _STATEMENT_RE = re.compile(
     r"^\W*(?:the|this|our|her|his|their|its)\s+[^.!?]{1,120}?\b(?:is|are|was|were|equals|comes to|will be)\s",
     re.IGNORECASE,
 )
-_COUNT_RE = re.compile(r"\bthere (?:are|is|were|was|will be|would be) (?:exactly |a total of )?\d[\d,]*\b", re.IGNORECASE)
+_COUNT_RE = re.compile(
+    r"\bthere (?:are|is|were|was|will be|would be) (?:exactly |a total of )?\d[\d,]*\b", re.IGNORECASE
+)
 # A program's output block (tool-integrated reasoning); the sentence after it may state the answer plainly.
 _OUTPUT_BLOCK_END_RE = re.compile(r"```output\b.*?```", re.DOTALL)
 _TOOL_CLOSING_CHARS = 500
+_WORKING_RE = re.compile(r"\b(?:wait|wrong|error|mistake|incorrect|fix|let me|let's|retry|again|try)\b", re.IGNORECASE)
+# What makes the final value not the answer: a denial ("is not 5") or a bound ("more than 5", "between 3 and 5";
+# "at least 5" stays: "he needs at least 5 boxes" answers a minimum).
+_NEGATED_RE = re.compile(
+    r"(?:(?:\bnot|\bnever|n't|\bcannot|\bno longer)\s+(?:(?:be|equal|equals|equal to|exceed|exceeds)\s+)?|"
+    r"\b(?:more|less|fewer|greater|larger|smaller|higher|lower) than\s+|"
+    r"\bbetween\s+\S{1,20}\s+and\s+)\W{0,3}$",
+    re.IGNORECASE,
+)
 _OR_RE = re.compile(r"\bor\b|\\text\{\s*or\s*\}", re.IGNORECASE)
 _JOIN_RE = re.compile(r"^[\s,;]*(?:and|,|\\text\{\s*and\s*\})?[\s,;]*$", re.IGNORECASE)
 _PLACEHOLDER_BASE = 0xE000  # math span k is masked as the private-use character U+E000+k (no digits to misread)
@@ -90,7 +106,7 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
         # so does a statement of what the value is ("The solution is $x \neq 5$" as the last line).
         if (display[ord(final[-1].group(0)) - _PLACEHOLDER_BASE] or _ENDED_RE.search(after)
                 or sentence == final[-1].group(0) or (_STATEMENT_RE.match(sentence) and not after.strip())):
-            return _final_spans(sentence, final, spans)
+            return None if _negated(sentence, final[-1].start()) else _final_spans(sentence, final, spans)
         return None
     if not (_CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or _after_tool_output(body)):
         return None
@@ -102,9 +118,17 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
             return (numbers[0].group(0),), None
     if not numbers or not _AFTER_FINAL_RE.match(after := sentence[numbers[-1].end():]) or not _ENDED_RE.search(after):
         return None
+    if _negated(sentence, numbers[-1].start()):
+        return None
     if len(numbers) > 1 and _OR_RE.search(sentence[numbers[-2].end():numbers[-1].start()]):
         return (numbers[-2].group(0), numbers[-1].group(0)), "or"
     return (numbers[-1].group(0),), None
+
+
+def _negated(sentence: str, value_start: int) -> bool:
+    """"The total is not 5.", "x is never 5", "more than 5", "between 3 and 5": the sentence does not state the
+    value it ends with."""
+    return bool(_NEGATED_RE.search(sentence[max(0, value_start - 40):value_start]))
 
 
 def _after_tool_output(body: str) -> bool:
@@ -113,7 +137,11 @@ def _after_tool_output(body: str) -> bool:
     if start < 0:
         return False
     block = _OUTPUT_BLOCK_END_RE.match(body, start)
-    return block is not None and 0 < len(body) - block.end() <= _TOOL_CLOSING_CHARS and "```" not in body[block.end():]
+    if block is None or not 0 < len(body) - block.end() <= _TOOL_CLOSING_CHARS:
+        return False
+    closing = body[block.end():]
+    # "That is wrong, let me fix the code: x = 5." goes on working; it does not conclude.
+    return "```" not in closing and not _WORKING_RE.search(closing)
 
 
 def _last_sentence(masked: str) -> str:

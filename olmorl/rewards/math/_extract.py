@@ -1,13 +1,14 @@
 """Which answer counts: the final-answer anchor of a response.
 
 Anchors: `\\boxed{}` / `\\fbox{}`, `<answer>...</answer>`, Minerva's "Final Answer: The final answer is X.
-I hope it is correct.", "final answer", "the answer is", "Answer:", "Answer" followed by math, `####`,
-bold answer lines, "Result =", and the answer phrase in other languages. The last anchor in the response
-wins; an anchor followed by a sentence gives the sentence's value. With no anchor at all, the closing
-statement of the response may state the answer (`_closing`). Text inside `<think>...</think>` never counts, a number that only appears
-in the reasoning is not an answer, an answer followed by a retraction does not count, and several
-different final candidates ("4 or 6", `\\boxed{A}` `\\boxed{C}`) are reported so the caller can call
-it a hedge (unless the reference itself has that many parts).
+I hope it is correct.", "final answer", "the answer is" (also "the answer (Yes or No) is"), "Answer:", "Answer"
+followed by math, `####`, bold answer lines, "Result =", the answer phrase in other languages (Arabic and Hindi
+included), and a last `A: 18` line (Q/A few-shot format). Chat-template tokens ending a response are dropped.
+The last anchor in the response wins; an anchor followed by a sentence gives the sentence's value. With no
+anchor at all, the closing statement of the response may state the answer (`_closing`). Text inside
+`<think>...</think>` never counts, a number that only appears in the reasoning is not an answer, an answer
+followed by a retraction does not count, and several different final candidates ("4 or 6", `\\boxed{A}`
+`\\boxed{C}`) are reported so the caller can call it a hedge (unless the reference itself has that many parts).
 """
 
 from __future__ import annotations
@@ -156,7 +157,9 @@ def _statement(text: str, start: int) -> tuple[str, int]:
     end = _SENTENCE_END_RE.search(rest)
     cut = end.start() if end else len(rest)
     # In prose a final "!" is an exclamation ("The answer is 5!"); inside math it is a factorial.
-    statement = _HINDI_COPULA_RE.sub("", rest[:cut])
+    statement = rest[:cut]
+    if "ह" in statement:
+        statement = _HINDI_COPULA_RE.sub("", statement)
     return (statement.rstrip().removesuffix("!") if "!" in statement else statement), start + cut
 
 
@@ -185,7 +188,7 @@ def _anchors(text: str) -> list[_Anchor]:
 def _last_qa_line(text: str) -> re.Match[str] | None:
     """The "A:" line that ends the response (or ends it but for a following "Q:"), else None."""
     window = max(0, len(text) - MAX_ANSWER_CHARS)
-    if "A" not in text[window:]:
+    if text.find("A:", window) < 0 and text.find("A :", window) < 0 and text.find("A**", window) < 0:
         return None
     last = None
     for last in _QA_LINE_RE.finditer(text, window):
@@ -213,7 +216,9 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
     text, closed = strip_thinking(response)
     if not closed:
         return Extraction(None, reason="no_answer", notes={"think": "unterminated"})
-    text = _TEMPLATE_TAIL_RE.sub("", clean_text(text))
+    text = clean_text(text)
+    if text[-40:].rstrip().endswith((">", ">user", ">assistant", ">system")):
+        text = _TEMPLATE_TAIL_RE.sub("", text)
     if minerva_only:
         anchors = [_Anchor(m.start(), m.end(), "minerva", m.group(1)) for m in _MINERVA_RE.finditer(text)]
     else:

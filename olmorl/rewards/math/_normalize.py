@@ -37,7 +37,8 @@ _DEGREE_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\^\s*\{\s*\\te
 # A degree sign inside a trig function is an angle unit, not decoration: `\sin 30^\circ` is sin(pi/6).
 _TRIG_RE = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])")
 _TRIG_DEGREES_RE = re.compile(
-    r"(\\(?:sin|cos|tan|cot|sec|csc)(?:\^\s*\{?-?\d\}?)?\s*)\(?\s*(\d+(?:\.\d+)?)\s*(?:\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree)\s*\)?"
+    r"(\\(?:sin|cos|tan|cot|sec|csc)(?:\^\s*\{?-?\d\}?)?\s*)\(?\s*(\d+(?:\.\d+)?)\s*"
+    r"(?:\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree)\s*\)?"
 )
 # `"yes"`, `'Monday'`, ``` ``no'' ```: quotes around a whole answer are not part of it.
 _QUOTED_RE = re.compile(r"^(?:\"|“|”|``|`|'|‘|’)([^\"“”`'‘’]+)(?:\"|“|”|''|`|'|‘|’)$")
