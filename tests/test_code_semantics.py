@@ -119,7 +119,7 @@ def test_test_functions_cases_and_main_blocks_run_and_count(server, name):
                                   "    def test_f(self):\n        f(1)\n"])
 def test_a_test_that_contains_no_check_is_invalid(server, test):
     result = run(server, _RIGHT, ["assert f(1) == 2", test])
-    assert result["status"] == "invalid" and result["reward"] == 0.0, result
+    assert result["status"] == "invalid" and result["reward"] is None, result  # never a 0 to take for a wrong answer
     assert "contains no check" in result["error"], result
 
 
