@@ -20,6 +20,7 @@ from olmorl.trainer._config import (
     load_config,
     overrides_from_args,
 )
+from olmorl.trainer._model_source import ModelNotFound, check_model
 
 SUBCOMMANDS = """subcommands:
   filter     offline difficulty filter: keep prompts whose pass rate is in range (olmorl-train filter --help)
@@ -62,6 +63,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not config.model or not config.train_files:
         print("olmorl-train: `model` and `train_files` are required", file=sys.stderr)
+        return 2
+    try:
+        check_model(config.model)
+    except ModelNotFound as exc:
+        print(f"olmorl-train: {exc}", file=sys.stderr)
         return 2
     from olmorl.trainer._loop import Trainer
 
