@@ -1,18 +1,49 @@
 """`olmorl-train` as a user meets it (real subprocesses): bad config and a wrong model path are one line and exit
-status 2."""
+status 2, and Ctrl-C ends a run with its one line."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from olmorl.rewards._local import free_port
+from olmorl.sandbox._memory import descendants
 
 TRAIN = [sys.executable, "-m", "olmorl.trainer._cli"]
+
+
+def gone(pid: int) -> bool:
+    """Exited (a zombie nobody has reaped yet counts: it holds no memory, port or sandbox)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+def wait_for(predicate, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    """A tiny model and a few addition rows."""
+    from olmorl.trainer._tiny import addition_rows, build_tiny_llama, write_jsonl
+
+    root = tmp_path_factory.mktemp("tiny")
+    build_tiny_llama(root / "model", hidden=64, layers=1)
+    write_jsonl(addition_rows()[0][:200], root / "rows.jsonl")
+    return root
 
 
 @pytest.mark.parametrize(("flags", "message"), [
@@ -49,3 +80,53 @@ def test_a_model_that_is_not_there_is_one_line(case, tmp_path):
     expected = {"no-directory": "no such directory", "not-a-model": "without a config.json",
                 "hub-offline": "HF_HUB_OFFLINE is set", "hub-unreachable": "cannot be reached"}[case]
     assert expected in proc.stderr
+
+
+def start_training(tiny: Path, out: Path) -> subprocess.Popen[str]:
+    """A long run of the tiny model, in its own process group (a terminal's Ctrl-C reaches the whole group)."""
+    return subprocess.Popen(
+        [*TRAIN, "--model", str(tiny / "model"), "--train-files", f"[{tiny / 'rows.jsonl'}]", "--output-dir", str(out),
+         "--total-steps", "1000", "--group-size", "2", "--prompts-per-step", "2", "--max-new-tokens", "8",
+         "--filter-zero-std", "false", "--tensorboard", "false"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def reward_server_of(trainer: int) -> int | None:
+    for pid in descendants(trainer):
+        try:
+            if b"olmorl.rewards\0serve" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return pid
+        except OSError:
+            continue
+    return None
+
+
+def test_ctrl_c_mid_run_ends_with_its_one_line(tiny, tmp_path):
+    proc = start_training(tiny, tmp_path / "run")
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if line.startswith("step 2/1000"):
+            os.killpg(proc.pid, signal.SIGINT)
+            break
+    rest = proc.stdout.read()
+    assert proc.wait(60) == 130, "".join(seen[-5:]) + rest
+    assert "Traceback" not in rest and rest.strip().splitlines()[-1].startswith(
+        "olmorl-train: interrupted (Ctrl-C) at step "), rest[-3000:]
+
+
+def test_ctrl_c_while_the_reward_server_starts_stops_it_too(tiny, tmp_path):
+    proc = start_training(tiny, tmp_path / "run")
+    server = None
+    try:
+        assert wait_for(lambda: reward_server_of(proc.pid) is not None, 120)
+        server = reward_server_of(proc.pid)
+        os.killpg(proc.pid, signal.SIGINT)
+        output = proc.communicate(timeout=60)[0]
+    finally:
+        proc.kill()
+        if server is not None and not gone(server):  # what the old code left running
+            os.killpg(server, signal.SIGKILL)
+    assert proc.returncode == 130 and "Traceback" not in output, output[-3000:]
+    assert output.strip().splitlines()[-1] == "olmorl-train: interrupted (Ctrl-C) at step 0/1000; no checkpoint"
+    assert gone(server)

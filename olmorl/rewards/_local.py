@@ -84,7 +84,7 @@ class LocalRewardServer:
                                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             wait_until_ready(self.url, self.process, self.ready_timeout_s, self.log_path)
-        except TimeoutError:
+        except BaseException:  # not ready in time, or Ctrl-C while waiting: nothing may keep running
             self.stop()
             raise
         return self

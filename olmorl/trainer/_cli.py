@@ -69,8 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     except ModelNotFound as exc:
         print(f"olmorl-train: {exc}", file=sys.stderr)
         return 2
-    from olmorl.trainer._loop import Trainer
+    return train(config)
 
+
+def train(config: TrainConfig) -> int:
+    """Run the trainer; Ctrl-C ends it with one line and exit status 130, no traceback."""
     # SIGTERM unwinds like Ctrl-C, so the embedded reward server and the engine thread are stopped
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     launched = config.learner_backend == "deepspeed" and not config.ray_learner_ranks  # ranks started by torchrun
@@ -82,9 +85,17 @@ def main(argv: list[str] | None = None) -> int:
             run_follower(config)
             leave_process_group()
             return 0
-    trainer = Trainer(config)
+    try:
+        from olmorl.trainer._loop import Trainer
+
+        trainer = Trainer(config)
+    except KeyboardInterrupt:
+        print("olmorl-train: interrupted (Ctrl-C) while loading the model and data", flush=True)
+        return 130
     try:
         trainer.run()
+    except KeyboardInterrupt:
+        return 130  # run() printed the line that says so
     finally:
         if hasattr(trainer.learner, "close"):  # releases the follower ranks
             trainer.learner.close()
