@@ -1,12 +1,14 @@
 """`olmorl-train` as a user meets it (real subprocesses): bad config and a wrong model path are one line and exit
-status 2, and Ctrl-C ends a run with its one line."""
+status 2, Ctrl-C ends a run with its one line, and the embedded reward server never outlives the trainer."""
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import pytest
 
 from olmorl.rewards._local import free_port
 from olmorl.sandbox._memory import descendants
+from test_sessions import wait_for
 
 TRAIN = [sys.executable, "-m", "olmorl.trainer._cli"]
 
@@ -26,13 +29,9 @@ def gone(pid: int) -> bool:
         return True
 
 
-def wait_for(predicate, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return predicate()
+def port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 @pytest.fixture(scope="module")
@@ -130,3 +129,28 @@ def test_ctrl_c_while_the_reward_server_starts_stops_it_too(tiny, tmp_path):
     assert proc.returncode == 130 and "Traceback" not in output, output[-3000:]
     assert output.strip().splitlines()[-1] == "olmorl-train: interrupted (Ctrl-C) at step 0/1000; no checkpoint"
     assert gone(server)
+
+
+def test_the_local_reward_server_dies_with_a_sigkilled_parent(tmp_path):
+    """It ran in its own session with no parent-death signal: a SIGKILLed trainer left it running (~1 GB, its port,
+    its sandbox slots)."""
+    parent = textwrap.dedent(f"""
+        import time
+        from olmorl.rewards._local import LocalRewardServer
+        server = LocalRewardServer(workers=1, log_path={str(tmp_path / 'server.log')!r}).start()
+        print(server.process.pid, server.port, flush=True)
+        time.sleep(300)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True)
+    server, port = map(int, proc.stdout.readline().split())
+    family = {server} | descendants(server)  # the server and its worker processes
+    try:
+        assert port_open(port) and len(family) >= 2
+        proc.kill()
+        proc.wait()
+        assert wait_for(lambda: all(map(gone, family)), 10), [p for p in family if not gone(p)]
+        assert not port_open(port)
+    finally:
+        for pid in family:
+            if not gone(pid):
+                os.kill(pid, signal.SIGKILL)
