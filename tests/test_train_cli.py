@@ -133,12 +133,17 @@ def test_ctrl_c_while_the_reward_server_starts_stops_it_too(tiny, tmp_path):
 
 def test_the_local_reward_server_dies_with_a_sigkilled_parent(tmp_path):
     """It ran in its own session with no parent-death signal: a SIGKILLed trainer left it running (~1 GB, its port,
-    its sandbox slots)."""
+    its sandbox slots). Started from a thread that ends first, it must live on while its parent does."""
     parent = textwrap.dedent(f"""
-        import time
+        import threading, time
         from olmorl.rewards._local import LocalRewardServer
-        server = LocalRewardServer(workers=1, log_path={str(tmp_path / 'server.log')!r}).start()
-        print(server.process.pid, server.port, flush=True)
+        started = []
+        starter = threading.Thread(target=lambda: started.append(
+            LocalRewardServer(workers=1, log_path={str(tmp_path / 'server.log')!r}).start()))
+        starter.start()
+        starter.join()
+        time.sleep(1.5)
+        print(started[0].process.pid, started[0].port, flush=True)
         time.sleep(300)
     """)
     proc = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import socket
 import sys
 from typing import Any
@@ -28,9 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--item-timeout", type=float, dest="item_timeout_s", help="hard limit per item, seconds")
     serve.add_argument("--plugin", action="append", dest="plugins", help="module that registers verifiers")
     serve.add_argument("--log-level", help="debug, info, warning, error")
-    serve.add_argument("--die-with-parent", type=int, metavar="PID",
-                       help="PID of the process that starts this server: the server stops (SIGTERM) when that "
-                            "process ends, however it ends (Linux); embedded servers (olmorl-train) use it")
+    serve.add_argument("--stop-with-parent", type=int, metavar="PID",
+                       help="PID of the process that starts this server: the server stops when that process ends, "
+                            "however it ends (SIGKILL included); embedded servers (olmorl-train) use it")
     serve.add_argument("--ray-address", help="deploy on this Ray cluster as a Ray Serve deployment ([ray] extra), "
                                              "e.g. auto or HEAD_IP:6379; default: one embedded server")
     serve.add_argument("--replicas", type=int, default=1, help="with --ray-address: replicas of the server")
@@ -80,10 +79,10 @@ def settings_from(args: argparse.Namespace, names: tuple[str, ...]) -> Settings:
 
 
 def serve(args: argparse.Namespace) -> int:
-    if args.die_with_parent is not None:  # first: a parent SIGKILLed during our start-up must not leave us running
-        from olmorl.rewards._lifetime import die_with_parent
+    if args.stop_with_parent is not None:  # first: a parent SIGKILLed during our start-up must not leave us running
+        from olmorl.rewards._lifetime import stop_with_parent
 
-        die_with_parent(args.die_with_parent, signal.SIGTERM)  # SIGTERM: close sessions, stop workers and sandboxes
+        stop_with_parent(args.stop_with_parent)  # SIGTERM: a clean stop (sessions, workers, sandboxes)
     import uvicorn
 
     from olmorl.rewards._server import create_app

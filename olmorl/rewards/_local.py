@@ -68,9 +68,8 @@ def wait_until_ready(url: str, process: subprocess.Popen[bytes], timeout_s: floa
 class LocalRewardServer:
     """`with LocalRewardServer(workers=2) as server: server.url` — started, ready, stopped on exit.
 
-    The server dies with this process however it ends (SIGKILL included; Linux's parent-death signal), so it never
-    outlives its user holding memory, its port and its sandbox slots. The kernel ties that signal to the thread
-    that calls `start()`: call it from a thread that lives as long as the server should (the main thread).
+    The server stops when this process ends, however it ends (SIGKILL included: it watches its parent pid), so it
+    never outlives its user holding memory, its port and its sandbox slots.
     """
 
     def __init__(self, *, port: int | None = None, ready_timeout_s: float = 60.0, log_path: str | None = None,
@@ -86,7 +85,7 @@ class LocalRewardServer:
     def start(self) -> "LocalRewardServer":
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "olmorl.rewards", "serve", "--die-with-parent", str(os.getpid())], env=self.env,
+            [sys.executable, "-m", "olmorl.rewards", "serve", "--stop-with-parent", str(os.getpid())], env=self.env,
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             wait_until_ready(self.url, self.process, self.ready_timeout_s, self.log_path)
