@@ -31,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--allow-unauthenticated-remote", action="store_true", default=None,
                        help="listen beyond loopback with no OLMORL_API_KEY (anyone who reaches the port runs code "
                             "in the sandbox); default: refuse")
+    serve.add_argument("--stop-with-parent", type=int, metavar="PID",
+                       help="PID of the process that starts this server: the server stops when that process ends, "
+                            "however it ends (SIGKILL included); embedded servers (olmorl-train) use it")
     serve.add_argument("--ray-address", help="deploy on this Ray cluster as a Ray Serve deployment ([ray] extra), "
                                              "e.g. auto or HEAD_IP:6379; default: one embedded server")
     serve.add_argument("--replicas", type=int, default=1, help="with --ray-address: replicas of the server")
@@ -80,6 +83,10 @@ def settings_from(args: argparse.Namespace, names: tuple[str, ...]) -> Settings:
 
 
 def serve(args: argparse.Namespace) -> int:
+    if args.stop_with_parent is not None:  # first: a parent SIGKILLed during our start-up must not leave us running
+        from olmorl.rewards._lifetime import stop_with_parent
+
+        stop_with_parent(args.stop_with_parent)  # SIGTERM: a clean stop (sessions, workers, sandboxes)
     import uvicorn
 
     from olmorl.rewards._server import create_app

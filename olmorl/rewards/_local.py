@@ -66,7 +66,11 @@ def wait_until_ready(url: str, process: subprocess.Popen[bytes], timeout_s: floa
 
 
 class LocalRewardServer:
-    """`with LocalRewardServer(workers=2) as server: server.url` — started, ready, stopped on exit."""
+    """`with LocalRewardServer(workers=2) as server: server.url` — started, ready, stopped on exit.
+
+    The server stops when this process ends, however it ends (SIGKILL included: it watches its parent pid), so it
+    never outlives its user holding memory, its port and its sandbox slots.
+    """
 
     def __init__(self, *, port: int | None = None, ready_timeout_s: float = 60.0, log_path: str | None = None,
                  extra_env: dict[str, str] | None = None, **settings: Any) -> None:
@@ -80,11 +84,12 @@ class LocalRewardServer:
 
     def start(self) -> "LocalRewardServer":
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
-        self.process = subprocess.Popen([sys.executable, "-m", "olmorl.rewards", "serve"], env=self.env,
-                                        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "olmorl.rewards", "serve", "--stop-with-parent", str(os.getpid())], env=self.env,
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             wait_until_ready(self.url, self.process, self.ready_timeout_s, self.log_path)
-        except TimeoutError:
+        except BaseException:  # not ready in time, or Ctrl-C while waiting: nothing may keep running
             self.stop()
             raise
         return self

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from olmorl.sandbox._memory import machine_memory_bytes
+from olmorl.sandbox._memory import children_map, machine_memory_bytes
 
 if TYPE_CHECKING:
     from olmorl.rewards._sessions import Session
@@ -44,7 +44,8 @@ def idle_memory_budget(config: SessionSettings) -> int:
 def measure(sessions: list[Session]) -> dict[str, int]:
     """Each session's memory now: the sum over the live sandboxes it opened. Reads /proc and cgroups only
     (blocking file reads: run it in a thread)."""
-    return {s.id: sum(i.memory_bytes() for i in list(s.services.interpreters)) for s in sessions}
+    children = children_map()  # one pass over /proc for every process tree measured
+    return {s.id: sum(i.memory_bytes(children) for i in list(s.services.interpreters)) for s in sessions}
 
 
 def to_evict(idle: list[Session], usage: dict[str, int], budget_bytes: int) -> list[Session]:

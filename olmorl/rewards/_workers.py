@@ -11,7 +11,6 @@ which only works in the main thread and silently broke SymPy checks in threaded 
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import logging
 import multiprocessing
 import os
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Callable, Literal
 
+from olmorl.rewards._lifetime import die_with_parent
 from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, load_verifiers
 from olmorl.rewards._settings import Settings
 
@@ -93,18 +93,6 @@ def score_chunk(jobs: list[tuple[str, Task]]) -> tuple[list[Score | PoolFailure]
     return outcomes, seconds
 
 
-def _die_with_parent(server_pid: int) -> None:
-    """Linux: SIGKILL this worker when the server process dies, however it dies (the socket alone is not enough:
-    workers forked later hold copies of earlier workers' server ends)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux: the socket's end-of-file still stops an idle worker
-        return
-    if os.getppid() != server_pid:  # the server died between fork and prctl
-        os._exit(0)
-
-
 def _reply(outcomes: list[Score | PoolFailure], seconds: list[float]) -> bytes:
     try:
         return pickle.dumps((outcomes, seconds), protocol=pickle.HIGHEST_PROTOCOL)
@@ -125,7 +113,9 @@ def _worker_main(sock: socket.socket, settings: Settings, server_pid: int) -> No
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in a terminal stops the server, which stops its workers
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _die_with_parent(server_pid)
+    # SIGKILLed when the server dies, however it dies (the socket alone is not enough: workers forked later
+    # hold copies of earlier workers' server ends); not Linux: the socket's end-of-file still stops an idle worker
+    die_with_parent(server_pid)
     wire = Connection(sock.detach())
     _init_worker(settings)
     wire.send_bytes(_READY)

@@ -14,8 +14,8 @@ _CGROUP_ROOT = Path("/sys/fs/cgroup")
 _UNLIMITED = 1 << 62  # cgroup v1 writes "no limit" as a number near 2**63
 
 
-def descendants(pid: int) -> set[int]:
-    """Every live process under `pid`, however deep (from the parent pids in /proc)."""
+def children_map() -> dict[int, list[int]]:
+    """Parent pid -> the pids of its live children, from one pass over /proc."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -25,6 +25,13 @@ def descendants(pid: int) -> set[int]:
             except (OSError, IndexError, ValueError):
                 continue  # gone meanwhile
             children.setdefault(ppid, []).append(int(entry))
+    return children
+
+
+def descendants(pid: int, children: dict[int, list[int]] | None = None) -> set[int]:
+    """Every live process under `pid`, however deep; `children` (a `children_map()`) saves the /proc pass when
+    several trees are walked at once."""
+    children = children_map() if children is None else children
     found: set[int] = set()
     todo = [pid]
     while todo:
@@ -47,9 +54,9 @@ def pss_bytes(pid: int) -> int:
     return 0
 
 
-def process_tree_bytes(pid: int) -> int:
+def process_tree_bytes(pid: int, children: dict[int, list[int]] | None = None) -> int:
     """PSS of `pid` and every process under it."""
-    return sum(pss_bytes(p) for p in {pid} | descendants(pid))
+    return sum(pss_bytes(p) for p in {pid} | descendants(pid, children))
 
 
 def cgroup_memory_bytes(path: Path) -> int | None:

@@ -60,15 +60,16 @@ class Interpreter:
     def alive(self) -> bool:
         return self.channel is not None and self.channel.alive
 
-    def memory_bytes(self) -> int:
-        """The sandbox's real memory now: its cgroup's charge, else its process tree's PSS; 0 once it is
-        closed. Reads /proc or the cgroup only, so it may run in a thread while the loop uses the interpreter."""
+    def memory_bytes(self, children: dict[int, list[int]] | None = None) -> int:
+        """The sandbox's real memory now: its cgroup's charge, else its process tree's PSS (`children`: a
+        `children_map()` to walk it with); 0 once it is closed. Reads /proc or the cgroup only, so it may run in
+        a thread while the loop uses the interpreter."""
         channel = self.channel
         launch = channel.launch if channel is not None else None
         if channel is None or launch is None:
             return 0
         measured = launch.cgroup.memory_bytes() if launch.cgroup is not None else None
-        return measured if measured is not None else process_tree_bytes(channel.proc.pid)
+        return measured if measured is not None else process_tree_bytes(channel.proc.pid, children)
 
     async def start(self, timeout_s: float = 30.0) -> None:
         launch = self.backend.launch(self.slot, INTERPRETER)

@@ -20,6 +20,7 @@ from olmorl.trainer._config import (
     load_config,
     overrides_from_args,
 )
+from olmorl.trainer._model_source import ModelNotFound, check_model
 
 SUBCOMMANDS = """subcommands:
   filter     offline difficulty filter: keep prompts whose pass rate is in range (olmorl-train filter --help)
@@ -63,8 +64,16 @@ def main(argv: list[str] | None = None) -> int:
     if not config.model or not config.train_files:
         print("olmorl-train: `model` and `train_files` are required", file=sys.stderr)
         return 2
-    from olmorl.trainer._loop import Trainer
+    try:
+        check_model(config.model)
+    except ModelNotFound as exc:
+        print(f"olmorl-train: {exc}", file=sys.stderr)
+        return 2
+    return train(config)
 
+
+def train(config: TrainConfig) -> int:
+    """Run the trainer; Ctrl-C ends it with one line and exit status 130, no traceback."""
     # SIGTERM unwinds like Ctrl-C, so the embedded reward server and the engine thread are stopped
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     launched = config.learner_backend == "deepspeed" and not config.ray_learner_ranks  # ranks started by torchrun
@@ -76,9 +85,17 @@ def main(argv: list[str] | None = None) -> int:
             run_follower(config)
             leave_process_group()
             return 0
-    trainer = Trainer(config)
+    try:
+        from olmorl.trainer._loop import Trainer
+
+        trainer = Trainer(config)
+    except KeyboardInterrupt:
+        print("olmorl-train: interrupted (Ctrl-C) while loading the model and data", flush=True)
+        return 130
     try:
         trainer.run()
+    except KeyboardInterrupt:
+        return 130  # run() printed the line that says so
     finally:
         if hasattr(trainer.learner, "close"):  # releases the follower ranks
             trainer.learner.close()

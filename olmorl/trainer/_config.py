@@ -126,14 +126,11 @@ class TrainConfig:
             raise ValueError("train_weights needs one weight per train file")
         if self.group_size < 2:
             raise ValueError("group_size must be at least 2 (advantages are relative to the group)")
-        if self.max_turns < 1 or self.max_total_tokens < 1:
-            raise ValueError("max_turns and max_total_tokens must be >= 1")
+        _check_ranges(self)
         if (self.ray_engines or self.ray_learner_ranks or self.ray_reward_replicas) and not self.ray_address:
             raise ValueError("ray_engines / ray_learner_ranks / ray_reward_replicas need ray_address (auto, or the head's HEAD_IP:6379)")
         if self.ray_engines and (self.engine_urls or self.engine_servers or self.engine_process):
             raise ValueError("choose one engine placement: ray_engines, engine_urls/engine_servers or engine_process")
-        if self.async_steps < 0:
-            raise ValueError("async_steps must be >= 0")
         check_sampling(self.temperature, self.top_k, self.top_p)
         unknown = sorted(set(self.report_to) - set(TRACKERS))
         if unknown:
@@ -143,38 +140,78 @@ class TrainConfig:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
 
+# Numeric fields and the least value each accepts (None, where a field may be None, is always accepted).
+_AT_LEAST = {
+    **dict.fromkeys(("eval_max_prompts", "eval_samples", "max_prompt_tokens", "prompts_per_step", "max_new_tokens",
+                     "max_turns", "max_total_tokens", "engine_batch_size", "max_sampling_rounds", "minibatches",
+                     "micro_batch_tokens", "logprob_chunk", "total_steps", "reward_batch_size", "local_reward_workers",
+                     "torch_threads", "keep_checkpoints", "log_every"), 1),
+    **dict.fromkeys(("eval_every", "engine_servers", "ray_engines", "ray_learner_ranks", "ray_reward_replicas",
+                     "warmup_steps", "async_steps", "save_every", "seed", "max_staleness", "learning_rate", "kl_beta",
+                     "weight_decay", "max_grad_norm", "eps_low", "eps_high", "ray_engine_cpus", "ray_engine_gpus",
+                     "ray_learner_cpus", "ray_learner_gpus"), 0),
+}
+_POSITIVE = ("engine_sync_timeout_s", "engine_ready_timeout_s", "tis_cap", "loss_constant", "adam_eps",
+             "reward_timeout_s", "reward_max_wait_s")
+
+
+def _check_ranges(config: TrainConfig) -> None:
+    """ValueError naming the first numeric field out of its range (temperature, top_k, top_p: check_sampling)."""
+    for name, least in _AT_LEAST.items():
+        value = getattr(config, name)
+        if value is not None and not value >= least:
+            raise ValueError(f"{name} must be >= {least}, not {value!r}")
+    for name in _POSITIVE:
+        value = getattr(config, name)
+        if value is not None and not value > 0:
+            raise ValueError(f"{name} must be > 0, not {value!r}")
+    if config.zero_stage not in (0, 1, 2, 3):
+        raise ValueError(f"zero_stage must be 0, 1, 2 or 3, not {config.zero_stage!r}")
+    if not all(0 <= beta < 1 for beta in config.adam_betas):
+        raise ValueError(f"adam_betas must each be in [0, 1), not {list(config.adam_betas)}")
+    if any(not w >= 0 for w in config.train_weights) or (config.train_weights and not sum(config.train_weights) > 0):
+        raise ValueError(f"train_weights must be >= 0 with a positive sum, not {list(config.train_weights)}")
+
+
 def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def _coerce(name: str, tp: Any, value: Any) -> Any:
-    """Turn YAML/flag values into the field's type (lists to tuples, numbers to float, 'null' to None)."""
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if value is None:
-        return None
+_KINDS = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+
+
+def _coerce(tp: Any, value: Any) -> Any:
+    """Turn a YAML/flag value into the field's type (lists to tuples, integers to float, "1e-6" to 1e-6); ValueError
+    saying what was expected. YAML reads `1e-6` as a string, so numbers may come as text."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
-        inner = [a for a in args if a is not type(None)]
-        return _coerce(name, inner[0], value)
+        return None if value is None else _coerce(next(a for a in args if a is not type(None)), value)
     if origin is tuple:
-        items = value if isinstance(value, (list, tuple)) else [value]
-        item_type = args[0] if args else str
-        return tuple(_coerce(name, item_type, v) for v in items)
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        if args and args[-1] is not Ellipsis and len(items) != len(args):
+            raise ValueError(f"expected a list of {len(args)}")
+        return tuple(_coerce(args[0] if args else str, item) for item in items)
     if tp is bool:
+        if isinstance(value, bool) or value in (0, 1):
+            return bool(value)
+        if isinstance(value, str) and value.lower() in ("true", "1", "yes", "false", "0", "no"):
+            return value.lower() in ("true", "1", "yes")
+    elif tp is int and not isinstance(value, bool):
+        if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+            return int(value)
+        if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+            return int(value)
+    elif tp is float and not isinstance(value, bool):
+        if isinstance(value, (int, float)):
+            return float(value)
         if isinstance(value, str):
-            if value.lower() in ("true", "1", "yes"):
-                return True
-            if value.lower() in ("false", "0", "no"):
-                return False
-            raise ValueError(f"{name}: expected a boolean, got {value!r}")
-        return bool(value)
-    if tp is float:
-        return float(value)
-    if tp is int:
-        if isinstance(value, float) and not value.is_integer():
-            raise ValueError(f"{name}: expected an integer, got {value!r}")
-        return int(value)
-    return str(value) if tp is str else value
+            try:
+                return float(value)
+            except ValueError:
+                pass
+    elif tp is str and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise ValueError(f"expected {_KINDS.get(tp, tp)}")
 
 
 _HINTS = None
@@ -192,7 +229,12 @@ def config_from_dict(values: dict[str, Any], base: TrainConfig | None = None) ->
     unknown = sorted(set(values) - set(hints))
     if unknown:
         raise ValueError(f"unknown config keys: {', '.join(unknown)}")
-    coerced = {k: _coerce(k, hints[k], v) for k, v in values.items()}
+    coerced = {}
+    for name, value in values.items():
+        try:
+            coerced[name] = _coerce(hints[name], value)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}, not {value!r}") from None
     return dataclasses.replace(base or TrainConfig(), **coerced)
 
 

@@ -17,6 +17,7 @@ import logging
 import time
 from collections import Counter, deque
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
@@ -302,34 +303,34 @@ class Trainer:
         # first: a missing tracker package fails before anything starts
         self.metrics = MetricsLog.from_config(cfg, resumed_step=self.step if self.step > 0 else None)
         server = None
-        urls = list(cfg.reward_urls)
-        if not urls and cfg.ray_reward_replicas:  # a Ray Serve deployment on the trainer's cluster (_ray.py)
-            from olmorl.trainer._ray import RayRewardService
-
-            server = RayRewardService(cfg).start()
-            urls = [server.url]
-        if not urls:  # embedded mode: the same HTTP path, against a child olmorl-rewards on loopback
-            server = LocalRewardServer(workers=cfg.local_reward_workers,
-                                       log_path=f"{cfg.output_dir}/reward-server.log")
-            import pathlib
-
-            pathlib.Path(cfg.output_dir).mkdir(parents=True, exist_ok=True)
-            server.start()
-            urls = [server.url]
-        if has_env_rows(self.mixer):  # multi-turn rows: sessions on the same reward servers (_multiturn.py)
-            self.engine = multiturn_engine(self.engine, self.tokenizer, urls, cfg)
-        was_deterministic = torch.are_deterministic_algorithms_enabled()
-        torch.use_deterministic_algorithms(cfg.deterministic or was_deterministic)
-        self.engine.start()
+        engine_started = False
         stopped_by: BaseException | None = None
-        try:
+        was_deterministic = torch.are_deterministic_algorithms_enabled()
+        try:  # from here on, however the run ends (Ctrl-C while the reward server starts too) it says so in one line
+            urls = list(cfg.reward_urls)
+            if not urls and cfg.ray_reward_replicas:  # a Ray Serve deployment on the trainer's cluster (_ray.py)
+                from olmorl.trainer._ray import RayRewardService
+
+                server = RayRewardService(cfg).start()
+                urls = [server.url]
+            if not urls:  # embedded mode: the same HTTP path, against a child olmorl-rewards on loopback
+                Path(cfg.output_dir).mkdir(parents=True, exist_ok=True)
+                server = LocalRewardServer(workers=cfg.local_reward_workers,
+                                           log_path=f"{cfg.output_dir}/reward-server.log")
+                urls = [server.start().url]
+            if has_env_rows(self.mixer):  # multi-turn rows: sessions on the same reward servers (_multiturn.py)
+                self.engine = multiturn_engine(self.engine, self.tokenizer, urls, cfg)
+            torch.use_deterministic_algorithms(cfg.deterministic or was_deterministic)
+            engine_started = True  # stopped even if its start fails half-way
+            self.engine.start()
             asyncio.run(self._main(urls))
         except BaseException as exc:
             stopped_by = exc
             raise
         finally:
             torch.use_deterministic_algorithms(was_deterministic)
-            self.engine.stop()
+            if engine_started:
+                self.engine.stop()
             self.metrics.close()
             if server is not None:
                 server.stop()
