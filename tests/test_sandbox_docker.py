@@ -446,3 +446,25 @@ def test_no_foreign_data_and_nothing_survives_in_the_container(api: Any) -> None
 
     check_no_foreign_data_in_memory("docker")
     check_nothing_survives("docker")
+
+
+# -- issue 23's test semantics, in containers too ---------------------------------------------------------
+@pytest.mark.parametrize("runtime", ["runc", "runsc"])
+def test_semantic_attacks_earn_nothing_in_containers(api: Any, reward_server, runtime: str) -> None:
+    """The shadowing, comparison and runner attacks of test_code_semantics, as one batch, under runc and
+    gVisor: each is a wrong program that scored 1.0 before; each scores 0, its right twin 1."""
+    from test_code_semantics import _RIGHT, _WRONG, DECIDED, RUNNERS, SHADOWS
+
+    url = reward_server(workers=1, sandbox=SandboxSettings(backend="docker", docker_runtime=runtime, parallelism=1,
+                                                           test_timeout_s=2.0))
+    attacks = [(program, tests) for program, tests in SHADOWS.values()]
+    attacks += [(program, tests) for program, tests, _ in DECIDED.values()]
+    attacks += [(_WRONG, [test]) for test in RUNNERS.values()]
+    items = [{"id": str(i), "verifier": "code", "response": f"```python\n{program}\n```", "ground_truth": tests}
+             for i, (program, tests) in enumerate(attacks)]
+    items += [{"id": f"right-{name}", "verifier": "code", "response": f"```python\n{_RIGHT}\n```", "ground_truth": [test]}
+              for name, test in RUNNERS.items()]
+    results = httpx.post(url + "/v1/verify", json={"items": items}, timeout=300).json()["results"]
+    wrong = [r for r in results if not r["id"].startswith("right-")]
+    assert all(r["status"] == "ok" and r["reward"] == 0.0 for r in wrong), [(r["id"], r["status"], r["error"]) for r in wrong if r["reward"] != 0.0]
+    assert all(r["reward"] == 1.0 for r in results if r["id"].startswith("right-")), results
