@@ -5,6 +5,7 @@ by field, timings aside."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import subprocess
 import sys
 import time
@@ -94,6 +95,8 @@ def test_a_kept_verifier_stays_warm_and_works_inside_a_running_loop():
             return verifier.verify(MIXED[:1])
 
         assert asyncio.run(inside_a_loop())[0].reward == 1.0
+        # the server freezes its start-up heap for the workers' sake; the caller's heap must stay collectable
+        assert gc.get_freeze_count() == 0
     print(f"start {start_s:.2f} s, warm call of 3 items {call_s * 1000:.1f} ms")
     assert call_s < start_s  # the pool is reused, not started per call
     with pytest.raises(RuntimeError, match="closed"):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import difflib
+import gc
 import json
 import threading
 from typing import TYPE_CHECKING, Any, Iterable
@@ -107,7 +108,13 @@ class AsyncInProcessVerifier:
         async with self._starting:
             if self._engine is None:
                 engine = _engine(self.settings)
+                frozen = gc.get_freeze_count()
                 await engine.start()
+                if not frozen:
+                    # The pool froze the heap so that its workers' collections skip it; in a server that heap
+                    # lives as long as the process, here it is the caller's, and what of it dies later must still
+                    # be collected. The workers forked so far keep their frozen copy.
+                    gc.unfreeze()
                 self._engine = engine
         return self
 
