@@ -81,6 +81,8 @@ async def test_async_twin_and_reused_verifier_give_the_same_results():
         assert [without_timings(r.model_dump()) for r in first] == expected
         assert [without_timings(r.model_dump()) for r in again] == expected
         assert {"math", "code", "ifeval"} <= {info.name for info in await verifier.verifiers()}
+    with pytest.raises(RuntimeError, match="closed"):  # not a new pool started behind the caller's back
+        await verifier.verify(MIXED[:1])
 
 
 def test_a_kept_verifier_stays_warm_and_works_inside_a_running_loop():
@@ -99,8 +101,9 @@ def test_a_kept_verifier_stays_warm_and_works_inside_a_running_loop():
         assert gc.get_freeze_count() == 0
     print(f"start {start_s:.2f} s, warm call of 3 items {call_s * 1000:.1f} ms")
     assert call_s < start_s  # the pool is reused, not started per call
-    with pytest.raises(RuntimeError, match="closed"):
-        verifier.verify(MIXED[:1])
+    for call in (lambda: verifier.verify(MIXED[:1]), verifier.verifiers):
+        with pytest.raises(RuntimeError, match="closed"):
+            call()
 
 
 def test_items_that_no_server_could_receive_are_invalid_and_the_rest_still_scored():

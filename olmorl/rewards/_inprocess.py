@@ -103,9 +103,12 @@ class AsyncInProcessVerifier:
         self.settings = make_settings(settings)
         self._engine: RewardEngine | None = None
         self._starting = asyncio.Lock()
+        self._closed = False
 
     async def start(self) -> "AsyncInProcessVerifier":
         async with self._starting:
+            if self._closed:
+                raise RuntimeError("this AsyncInProcessVerifier is closed")
             if self._engine is None:
                 engine = _engine(self.settings)
                 frozen = gc.get_freeze_count()
@@ -129,6 +132,7 @@ class AsyncInProcessVerifier:
         return self._engine.describe()  # type: ignore[union-attr]
 
     async def aclose(self) -> None:
+        self._closed = True
         engine, self._engine = self._engine, None
         if engine is not None:
             await engine.stop()
@@ -160,10 +164,8 @@ class InProcessVerifier:
             raise
 
     def submit(self, items: Iterable[VerifyItem | dict[str, Any]]) -> concurrent.futures.Future[list[VerifyResult]]:
-        if self._loop.is_closed():
-            raise RuntimeError("this InProcessVerifier is closed")
         items = _as_item_list(items)  # a wrong argument raises here, in the caller
-        return asyncio.run_coroutine_threadsafe(self._async.verify(items), self._loop)
+        return self._submit(self._async.verify(items))
 
     def verify(self, items: Iterable[VerifyItem | dict[str, Any]]) -> list[VerifyResult]:
         """What `POST /v1/verify` answers for these items: one result per item, in order, whatever fails."""
@@ -179,8 +181,14 @@ class InProcessVerifier:
         with self._runner:
             self._loop.run_forever()
 
+    def _submit(self, coroutine: Any) -> concurrent.futures.Future[Any]:
+        if self._loop.is_closed():
+            coroutine.close()
+            raise RuntimeError("this InProcessVerifier is closed")
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+
     def _run(self, coroutine: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+        return self._submit(coroutine).result()
 
     def close(self) -> None:
         if not self._thread.is_alive():
