@@ -13,6 +13,11 @@ with `functools.partial(math_reward, base_url=..., api_key=..., on_error="none")
 still detected as async, still logged under its own name. Unset, `base_url` and `api_key` come from
 `OLMORL_URL` / `OLMORL_API_KEY`.
 
+No server: `functools.partial(math_reward, in_process=True)` scores in the trainer's process, on one engine
+shared by every such function and configured as a server is (OLMORL_* variables, e.g. OLMORL_WORKERS; its
+workers fork from the trainer's process), or `in_process=olmorl.InProcessVerifier(workers=4)` on one of yours.
+Results are the server's for the same items. `in_process=True` stays picklable.
+
 Dataset columns read (TRL passes every column as a keyword list, one entry per completion):
 - `ground_truth` (else `solution`): the reference, in the shape the verifier documents.
 - `verifier` (else `dataset`): the verifier of each row, a name or alias such as open-instruct's
@@ -44,16 +49,22 @@ These are coroutine functions: TRL awaits them. Outside TRL, `asyncio.run(math_r
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import collections.abc
 import functools
 import logging
+import threading
 import warnings
-from typing import Any, Callable, Generator
+from typing import TYPE_CHECKING, Any, Callable, Generator
 
 from olmorl.clients._client import AsyncRewardClient
-from olmorl.clients._policy import OnError, resolve_urls
+from olmorl.clients._policy import OnError, apply_on_error, resolve_urls
 from olmorl.rewards._not_ok import NotOkLog
-from olmorl.rewards._models import VerifyResult
+from olmorl.rewards._models import VerifierInfo, VerifyResult
+
+if TYPE_CHECKING:
+    from olmorl.rewards._inprocess import InProcessVerifier
 
 __all__ = ["FAMILIES", "code_reward", "ifeval_reward", "judge_reward", "math_reward", "olmorl_reward"]
 
@@ -65,7 +76,7 @@ FAMILIES: dict[str, tuple[str, Callable[[str], bool]]] = {
     "judge": ("judge", lambda name: name == "judge" or name.startswith("general-")),
 }
 
-_ALIASES: dict[tuple[str, ...], dict[str, str]] = {}  # server URLs -> lower-cased name/alias -> name
+_ALIASES: dict[tuple[str, ...], dict[str, str]] = {}  # server URLs (or in-process verifier) -> lower-cased name/alias -> name
 log = logging.getLogger("olmorl.clients")
 _NOT_OK: dict[str, NotOkLog] = {}  # function name -> its warning log
 
@@ -125,41 +136,46 @@ def _reward_function(func: Callable[..., Any]) -> RewardFunction:
 @_reward_function
 async def math_reward(prompts: list[Any], completions: list[Any], *, base_url: str | list[str] | None = None,
                       api_key: str | None = None, on_error: OnError = "none", timeout: float = 600.0,
-                      **columns: Any) -> list[float | None]:
+                      in_process: bool | InProcessVerifier = False, **columns: Any) -> list[float | None]:
     """Math answers (`math` verifier and its relatives, e.g. `gsm8k`); other families' rows get None."""
-    return await _score("math", prompts, completions, columns, base_url, api_key, on_error, timeout)
+    return await _score("math", prompts, completions, columns, base_url, api_key, on_error, timeout,
+                        in_process)
 
 
 @_reward_function
 async def code_reward(prompts: list[Any], completions: list[Any], *, base_url: str | list[str] | None = None,
                       api_key: str | None = None, on_error: OnError = "none", timeout: float = 600.0,
-                      **columns: Any) -> list[float | None]:
+                      in_process: bool | InProcessVerifier = False, **columns: Any) -> list[float | None]:
     """Programs run against the row's tests in the server's sandbox (`code`, `code_stdio`, ...)."""
-    return await _score("code", prompts, completions, columns, base_url, api_key, on_error, timeout)
+    return await _score("code", prompts, completions, columns, base_url, api_key, on_error, timeout,
+                        in_process)
 
 
 @_reward_function
 async def ifeval_reward(prompts: list[Any], completions: list[Any], *, base_url: str | list[str] | None = None,
                         api_key: str | None = None, on_error: OnError = "none", timeout: float = 600.0,
-                        **columns: Any) -> list[float | None]:
+                        in_process: bool | InProcessVerifier = False, **columns: Any) -> list[float | None]:
     """Instruction-following constraints (`ifeval` and its aliases: IFEval, IFBench, IF-RLVR)."""
-    return await _score("ifeval", prompts, completions, columns, base_url, api_key, on_error, timeout)
+    return await _score("ifeval", prompts, completions, columns, base_url, api_key, on_error, timeout,
+                        in_process)
 
 
 @_reward_function
 async def judge_reward(prompts: list[Any], completions: list[Any], *, base_url: str | list[str] | None = None,
                        api_key: str | None = None, on_error: OnError = "none", timeout: float = 600.0,
-                       **columns: Any) -> list[float | None]:
+                       in_process: bool | InProcessVerifier = False, **columns: Any) -> list[float | None]:
     """LM-judge score in [0, 1] (`judge` and open-instruct's `general-*` presets)."""
-    return await _score("judge", prompts, completions, columns, base_url, api_key, on_error, timeout)
+    return await _score("judge", prompts, completions, columns, base_url, api_key, on_error, timeout,
+                        in_process)
 
 
 @_reward_function
 async def olmorl_reward(prompts: list[Any], completions: list[Any], *, base_url: str | list[str] | None = None,
                         api_key: str | None = None, on_error: OnError = "none", timeout: float = 600.0,
-                        **columns: Any) -> list[float | None]:
+                        in_process: bool | InProcessVerifier = False, **columns: Any) -> list[float | None]:
     """Any verifier: each row's `verifier` (else `dataset`) column names it."""
-    return await _score(None, prompts, completions, columns, base_url, api_key, on_error, timeout)
+    return await _score(None, prompts, completions, columns, base_url, api_key, on_error, timeout,
+                        in_process)
 
 
 def completion_text(completion: Any) -> str:
@@ -185,9 +201,8 @@ def _column(columns: dict[str, Any], *names: str) -> list[Any] | None:
 
 async def _score(family: str | None, prompts: list[Any], completions: list[Any], columns: dict[str, Any],
                  base_url: str | list[str] | None, api_key: str | None, on_error: OnError,
-                 timeout: float) -> list[float | None]:
+                 timeout: float, in_process: bool | InProcessVerifier) -> list[float | None]:
     label = f"{family}_reward" if family else "olmorl_reward"
-    urls = tuple(resolve_urls(base_url))
     names = _column(columns, "verifier", "dataset")
     truths = _column(columns, "ground_truth", "solution")
     if family != "judge" and "ground_truth" not in columns and "solution" not in columns:
@@ -196,8 +211,9 @@ async def _score(family: str | None, prompts: list[Any], completions: list[Any],
     options = columns.get("options")
     items: list[dict[str, Any]] = []
     owner: list[int] = []  # row of each item
-    async with AsyncRewardClient(list(urls), api_key=api_key, timeout=timeout, on_error=on_error) as client:
-        aliases = await _alias_table(client, urls) if family is not None and names is not None else {}
+    client, server = await _scorer(base_url, api_key, timeout, on_error, in_process)
+    async with client:
+        aliases = await _alias_table(client, server) if family is not None and names is not None else {}
         for row, completion in enumerate(completions):
             for verifier, truth in _pairs(family, names, truths, row):
                 if family is not None and verifier is not None:
@@ -251,14 +267,67 @@ def _pairs(family: str | None, names: list[Any] | None, truths: list[Any] | None
     return [(name, truth)]
 
 
-async def _alias_table(client: AsyncRewardClient, urls: tuple[str, ...]) -> dict[str, str]:
-    """Name and alias -> registered name, as the server says (fetched once per set of URLs)."""
-    table = _ALIASES.get(urls)
+async def _alias_table(client: AsyncRewardClient | _InProcessScorer, server: tuple[str, ...]) -> dict[str, str]:
+    """Name and alias -> registered name, as the server says (fetched once per server)."""
+    table = _ALIASES.get(server)
     if table is None:
         table = {}
         for info in await client.verifiers():
             table[info.name.lower()] = info.name
             for alias in info.aliases:
                 table[alias.lower()] = info.name
-        _ALIASES[urls] = table
+        _ALIASES[server] = table
     return table
+
+
+async def _scorer(base_url: str | list[str] | None, api_key: str | None, timeout: float, on_error: OnError,
+                  in_process: bool | InProcessVerifier) -> tuple[AsyncRewardClient | _InProcessScorer, tuple[str, ...]]:
+    """What scores the items (an HTTP client, or an in-process verifier) and a key naming its server."""
+    if in_process is False:
+        urls = tuple(resolve_urls(base_url))
+        return AsyncRewardClient(list(urls), api_key=api_key, timeout=timeout, on_error=on_error), urls
+    if base_url is not None:
+        raise ValueError("pass base_url (a reward server) or in_process (no server), not both")
+    verifier = await asyncio.to_thread(_shared_verifier) if in_process is True else in_process
+    from olmorl.rewards._inprocess import InProcessVerifier
+
+    if not isinstance(verifier, InProcessVerifier):
+        raise TypeError(f"in_process must be True or an olmorl.InProcessVerifier, not {type(in_process).__name__} "
+                        f"(an AsyncInProcessVerifier is bound to the event loop it started on, not TRL's)")
+    return _InProcessScorer(verifier, on_error), ("in-process", str(id(verifier)))
+
+
+class _InProcessScorer:
+    """An InProcessVerifier behind the two calls `_score` makes of a client, awaitable on any event loop (TRL scores
+    on one of its own); the verifier outlives the call."""
+
+    def __init__(self, verifier: InProcessVerifier, on_error: OnError) -> None:
+        self.verifier, self.on_error = verifier, on_error
+
+    async def verifiers(self) -> list[VerifierInfo]:
+        return await asyncio.to_thread(self.verifier.verifiers)
+
+    async def verify(self, items: list[dict[str, Any]]) -> list[VerifyResult]:
+        return apply_on_error(await asyncio.wrap_future(self.verifier.submit(items)), self.on_error)
+
+    async def __aenter__(self) -> "_InProcessScorer":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        pass
+
+
+_SHARED: list[InProcessVerifier] = []  # the verifier of `in_process=True`, started at its first use
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_verifier() -> InProcessVerifier:
+    """One in-process engine for every `in_process=True` function of this process, configured as a server is (OLMORL_*
+    environment variables: OLMORL_WORKERS, OLMORL_SANDBOX_BACKEND, ...), closed at exit."""
+    from olmorl.rewards._inprocess import InProcessVerifier
+
+    with _SHARED_LOCK:
+        if not _SHARED:
+            _SHARED.append(InProcessVerifier())
+            atexit.register(_SHARED[0].close)
+        return _SHARED[0]
