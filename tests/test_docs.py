@@ -92,6 +92,12 @@ def test_every_file_snippet_is_run_by_a_test():
             assert Path(path).stem in others, f"{page} shows {path}, which no test runs: show its output too"
 
 
+def test_every_example_file_is_on_a_page():
+    shown = {path for _, kind, path, _, _ in SNIPPETS if kind == "file"}
+    for example in sorted((ROOT / "examples").glob("*.*")):  # the recipes in subdirectories have their own README
+        assert example.relative_to(ROOT).as_posix() in shown, f"{example.name} is on no page"
+
+
 @pytest.mark.parametrize("path", OUTPUTS)
 def test_outputs_are_what_the_examples_print(server, path, tmp_path):
     printed = run_example(path, server, tmp_path)
