@@ -2,8 +2,8 @@
 # System (Debian) packages olmorl needs at run time. Idempotent: installs only what is missing.
 #   bubblewrap  - the default sandbox for model-written code (olmorl.sandbox, backend "bwrap")
 #   python3     - Debian's interpreter, run inside the sandbox (only /usr is visible there)
-#   python3-*   - the packages sandboxed Python programs may import (README: "Sandbox packages")
-#   toolchains  - the sandbox's other languages (README: "Sandbox languages"): gcc/g++ (C, C++),
+#   python3-*   - the packages sandboxed Python programs may import (docs/sandbox.md: "Sandbox packages")
+#   toolchains  - the sandbox's other languages (docs/sandbox.md: "Sandbox languages"): gcc/g++ (C, C++),
 #                 openjdk-17-jdk-headless (Java), nodejs (JavaScript), golang-go (Go), rustc (Rust)
 #
 # Environment:

@@ -30,8 +30,8 @@ def test_train_help_lists_subcommands_and_the_config_help():
     text = run(CLIS["olmorl-train"], "--help").stdout
     assert "filter" in text and "plot" in text and "--help-config" in text and "olmorl-train filter --help" in text
     config = run(CLIS["olmorl-train"], "--help-config").stdout
-    # grouped in the sections the README refers to, each field with its type, default and meaning
-    for section in ("model and data:", "sampling:", "scale-out (README \"Scaling out\"):", "algorithm:", "rewards:"):
+    # grouped in the sections the docs refer to, each field with its type, default and meaning
+    for section in ("model and data:", "sampling:", "scale-out (docs/scaling.md):", "algorithm:", "rewards:"):
         assert f"\n{section}\n" in config
     line = next(line for line in config.splitlines() if line.strip().startswith("--learning-rate "))
     assert line.split()[1:4] == ["float", "1e-06", "AdamW"]

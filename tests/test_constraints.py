@@ -9,7 +9,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
-EXTRAS = ("server", "parquet", "dev", "train", "tracking", "ray", "deepspeed")  # what scripts/test installs
+EXTRAS = ("server", "parquet", "dev", "docs", "train", "tracking", "ray", "deepspeed")  # what scripts/test installs
 
 
 def _locked() -> dict[str, str]:

@@ -63,7 +63,7 @@ SANDBOX_FLAGS = ("--security-opt", "seccomp=unconfined", "--security-opt", "syst
 
 @contextlib.contextmanager
 def running(image: str, *flags: str) -> Iterator[tuple[str, str, str]]:
-    """A container run as the README runs it on this machine (host network: the engine of
+    """A container run as docs/docker.md runs it on this machine (host network: the engine of
     scripts/docker-engine.sh has no IP forwarding for bridge networks), on a free port:
     (name, base URL, what `docker run` printed on stderr)."""
     name = f"olmorl-test-{uuid.uuid4().hex[:12]}"

@@ -19,7 +19,7 @@ from tests._math_corpus import Case, build
 
 math_verify = pytest.importorskip("math_verify")
 
-# Where olmorl deliberately differs from math-verify (0.9) with default settings; README "Math verifiers" lists them.
+# Where olmorl deliberately differs from math-verify (0.9) with default settings; docs/verifiers/math.md lists them.
 POLICY = {
     "integers": "thin-space thousands separators (`1\\,234\\,567`) are one number; math-verify reads a product",
     "scientific": "E-notation (`6.02e23`) is scientific notation; math-verify's LaTeX reading does not parse it",

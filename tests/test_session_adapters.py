@@ -110,7 +110,7 @@ def _sessions_created(url: str) -> float:
 
 
 def test_verl_tool_agent_loop_keeps_one_session_per_trajectory(url, tmp_path):
-    pytest.importorskip("verl.tools.base_tool", reason="verl is not installed (see README: verl adapter)")
+    pytest.importorskip("verl.tools.base_tool", reason="verl is not installed (see docs/sessions.md: Adapters)")
     from verl.experimental.agent_loop.tool_agent_loop import AgentData, ToolAgentLoop
     from verl.experimental.agent_loop.tool_parser import FunctionCall
     from verl.tools.tool_registry import initialize_tools_from_config

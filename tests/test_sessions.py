@@ -38,7 +38,7 @@ def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sessions")
     sessions = SessionSettings(max_sessions=600, max_sandboxed=8, call_timeout_s=8.0, max_output_chars=200,
                                cpu_s=1, memory_mb=256, state_dir=str(tmp / "state"))
-    examples = str(Path(__file__).resolve().parent.parent / "examples")  # the README's example environment
+    examples = str(Path(__file__).resolve().parent.parent / "examples")  # the docs' example environment (docs/sessions.md)
     srv = LocalRewardServer(workers=1, log_path=str(tmp / "server.log"), sessions=sessions, plugins=["counter_env"],
                             sandbox=SandboxSettings(parallelism=1),
                             extra_env={"PYTHONPATH": f"{examples}{os.pathsep}{os.environ['PYTHONPATH']}"}).start()

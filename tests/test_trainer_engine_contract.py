@@ -20,7 +20,7 @@ from _engine_checks import collect_groups, full_logprobs
 
 MAX_NEW = 8
 ENGINES = ["torch", "process", "http", "vllm", "vllm_serve"]
-VLLM_SKIP = "vLLM is not installable on this host (CUDA-only wheels, see README 'Scaling out'); runs where it is"
+VLLM_SKIP = "vLLM is not installable on this host (CUDA-only wheels, see docs/scaling.md); runs where it is"
 
 
 @pytest.fixture(scope="module")

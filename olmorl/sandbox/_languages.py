@@ -1,5 +1,5 @@
 """The languages the sandbox runs, and how: one table, read by the pool (jobs), the backends (which
-toolchains are there) and the README's language table.
+toolchains are there) and the language table in docs/sandbox.md.
 
 Python runs in the program process's own interpreter (the fast path; see `_program.run_program`).
 Every other language is a command (see `_command`): the slot's test process writes the source into

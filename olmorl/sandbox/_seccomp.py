@@ -63,7 +63,7 @@ _SELF_ONLY_X86_64 = {
     "sched_setaffinity": (203, {0: 0}), "ioprio_set": (251, {0: 1, 1: 0}), "prlimit64": (302, {0: 0}),
     "sched_setattr": (314, {0: 0}),
 }
-# Every syscall family a program may use, for the README's threat model (all others above are refused):
+# Every syscall family a program may use, for the threat model in docs/sandbox.md (all others above are refused):
 ALLOWED_FAMILIES = {
     "files and directories": "read, write, open, stat, mkdir, unlink... inside the scratch dir and /dev/shm "
                              "(the rest of the tree is read-only)",

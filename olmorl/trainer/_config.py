@@ -45,7 +45,7 @@ class TrainConfig:
     continuous_batching: bool = True  # refill a finished row at once (False = static batches)
     engine_dtype: str = "float32"  # dtype of the engine's copy of the weights (float32 | bfloat16)
     engine_process: bool = False  # run the engine in a child process (no shared interpreter lock with the learner)
-    # -- scale-out (README "Scaling out")
+    # -- scale-out (docs/scaling.md)
     engine_urls: tuple[str, ...] = ()  # olmorl-engine servers to generate with (replaces the local engine)
     engine_servers: int = 0  # olmorl-engine processes to start on loopback (added to engine_urls)
     engine_sync_timeout_s: float = 60.0  # deadline of one weight sync per engine (WeightSyncError when missed)
