@@ -36,6 +36,7 @@ BUILTIN_MODULES = (
     "olmorl.rewards.compat_openrlhf",
     "olmorl.rewards.code",
     "olmorl.rewards.function_call",
+    "olmorl.rewards.sql",
     "olmorl.rewards.environments",
 )
 
