@@ -106,6 +106,13 @@ def test_program_time_and_row_limits():
     assert report["results"][1]["kind"] == "too_many_rows"
 
 
+def test_program_inserts_rows_of_mixed_shapes_in_order():
+    rows = {"t": [[1, "a"], {"name": "b", "id": 2}, {"id": 3}, [4, None]]}
+    report = run_program(["SELECT id, name FROM t", "SELECT 1"], schema="CREATE TABLE t (id INTEGER, name TEXT)",
+                         rows=rows)
+    assert report["results"][0]["rows"] == [[1, "a"], [2, "b"], [3, None], [4, None]]
+
+
 def test_program_reports_a_broken_schema():
     assert "setup_error" in run_program(["SELECT 1", "SELECT 1"], schema="CREATE TABLE (", rows=None)
     assert "setup_error" in run_program(["SELECT 1", "SELECT 1"], schema=SCHEMA, rows={"nope": [[1]]})

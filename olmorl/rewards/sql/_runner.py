@@ -13,6 +13,7 @@ enforced by a progress handler that interrupts it.
 """
 
 import base64
+import itertools
 import json
 import sqlite3
 import sys
@@ -31,15 +32,18 @@ def _build(request):
         conn.deserialize(base64.b64decode(request["database"]))
         return conn
     conn.executescript(request.get("schema") or "")
+    conn.execute("BEGIN")
     for table, rows in (request.get("rows") or {}).items():
-        for row in rows:
-            if isinstance(row, dict):
-                columns = ", ".join(_quoted(c) for c in row)
-                marks = ", ".join("?" for _ in row)
-                conn.execute(f"INSERT INTO {_quoted(table)} ({columns}) VALUES ({marks})", list(row.values()))
+        # consecutive rows of one shape (the same columns, or the same length) go in one executemany
+        for shape, group in itertools.groupby(rows, lambda row: tuple(row) if isinstance(row, dict) else len(row)):
+            if isinstance(shape, tuple):
+                columns = " (" + ", ".join(_quoted(c) for c in shape) + ")"
+                values = [list(row.values()) for row in group]
             else:
-                marks = ", ".join("?" for _ in row)
-                conn.execute(f"INSERT INTO {_quoted(table)} VALUES ({marks})", list(row))
+                columns, values = "", [list(row) for row in group]
+            marks = ", ".join("?" for _ in range(len(shape) if isinstance(shape, tuple) else shape))
+            conn.executemany(f"INSERT INTO {_quoted(table)}{columns} VALUES ({marks})", values)
+    conn.execute("COMMIT")
     return conn
 
 
