@@ -131,7 +131,7 @@ def test_dotted_names_may_come_back_with_underscores():
 
 
 @pytest.mark.parametrize("bad", [None, 5, "not json", [{"f": {"x": 1}}], [{"f": {"x": []}}], [{"f": {}, "g": {}}],
-                                 [{"f": {"x": [{"k": "v"}]}}], [["f"]]])
+                                 [{"f": {"x": [{"k": "v"}]}}], [["f"]], {"f": {"x": [1]}}])
 def test_invalid_ground_truth_is_refused_with_a_reason(bad):
     with pytest.raises(InvalidInput):
         parse_expected(bad)
@@ -168,4 +168,5 @@ def test_verify_route_and_python_client(url):
     assert (got.status, got.reward, got.details["calls"]) == \
         ("ok", 1.0, [{"name": "get_weather", "arguments": {"city": "sf"}}])
     listed = httpx.get(url + "/v1/verifiers", timeout=10).json()
-    assert any(v["name"] == "function_call" for v in (listed["verifiers"] if isinstance(listed, dict) else listed))
+    info = next(v for v in (listed["verifiers"] if isinstance(listed, dict) else listed) if v["name"] == "function_call")
+    assert info["aliases"] == ["tool_call", "bfcl"] and "acceptable values" in info["ground_truth"]["description"]

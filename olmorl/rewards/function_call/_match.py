@@ -36,8 +36,6 @@ def parse_expected(raw: Any) -> list[ExpectedCall]:
         except json.JSONDecodeError:
             raise InvalidInput("ground_truth is a string but not JSON; give BFCL's list of "
                                '{"function": {"argument": [acceptable values]}}') from None
-    if isinstance(value, dict):
-        value = [{name: spec} for name, spec in value.items()]  # one dict naming several functions
     if not isinstance(value, list):
         raise InvalidInput('ground_truth must be a list of {"function": {"argument": [acceptable values]}} '
                            f"([] when no call is expected), got {type(value).__name__}")

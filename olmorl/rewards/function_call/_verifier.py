@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from olmorl.rewards._registry import Score, Task, Verifier, register
 from olmorl.rewards.function_call._match import best_matching, parse_expected
 from olmorl.rewards.function_call._parse import Call, MalformedCall, parse_calls
 
 _MAX_DETAIL_CALLS = 20
+# Validated by `parse_expected` (its messages name the BFCL form); the schema says the shape for /v1/verifiers.
+_EXPECTED_CALLS = Annotated[Any, WithJsonSchema({
+    "description": 'BFCL\'s expected calls: [{"function": {"argument": [acceptable values]}}]; "" among the values '
+                   "marks an optional argument; [] expects no call. Or a string holding that JSON.",
+    "anyOf": [{"type": "array", "items": {"type": "object", "additionalProperties": {
+        "type": "object", "additionalProperties": {"type": "array", "minItems": 1}}}}, {"type": "string"}]})]
 
 
 class FunctionCallOptions(BaseModel):
@@ -28,7 +34,7 @@ class FunctionCallVerifier(Verifier):
     description = ("Tool use (BFCL style): the response's calls (Hermes <tool_call> tags or OpenAI tool_calls JSON) "
                    "against BFCL's expected calls [{function: {argument: [acceptable values]}}] (\"\" marks an "
                    "optional argument; [] expects no call); parallel calls match in any order.")
-    ground_truth_type = Any
+    ground_truth_type = _EXPECTED_CALLS
     options_model = FunctionCallOptions
 
     def make_task(self, response: str, ground_truth: Any, options: dict[str, Any], prompt: Any) -> Task:
