@@ -123,18 +123,24 @@ def test_program_reports_a_broken_schema():
 def server(tmp_path_factory):
     data = tmp_path_factory.mktemp("sql-data")
     conn = sqlite3.connect(data / "music.sqlite")
+    conn.execute("PRAGMA journal_mode = WAL")  # as some databases ship; the sandbox still reads it
     conn.executescript(SCHEMA)
     for table, rows in ROWS.items():
         for row in rows:
             values = list(row.values()) if isinstance(row, dict) else row
             conn.execute(f"INSERT INTO {table} VALUES ({', '.join('?' * len(values))})", values)
     conn.commit()
-    conn.close()
+    conn.close()  # the last connection checkpoints the WAL into the file
     (data / "notes.sqlite").write_text("not a database")
+    pending = sqlite3.connect(data / "pending.sqlite")  # held open: its rows stay in the -wal file
+    pending.execute("PRAGMA journal_mode = WAL")
+    pending.execute("CREATE TABLE t (x)")
+    pending.commit()
     log = tmp_path_factory.mktemp("srv") / "server.log"
     with LocalRewardServer(log_path=str(log), workers=1, sandbox=SandboxSettings(parallelism=2),
                            sql=SqlSettings(data_dir=str(data), query_timeout_s=1.0)) as srv:
         yield srv.url, data
+    pending.close()
 
 
 def verify(url: str, items: list[dict]) -> list[dict]:
@@ -195,6 +201,7 @@ def test_database_file_in_the_data_dir_and_the_python_client(server):
     ({"query": "SELECT 1", "database": "../../etc/passwd"}, "outside sql.data_dir"),
     ({"query": "SELECT 1", "database": "missing.sqlite"}, "no such file"),
     ({"query": "SELECT 1", "database": "notes.sqlite"}, "not a SQLite 3 database"),
+    ({"query": "SELECT 1", "database": "pending.sqlite"}, "write-ahead log"),
     ({"query": "SELECT nope FROM singer", "schema": SCHEMA}, "the reference query failed"),
     ({"query": "SELECT 1", "schema": "CREATE TABLE ("}, "could not be built"),
     ({"query": "", "schema": SCHEMA}, "query"),

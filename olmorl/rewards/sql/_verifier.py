@@ -77,6 +77,10 @@ class SqlVerifier(SandboxVerifier):
             raise InvalidInput(f"ground_truth.database {name!r} is outside sql.data_dir")
         if not path.is_file():
             raise InvalidInput(f"ground_truth.database {name!r}: no such file in sql.data_dir")
+        wal = path.with_name(path.name + "-wal")
+        if wal.is_file() and wal.stat().st_size > 0:  # rows the main file does not hold yet: the sandbox gets only it
+            raise InvalidInput(f"ground_truth.database {name!r} has a non-empty write-ahead log beside it; "
+                               "checkpoint it first (PRAGMA wal_checkpoint(TRUNCATE))")
         size = path.stat().st_size
         if size > self.settings.sql.max_database_mb << 20:
             raise InvalidInput(f"ground_truth.database {name!r} has {size >> 20} MiB; the limit is "
