@@ -115,6 +115,14 @@ def test_wrong_count_and_partial_credit():
     assert score(extra, truth, partial_credit=True).reward == pytest.approx(2 / 3)
 
 
+def test_call_counts_are_bounded():
+    many = hermes(*[("f", {"x": i}) for i in range(129)])
+    assert score(many, [{"f": {"x": [0]}}]).details["reason"] == "too_many_calls"
+    with pytest.raises(InvalidInput, match="at most 128"):
+        parse_expected([{"f": {}}] * 129)
+    assert score(hermes(*[("f", {"x": i}) for i in range(128)]), [{"f": {"x": [i]}} for i in range(128)]).reward == 1.0
+
+
 def test_no_call_expected():
     assert score("I cannot help with that; no tool fits.", []).reward == 1.0
     called = score(hermes(("get_weather", {"city": "Paris"})), [])

@@ -24,6 +24,7 @@ from olmorl.rewards._registry import InvalidInput
 from olmorl.rewards.function_call._parse import Call
 
 ExpectedCall = tuple[str, dict[str, list[Any]]]  # function name, argument -> acceptable values
+MAX_CALLS = 128  # expected calls in a ground truth, and calls in a response, that are matched at most
 _STANDARDIZE = re.compile(r"[ ,./\-_*^]")
 
 
@@ -39,6 +40,8 @@ def parse_expected(raw: Any) -> list[ExpectedCall]:
     if not isinstance(value, list):
         raise InvalidInput('ground_truth must be a list of {"function": {"argument": [acceptable values]}} '
                            f"([] when no call is expected), got {type(value).__name__}")
+    if len(value) > MAX_CALLS:
+        raise InvalidInput(f"ground_truth expects {len(value)} calls; at most {MAX_CALLS} are matched")
     calls = []
     for i, entry in enumerate(value):
         if not isinstance(entry, dict) or len(entry) != 1:

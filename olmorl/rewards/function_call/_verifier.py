@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from olmorl.rewards._registry import Score, Task, Verifier, register
-from olmorl.rewards.function_call._match import best_matching, parse_expected
+from olmorl.rewards.function_call._match import MAX_CALLS, best_matching, parse_expected
 from olmorl.rewards.function_call._parse import Call, MalformedCall, parse_calls
 
 _MAX_DETAIL_CALLS = 20
@@ -55,6 +55,8 @@ class FunctionCallVerifier(Verifier):
             return Score(0.0 if called else 1.0, {**details, "reason": "unexpected_call" if called else None})
         if not calls:
             return Score(0.0, {**details, "matched": 0, "reason": "no_call"})
+        if len(calls) > MAX_CALLS:  # more than any ground truth expects: not matched one by one
+            return Score(0.0, {**details, "made": len(calls), "reason": "too_many_calls"})
         matched, errors = best_matching(calls, expected)
         correct = matched == len(expected) == len(calls)
         reason = None if correct else ("mismatch" if errors else "extra_call")
