@@ -165,9 +165,11 @@ def test_scores_through_the_server(server):
         {"response": "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) FROM n",
          "ground_truth": unordered},
         {"response": "<think>hmm</think>", "ground_truth": unordered},
+        {"response": "SELECT name, age FROM singer WHERE age > 40", "ground_truth": json.dumps(unordered)},
     ])
     assert [(r["status"], r["reward"]) for r in results] == [("ok", 1.0), ("ok", 0.0), ("ok", 1.0), ("ok", 0.0),
-                                                             ("ok", 0.0), ("ok", 0.0), ("ok", 0.0), ("ok", 0.0)]
+                                                             ("ok", 0.0), ("ok", 0.0), ("ok", 0.0), ("ok", 0.0),
+                                                             ("ok", 1.0)]
     assert results[0]["details"]["ordered"] is True and results[2]["details"]["ordered"] is False
     assert results[3]["details"]["reason"] == "mismatch"
     assert results[4]["details"]["reason"] == "sql_error" and "syntax error" in results[4]["details"]["error"]

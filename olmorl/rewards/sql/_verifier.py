@@ -12,7 +12,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, Json, JsonValue
 
 from olmorl.rewards._registry import InvalidInput, Score, Task, current_request, register
 from olmorl.rewards._settings import Settings
@@ -48,7 +48,7 @@ class SqlVerifier(SandboxVerifier):
                    "a SQLite database (schema + rows, or a file in sql.data_dir), read-only and time-limited, in "
                    "the sandbox; reward 1 when the result sets match (as multisets; in order when the reference "
                    "has a top-level ORDER BY; numbers within 1e-6 relative).")
-    ground_truth_type = SqlGroundTruth
+    ground_truth_type = SqlGroundTruth | Json[SqlGroundTruth]  # the object, or a string holding it (datasets)
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
