@@ -68,8 +68,8 @@ def test_values_and_result_sets():
 
 # -- the sandbox program on real SQLite -------------------------------------------------------------------
 def run_program(queries: list[str], timeout_s: float = 2.0, max_rows: int = 100, **db) -> dict:
-    request = {"queries": queries, "timeout_s": timeout_s, "max_rows": max_rows, "schema": None, "rows": None,
-               "database": None, **(db or DB)}
+    request = {"queries": queries, "timeout_s": timeout_s, "max_rows": max_rows, "max_result_bytes": 1 << 20,
+               "schema": None, "rows": None, "database": None, **(db or DB)}
     proc = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(request), capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -165,17 +165,20 @@ def test_scores_through_the_server(server):
         {"response": "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT max(i) FROM n",
          "ground_truth": unordered},
         {"response": "<think>hmm</think>", "ground_truth": unordered},
+        {"response": "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) "
+                     "SELECT printf('%.300c', 'x') FROM n", "ground_truth": unordered},  # 1.5 MB: past the cap
         {"response": "SELECT name, age FROM singer WHERE age > 40", "ground_truth": json.dumps(unordered)},
     ])
     assert [(r["status"], r["reward"]) for r in results] == [("ok", 1.0), ("ok", 0.0), ("ok", 1.0), ("ok", 0.0),
                                                              ("ok", 0.0), ("ok", 0.0), ("ok", 0.0), ("ok", 0.0),
-                                                             ("ok", 1.0)]
+                                                             ("ok", 0.0), ("ok", 1.0)]
     assert results[0]["details"]["ordered"] is True and results[2]["details"]["ordered"] is False
     assert results[3]["details"]["reason"] == "mismatch"
     assert results[4]["details"]["reason"] == "sql_error" and "syntax error" in results[4]["details"]["error"]
     assert results[5]["details"]["reason"] == "denied"
     assert results[6]["details"]["reason"] == "timeout"
     assert results[7]["details"]["reason"] == "no_query"
+    assert results[8]["details"]["reason"] == "too_large"  # the model's query: ok and 0, never an error
 
 
 @needs_bwrap

@@ -2,9 +2,9 @@
 
 stdin: one JSON object
     {"schema": str | null, "rows": {table: [[...] | {...}]} | null, "database": base64 | null,
-     "queries": [reference, candidate], "timeout_s": float, "max_rows": int}
+     "queries": [reference, candidate], "timeout_s": float, "max_rows": int, "max_result_bytes": int}
 stdout: one JSON line, {"setup_error": str} or {"results": [result, result]}, where a result is
-    {"columns": [...], "rows": [[...]]} or {"error": str, "kind": "timeout" | "denied" | "too_many_rows" | "error"}.
+    {"columns": [...], "rows": [[...]]} or {"error": str, "kind": "timeout" | "denied" | "too_many_rows" | "too_large" | "error"}.
 
 The database lives in memory: built from the schema and rows, or deserialized from the file's bytes.
 Before the queries run it is made read-only twice over: `PRAGMA query_only` and an authorizer that allows
@@ -88,7 +88,13 @@ def main():
         print(json.dumps({"setup_error": f"{type(exc).__name__}: {exc}"}))
         return
     conn.set_authorizer(lambda action, *_: sqlite3.SQLITE_OK if action in _READ_ONLY else sqlite3.SQLITE_DENY)
-    results = [_run(conn, query, request["timeout_s"], request["max_rows"]) for query in request["queries"]]
+    results = []
+    for query in request["queries"]:
+        result = _run(conn, query, request["timeout_s"], request["max_rows"])
+        if len(json.dumps(result)) > request["max_result_bytes"]:  # both must fit the sandbox's output cap
+            result = {"error": f"the result has more than {request['max_result_bytes']} bytes as JSON",
+                      "kind": "too_large"}
+        results.append(result)
     print(json.dumps({"results": results}))
 
 

@@ -113,9 +113,10 @@ class SqlVerifier(SandboxVerifier):
         if not candidate:
             return Score(0.0, {"reason": "no_query"})
         sql = self.settings.sql
+        # each result gets half the sandbox's output cap, less room for the JSON around them
         request: dict[str, Any] = {"queries": [truth.query, candidate], "timeout_s": sql.query_timeout_s,
-                                   "max_rows": sql.max_rows, "schema": truth.schema_sql, "rows": truth.rows,
-                                   "database": None}
+                                   "max_rows": sql.max_rows, "max_result_bytes": self.settings.sandbox.max_output_bytes // 2 - 256,
+                                   "schema": truth.schema_sql, "rows": truth.rows, "database": None}
         if truth.database is not None:
             request["database"] = await asyncio.to_thread(self._database_b64, truth.database)
         stdin = await asyncio.to_thread(json.dumps, request)
@@ -127,14 +128,12 @@ class SqlVerifier(SandboxVerifier):
                          elapsed_s=in_sandbox_s)
         run = runs[0]
         try:
-            if run.status != "passed" or run.stdout_truncated:
-                raise ValueError(run.message or "output truncated")
+            if run.status != "passed":
+                raise ValueError(run.message)
             report = json.loads(run.stdout)
         except ValueError as exc:
-            limit = "sandbox.max_output_bytes" if run.stdout_truncated or "output" in str(exc) else None
             return Score(0.0, {"reason": "sandbox", "stderr": run.stderr[-400:]}, status="error",
-                         error=f"sql run {run.status}: {exc}" + (f" (raise {limit} or sql.max_rows)" if limit else ""),
-                         elapsed_s=in_sandbox_s)
+                         error=f"sql run {run.status}: {exc}", elapsed_s=in_sandbox_s)
         return _judge(report, truth, candidate, in_sandbox_s)
 
 
@@ -144,7 +143,7 @@ def _judge(report: dict[str, Any], truth: SqlGroundTruth, candidate: str, elapse
     reference, answer = report["results"]
     if "error" in reference:
         message = f"the reference query failed: {reference['error']}"
-        if reference["kind"] in ("timeout", "too_many_rows"):  # limits of this server, not a wrong ground truth
+        if reference["kind"] in ("timeout", "too_many_rows", "too_large"):  # this server's limits, not a wrong truth
             return Score(0.0, {"reason": "reference_" + reference["kind"]}, status="error", error=message,
                          elapsed_s=elapsed_s)
         raise InvalidInput(f"ground_truth.query: {message}")
