@@ -113,6 +113,12 @@ def test_program_inserts_rows_of_mixed_shapes_in_order():
     assert report["results"][0]["rows"] == [[1, "a"], [2, "b"], [3, None], [4, None]]
 
 
+def test_program_stops_a_result_past_its_byte_budget():
+    huge = "SELECT randomblob(50000000)"  # 100 MB as hex
+    report = run_program([huge, "SELECT 1"])
+    assert report["results"][0] == {"error": "the result has more than 1048576 bytes as JSON", "kind": "too_large"}
+
+
 def test_program_reports_a_broken_schema():
     assert "setup_error" in run_program(["SELECT 1", "SELECT 1"], schema="CREATE TABLE (", rows=None)
     assert "setup_error" in run_program(["SELECT 1", "SELECT 1"], schema=SCHEMA, rows={"nope": [[1]]})

@@ -54,20 +54,24 @@ def _value(value):
     return {"blob": value.hex()} if isinstance(value, bytes) else value
 
 
-def _run(conn, query, timeout_s, max_rows):
+def _run(conn, query, timeout_s, max_rows, max_bytes):
     deadline = time.monotonic() + timeout_s
     conn.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 1000)
     try:
         cursor = conn.execute(query)
         columns = [d[0] for d in cursor.description or ()]
-        rows = []
+        rows, size = [], len(json.dumps(columns))
         while True:
-            batch = cursor.fetchmany(1000)
+            batch = cursor.fetchmany(100)
             if not batch:
                 break
-            rows.extend([_value(v) for v in row] for row in batch)
+            batch = [[_value(v) for v in row] for row in batch]
+            rows.extend(batch)
+            size += len(json.dumps(batch))  # counted as it grows: a huge result stops before it fills memory
             if len(rows) > max_rows:
                 return {"error": f"the query returned more than {max_rows} rows", "kind": "too_many_rows"}
+            if size > max_bytes:  # both results must fit the sandbox's output cap
+                return {"error": f"the result has more than {max_bytes} bytes as JSON", "kind": "too_large"}
         return {"columns": columns, "rows": rows}
     except (sqlite3.Error, sqlite3.Warning, ValueError, OverflowError, MemoryError) as exc:
         message = str(exc)
@@ -88,13 +92,8 @@ def main():
         print(json.dumps({"setup_error": f"{type(exc).__name__}: {exc}"}))
         return
     conn.set_authorizer(lambda action, *_: sqlite3.SQLITE_OK if action in _READ_ONLY else sqlite3.SQLITE_DENY)
-    results = []
-    for query in request["queries"]:
-        result = _run(conn, query, request["timeout_s"], request["max_rows"])
-        if len(json.dumps(result)) > request["max_result_bytes"]:  # both must fit the sandbox's output cap
-            result = {"error": f"the result has more than {request['max_result_bytes']} bytes as JSON",
-                      "kind": "too_large"}
-        results.append(result)
+    results = [_run(conn, query, request["timeout_s"], request["max_rows"], request["max_result_bytes"])
+               for query in request["queries"]]
     print(json.dumps({"results": results}))
 
 
