@@ -44,11 +44,24 @@ def test_parses_openai_message_list_and_fenced_json():
     assert parse_calls('```json\n{"name": "f", "arguments": {"n": 2}}\n```') == [Call("f", {"n": 2})]
 
 
+def test_parses_bfcl_python_call_syntax():
+    text = '[get_weather(city="Paris", days=(1, 2)), math.hypot(x=3, y=4.0, opts={"a": None})]'
+    assert parse_calls(text) == [Call("get_weather", {"city": "Paris", "days": [1, 2]}),
+                                 Call("math.hypot", {"x": 3, "y": 4.0, "opts": {"a": None}})]
+    assert score(text, [{"math.hypot": {"x": [3], "y": [4.0], "opts": [{"a": [None]}]}},
+                        {"get_weather": {"city": ["paris"], "days": [[1, 2]]}}]).reward == 1.0
+    for bad in ("[f(1)]", "[f(x=y)]", "[f(x={1, 2})]", "[a[0](x=1)]", "[f(**k)]"):
+        with pytest.raises(MalformedCall):
+            parse_calls(bad)
+
+
 def test_prose_and_plain_json_answers_hold_no_call():
     assert parse_calls("The weather is sunny.") == []
     assert parse_calls("[1, 2, 3]") == []
     assert parse_calls('{"answer": 42}') == []
     assert parse_calls("[citation needed] it rains") == []
+    assert parse_calls("[see(below)] and more") == []  # not one Python expression
+    assert parse_calls("[x for x in y]") == []
 
 
 @pytest.mark.parametrize("text", [

@@ -1,4 +1,4 @@
-"""The tool calls in a response: Hermes `<tool_call>` tags, or OpenAI-style JSON.
+"""The tool calls in a response: Hermes `<tool_call>` tags, OpenAI-style JSON, or BFCL's Python-call syntax.
 
 Read after the last `</think>`, in this order (the first form found wins):
 
@@ -10,12 +10,16 @@ Read after the last `</think>`, in this order (the first form found wins):
    may be an object or a string holding one (OpenAI sends a string). `parameters` is read as
    `arguments` too (Llama 3's JSON tool format).
 
+3. BFCL's Python-call syntax (its prompting mode): the whole text is a list of calls with keyword arguments,
+   `[get_weather(city="Paris"), math.hypot(x=3, y=4)]`, the values Python literals.
+
 Anything else holds no call. A call that is announced but cannot be read (bad JSON inside a tag, no
 name, arguments that are not an object) is a `MalformedCall`: the response tried to call and failed.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass
@@ -50,8 +54,49 @@ def parse_calls(response: str) -> list[Call]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError:
-        return []  # prose that happens to start with a bracket: no call
+        return _python_calls(text) if text.startswith("[") else []
     return _openai_calls(value)
+
+
+def _python_calls(text: str) -> list[Call]:
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return []  # prose that happens to start with a bracket: no call
+    if not isinstance(tree, ast.List) or not tree.elts or not all(isinstance(e, ast.Call) for e in tree.elts):
+        return []
+    calls = []
+    for node in tree.elts:
+        name = _dotted_name(node.func)
+        if name is None:
+            raise MalformedCall(f"a call's function is not a (dotted) name: {ast.unparse(node.func)[:100]}")
+        if node.args or any(kw.arg is None for kw in node.keywords):
+            raise MalformedCall(f"the call of {name!r} has positional or ** arguments; name every argument")
+        try:
+            calls.append(Call(name, {kw.arg: _json_value(ast.literal_eval(kw.value)) for kw in node.keywords}))
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            raise MalformedCall(f"an argument of {name!r} is not a JSON-like literal") from None
+    return calls
+
+
+def _json_value(value: Any) -> Any:
+    """A Python literal as the JSON value it stands for (a tuple is a list, as in BFCL); ValueError if none."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_json_value(item) for item in value]
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        return {key: _json_value(item) for key, item in value.items()}
+    raise ValueError(f"no JSON form: {type(value).__name__}")
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted_name(node.value)
+        return None if head is None else f"{head}.{node.attr}"
+    return None
 
 
 def _hermes_call(body: str) -> Call:

@@ -31,8 +31,8 @@ class FunctionCallOptions(BaseModel):
 class FunctionCallVerifier(Verifier):
     name = "function_call"
     aliases = ("tool_call", "bfcl")
-    description = ("Tool use (BFCL style): the response's calls (Hermes <tool_call> tags or OpenAI tool_calls JSON) "
-                   "against BFCL's expected calls [{function: {argument: [acceptable values]}}] (\"\" marks an "
+    description = ("Tool use (BFCL style): the response's calls (Hermes <tool_call> tags, OpenAI tool_calls JSON or "
+                   "BFCL's [f(x=1)] syntax) against BFCL's expected calls [{function: {argument: [acceptable values]}}] (\"\" marks an "
                    "optional argument; [] expects no call); parallel calls match in any order.")
     ground_truth_type = _EXPECTED_CALLS
     options_model = FunctionCallOptions
