@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
+import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ class SqlVerifier(SandboxVerifier):
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
         self._files: OrderedDict[tuple[str, int, int], str] = OrderedDict()
+        self._files_lock = threading.Lock()  # items read files on several threads at once
 
     def make_task(self, response: str, ground_truth: Any, options: dict[str, Any], prompt: Any) -> Task:
         task = super().make_task(response, ground_truth, options, prompt)
@@ -92,17 +93,19 @@ class SqlVerifier(SandboxVerifier):
         path = self._database_path(name)
         stat = path.stat()
         key = (str(path), stat.st_size, stat.st_mtime_ns)
-        if key in self._files:
-            self._files.move_to_end(key)
-            return self._files[key]
+        with self._files_lock:
+            if key in self._files:
+                self._files.move_to_end(key)
+                return self._files[key]
         with open(path, "rb") as file:  # read-only; the sandbox gets a copy, never the file
             data = file.read()
         if not data.startswith(_SQLITE_HEADER):
             raise InvalidInput(f"ground_truth.database {name!r} is not a SQLite 3 database file")
         encoded = base64.b64encode(data).decode("ascii")
-        self._files[key] = encoded
-        while sum(len(v) for v in self._files.values()) > _CACHE_BYTES and len(self._files) > 1:
-            self._files.popitem(last=False)
+        with self._files_lock:
+            self._files[key] = encoded
+            while sum(len(v) for v in self._files.values()) > _CACHE_BYTES and len(self._files) > 1:
+                self._files.popitem(last=False)
         return encoded
 
     async def score_async(self, task: Task) -> Score:
