@@ -131,7 +131,8 @@ def best_matching(calls: list[Call], expected: list[ExpectedCall]) -> tuple[int,
         for c, fit in enumerate(fits[e]):
             if fit and c not in seen:
                 seen.add(c)
-                if owner[c] is None or assign(owner[c], seen):
+                held = owner[c]
+                if held is None or assign(held, seen):
                     owner[c] = e
                     return True
         return False

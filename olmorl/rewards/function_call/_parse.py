@@ -63,17 +63,20 @@ def _python_calls(text: str) -> list[Call]:
         tree = ast.parse(text, mode="eval").body
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return []  # prose that happens to start with a bracket: no call
-    if not isinstance(tree, ast.List) or not tree.elts or not all(isinstance(e, ast.Call) for e in tree.elts):
+    if not isinstance(tree, ast.List) or not tree.elts:
+        return []
+    nodes = [e for e in tree.elts if isinstance(e, ast.Call)]
+    if len(nodes) != len(tree.elts):
         return []
     calls = []
-    for node in tree.elts:
+    for node in nodes:
         name = _dotted_name(node.func)
         if name is None:
             raise MalformedCall(f"a call's function is not a (dotted) name: {ast.unparse(node.func)[:100]}")
         if node.args or any(kw.arg is None for kw in node.keywords):
             raise MalformedCall(f"the call of {name!r} has positional or ** arguments; name every argument")
         try:
-            calls.append(Call(name, {kw.arg: _json_value(ast.literal_eval(kw.value)) for kw in node.keywords}))
+            calls.append(Call(name, {str(kw.arg): _json_value(ast.literal_eval(kw.value)) for kw in node.keywords}))
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             raise MalformedCall(f"an argument of {name!r} is not a JSON-like literal") from None
     return calls

@@ -74,7 +74,7 @@ def rows_equal(a: list[Any], b: list[Any]) -> bool:
 def _sort_key(row: list[Any]) -> tuple[Any, ...]:
     # Kinds first (NULL, number, text, blob), then the value; numbers rounded to 9 significant digits, so
     # values within the tolerance sort to the same place (unless they straddle a rounding boundary).
-    key = []
+    key: list[tuple[int, Any]] = []
     for value in row:
         if value is None:
             key.append((0, 0))
