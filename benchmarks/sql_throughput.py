@@ -102,7 +102,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as data:
         write_database(Path(data) / "big.sqlite", 60_000)
         size_mb = (Path(data) / "big.sqlite").stat().st_size / 2**20
-        cases = [("schema + rows, 30 singers", {"schema": SCHEMA, "rows": rows(30, random.Random(0))}),
+        cases: list[tuple[str, dict]] = [("schema + rows, 30 singers", {"schema": SCHEMA, "rows": rows(30, random.Random(0))}),
                  ("schema + rows, 2,000 singers", {"schema": SCHEMA, "rows": rows(2000, random.Random(0))}),
                  (f"database file, {size_mb:.1f} MB", {"database": "big.sqlite"})]
         print(f"sql verifier: {args.items} items per case, batches of {args.batch}, {args.clients} clients, "
