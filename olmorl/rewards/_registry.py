@@ -35,6 +35,8 @@ BUILTIN_MODULES = (
     "olmorl.rewards.judge",
     "olmorl.rewards.compat_openrlhf",
     "olmorl.rewards.code",
+    "olmorl.rewards.function_call",
+    "olmorl.rewards.sql",
     "olmorl.rewards.environments",
 )
 

@@ -66,6 +66,17 @@ class SandboxSettings(BaseSettings):
     site_dirs: list[str] = Field(default_factory=list)  # extra read-only Python package dirs on the sandbox's sys.path
 
 
+class SqlSettings(BaseSettings):
+    """Text-to-SQL (`sql` verifier): where named databases live and how long a query may run."""
+
+    model_config = SettingsConfigDict(env_prefix="OLMORL_SQL_", extra="ignore")
+
+    data_dir: str | None = None  # directory of SQLite files that items name in ground_truth.database; unset: none
+    query_timeout_s: float = Field(default=5.0, gt=0)  # wall-clock limit of each query (reference, candidate)
+    max_rows: int = Field(default=10_000, ge=1)  # a query returning more rows is an error for that query
+    max_database_mb: int = Field(default=32, ge=1)  # a larger database file is refused (it travels to the sandbox on stdin)
+
+
 class SessionSettings(BaseSettings):
     """Stateful tool sessions (`/v1/sessions`)."""
 
@@ -113,6 +124,7 @@ class Settings(BaseSettings):
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     sessions: SessionSettings = Field(default_factory=SessionSettings)
+    sql: SqlSettings = Field(default_factory=SqlSettings)
 
     def summary(self) -> dict[str, object]:
         """The resolved settings with secrets masked, for the start-up log."""

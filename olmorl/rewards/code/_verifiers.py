@@ -107,11 +107,11 @@ def make_pool(settings: SandboxSettings) -> SandboxPool:
 _shared: dict[int, _Pools] = {}
 
 
-class _CodeVerifierBase(Verifier):
-    ground_truth_type = _GROUND_TRUTH
-    options_model = CodeOptions
+class SandboxVerifier(Verifier):
+    """A verifier that runs programs in the server's one sandbox pool (shared by every such verifier): it
+    starts and stops with the server, and reports the pool in /readyz."""
+
     runs_in = "loop"
-    stdio_only = False
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
@@ -145,6 +145,21 @@ class _CodeVerifierBase(Verifier):
                     "no seccomp). Enabled by sandbox.allow_insecure; use only for trusted code."]
         return []
 
+    def unavailable_score(self) -> Score:
+        return Score(0.0, {"reason": "sandbox_unavailable"}, status="error",
+                     error=f"code sandbox unavailable: {self.unavailable or 'not started'}")
+
+    def deadline_s(self, task: Task) -> None:
+        # The sandbox pool bounds each run from the moment a slot is free (per-test limits plus a
+        # run budget), so an item queued behind others is never cut short for waiting.
+        return None
+
+
+class _CodeVerifierBase(SandboxVerifier):
+    ground_truth_type = _GROUND_TRUTH
+    options_model = CodeOptions
+    stdio_only = False
+
     def _timeout(self, task: Task) -> float:
         asked = task.options.timeout_s or self.settings.sandbox.test_timeout_s
         return min(asked, self.settings.sandbox.max_test_timeout_s)
@@ -159,15 +174,9 @@ class _CodeVerifierBase(Verifier):
         suite = parse_ground_truth(task.ground_truth, stdio_only=self.stdio_only or lang.name != "python")
         return Task(response=task.response, ground_truth=suite, options=task.options, prompt=task.prompt)
 
-    def deadline_s(self, task: Task) -> None:
-        # The sandbox pool bounds each run from the moment a slot is free (per-test limits plus a
-        # run budget), so an item queued behind others is never cut short for waiting.
-        return None
-
     async def score_async(self, task: Task) -> Score:
         if self.pool is None:
-            return Score(0.0, {"reason": "sandbox_unavailable"}, status="error",
-                         error=f"code sandbox unavailable: {self.unavailable or 'not started'}")
+            return self.unavailable_score()
         suite: TestSuite = task.ground_truth
         opts: CodeOptions = task.options
         lang = sandbox_language(opts.language)
