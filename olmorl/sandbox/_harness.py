@@ -47,7 +47,7 @@ import bisect, collections, copy, decimal, fractions, functools, heapq, itertool
 import operator, random, re, statistics, string, typing  # noqa: E401,F401
 
 if __name__ != "__main__":  # a module of the server; inside the sandbox the parts are one file
-    from olmorl.sandbox._cleanup import PIDNS, SCRATCH, become_program, clean_as_program, cleaned, sweep
+    from olmorl.sandbox._cleanup import PIDNS, PROGRAM_IDS, SCRATCH, become_program, clean_as_program, cleaned, sweep
     from olmorl.sandbox._command import exec_command, keep_files, restore_files
     from olmorl.sandbox._judge import judge_code, judge_command, judge_stdio, wait_exit
     from olmorl.sandbox._program import run_program
@@ -411,6 +411,8 @@ def main():
     if SCRATCH is None or os.path.realpath(SCRATCH) in ("/", os.path.realpath(tempfile.gettempdir())) \
             and not PIDNS:
         sys.exit("harness: --scratch DIR is required (a private directory; it is wiped after every test)")
+    if PROGRAM_IDS is not None:  # the program's cleaner must remove what the harness restored there
+        os.chmod(SCRATCH, 0o777)  # (no sticky bit: docker mounts its tmpfs 1777 whatever mode= says)
     sys.set_int_max_str_digits(0)  # the tests' own conversions; values travel as hex (linear)
     # Children would otherwise copy-on-write every page the collector touches: freeze the
     # zygote's objects out of the collector's reach (fork then costs what the child touches).
