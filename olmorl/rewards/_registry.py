@@ -36,6 +36,8 @@ BUILTIN_MODULES = (
     "olmorl.rewards.compat_openrlhf",
     "olmorl.rewards.code",
     "olmorl.rewards.environments",
+    "olmorl.rewards.shaping",
+    "olmorl.rewards.composite",
 )
 
 
@@ -60,6 +62,7 @@ class Task:
     ground_truth: Any
     options: Any
     prompt: str | list[ChatMessage] | None = None
+    completion_tokens: int | None = None  # the completion's token count, when the item gives it
 
 
 @dataclass
