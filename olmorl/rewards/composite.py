@@ -196,8 +196,9 @@ class CompositePlan:
                        else "on_component_error is 'fail'")
                 culprit = next((i for i in failed if self.components[i].gate), first) if gate_failed else first
                 bad = results[culprit]
-                error = (f"component {self.components[culprit].label!r} ({bad.verifier}) is {bad.status}: {bad.error} "
-                         f"({why})")
+                label = self.components[culprit].label
+                named = f"{label!r}" if label == bad.verifier else f"{label!r} ({bad.verifier})"
+                error = f"component {named} is {bad.status}: {bad.error} ({why})"
                 return VerifyResult(id=self.item_id, verifier=COMPOSITE, reward=None, status=bad.status, error=error,
                                     details=details, elapsed_ms=elapsed)
             details["skipped"] = [self.components[i].label for i in failed]
