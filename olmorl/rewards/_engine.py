@@ -20,7 +20,8 @@ from pydantic_core import PydanticSerializationError
 from olmorl.rewards._metrics import RewardMetrics
 from olmorl.rewards._models import Status, VerifierInfo, VerifyItem, VerifyResult
 from olmorl.rewards._pool import ChunkedPool, PoolFailure, PoolJob
-from olmorl.rewards._registry import InvalidInput, Score, Verifier, canonical_name, current_request, load_verifiers
+from olmorl.rewards._registry import (InvalidInput, Score, Task, Verifier, canonical_name, current_request,
+                                      load_verifiers)
 from olmorl.rewards._settings import Settings
 from olmorl.rewards.composite import COMPOSITE, CompositePlan
 
@@ -138,7 +139,7 @@ class RewardEngine:
                     plain.append((index, prepared))
             # one wave scores the plain items and every composite's components together (pool and loop at once);
             # a further wave only for components that wait on another's result (correct_from)
-            waiting = [(plan, plan.pending(self._prepare)) for _, plan in plans]
+            waiting = [(plan, plan.pending(self._prepare_fields)) for _, plan in plans]
             scored = await self._score_prepared([p for _, p in plain] + [p for _, ready in waiting for p in ready])
             for (index, _), result in zip(plain, scored):
                 results[index] = result
@@ -148,7 +149,7 @@ class RewardEngine:
                     plan.take(scored[at:at + len(ready)])
                     at += len(ready)
                 waiting = [(plan, ready) for plan, ready in
-                           ((plan, plan.pending(self._prepare)) for _, plan in plans if not plan.done) if ready]
+                           ((plan, plan.pending(self._prepare_fields)) for _, plan in plans if not plan.done) if ready]
                 scored, at = await self._score_prepared([p for _, ready in waiting for p in ready]), 0
             for index, plan in plans:
                 results[index] = plan.result()
@@ -211,31 +212,38 @@ class RewardEngine:
             item = raw if isinstance(raw, VerifyItem) else VerifyItem.model_validate(raw)
         except ValidationError as exc:
             return _result(raw_id, label, "invalid", f"item: {_describe(exc)}")
-        name = self.canonical(item.verifier)
+        return self._prepare_fields(item.id, item.verifier, item.response, item.ground_truth, item.options,
+                                    item.prompt, item.completion_tokens)
+
+    def _prepare_fields(self, item_id: str | None, verifier_name: str, response: str, ground_truth: Any,
+                        options: dict[str, Any], prompt: Any, completion_tokens: int | None) -> VerifyResult | Prepared:
+        """`_prepare` past the item's own validation (a composite's components come here directly)."""
+        name = self.canonical(verifier_name)
         if name is None:
-            return _result(item.id, item.verifier, "invalid",
-                           f"unknown verifier {item.verifier!r} (GET /v1/verifiers lists them)")
-        if len(item.response) > self.settings.max_response_chars:
-            return _result(item.id, name, "invalid",
-                           f"response has {len(item.response)} characters; the limit is "
+            return _result(item_id, verifier_name, "invalid",
+                           f"unknown verifier {verifier_name!r} (GET /v1/verifiers lists them)")
+        if len(response) > self.settings.max_response_chars:
+            return _result(item_id, name, "invalid",
+                           f"response has {len(response)} characters; the limit is "
                            f"{self.settings.max_response_chars} (max_response_chars)")
-        truth = item.ground_truth if isinstance(item.ground_truth, str) else json.dumps(item.ground_truth)
+        truth = ground_truth if isinstance(ground_truth, str) else json.dumps(ground_truth)
         truth_chars = len(truth)
         if truth_chars > self.settings.max_ground_truth_chars:
-            return _result(item.id, name, "invalid",
+            return _result(item_id, name, "invalid",
                            f"ground_truth has {truth_chars} characters as JSON; the limit is "
                            f"{self.settings.max_ground_truth_chars} (max_ground_truth_chars)")
         verifier = self.verifiers[name]
         try:
-            task = verifier.make_task(item.response, item.ground_truth, item.options, item.prompt)
+            task = verifier.make_task(response, ground_truth, options, prompt)
         except InvalidInput as exc:
-            return _result(item.id, name, "invalid", str(exc))
+            return _result(item_id, name, "invalid", str(exc))
         except Exception as exc:  # a validation bug must cost one item, not the batch
             log.exception("verifier %s could not read an item", name)
-            return _result(item.id, name, "error", f"{type(exc).__name__}: {exc}")
-        if item.completion_tokens is not None:
-            task = replace(task, completion_tokens=item.completion_tokens)
-        return item.id, name, verifier, task, truth
+            return _result(item_id, name, "error", f"{type(exc).__name__}: {exc}")
+        if completion_tokens is not None:  # a plain Task is rebuilt directly: dataclasses.replace costs 10x more
+            task = (Task(task.response, task.ground_truth, task.options, task.prompt, completion_tokens)
+                    if type(task) is Task else replace(task, completion_tokens=completion_tokens))
+        return item_id, name, verifier, task, truth
 
     async def _score_on_loop(self, verifier: Verifier, task: Any,
                              deadline: float | None) -> tuple[Score | PoolFailure, float]:

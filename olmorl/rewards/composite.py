@@ -1,7 +1,7 @@
 """Composite rewards: one item scored by several components (verifier, ground truth, options, weight), and one
 aggregate reward.
 
-    {"verifier": "composite", "response": "...", "completion_tokens": 812,
+    {"verifier": "composite", "response": "...", "completion_tokens": 812,  # ground truth: the list, or its JSON text
      "ground_truth": [{"verifier": "math", "ground_truth": "42", "gate": true},
                       {"verifier": "format", "options": {"layout": "think_answer"}, "weight": 0.2},
                       {"verifier": "overlong", "options": {"max_tokens": 1024, "buffer_tokens": 256}}],
@@ -30,11 +30,12 @@ when a gate component failed or no component is left.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Literal
+import json
+from typing import Annotated, Any, Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue, field_validator
 
-from olmorl.rewards._models import Status, VerifyItem, VerifyResult
+from olmorl.rewards._models import Status, VerifyResult
 from olmorl.rewards._registry import InvalidInput, Task, Verifier, register
 
 COMPOSITE = "composite"
@@ -79,6 +80,16 @@ class CompositeOptions(BaseModel):
         default="fail", description="fail: a component that is not ok makes the item not ok; skip: it is left out.")
 
 
+def _from_json_text(value: Any) -> Any:
+    """Datasets (parquet, HF) hold a list of differently shaped objects best as JSON text: read it."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            raise ValueError("a JSON string must hold the list of components") from None
+    return value
+
+
 @register
 class CompositeVerifier(Verifier):
     """Validates a composite item; the engine scores its components (a composite has no score of its own)."""
@@ -86,7 +97,7 @@ class CompositeVerifier(Verifier):
     name = COMPOSITE
     description = ("Several components (verifier, ground_truth, options, weight) on one response, aggregated by "
                    "weighted_sum, min, all_pass or gate; details.components has each one's result.")
-    ground_truth_type = list[Component]
+    ground_truth_type = Annotated[list[Component], BeforeValidator(_from_json_text)]
     options_model = CompositeOptions
     runs_in = "loop"
 
@@ -103,29 +114,38 @@ def check_components(components: list[Component], opts: CompositeOptions) -> Non
     if len(components) > MAX_COMPONENTS:
         raise InvalidInput(f"ground_truth: {len(components)} components; the limit is {MAX_COMPONENTS}")
     labels = [c.label for c in components]
-    for index, component in enumerate(components):
-        where = f"ground_truth.{index} ({component.label})"
-        if labels.count(component.label) > 1:
-            raise InvalidInput(f"{where}: component name {component.label!r} is not unique; give each a `name`")
-        if component.verifier.strip().lower() == COMPOSITE:
-            raise InvalidInput(f"{where}: composites do not nest")
-        if component.gate and opts.aggregate != "gate":
-            raise InvalidInput(f"{where}: gate is set but the aggregate is {opts.aggregate!r}, not 'gate'")
-        if component.weight != 1.0 and opts.aggregate in ("min", "all_pass"):
-            raise InvalidInput(f"{where}: aggregate {opts.aggregate!r} takes no weights (weight {component.weight:g})")
-        if component.correct_from is not None:
-            source = next((c for c in components if c.label == component.correct_from), None)
-            if source is None or source is component:
-                raise InvalidInput(f"{where}: correct_from {component.correct_from!r} names no other component")
-            if source.correct_from is not None:
-                raise InvalidInput(f"{where}: correct_from {source.label!r}, which itself has a correct_from")
-            if component.ground_truth is not None:
-                raise InvalidInput(f"{where}: correct_from sets the ground truth; give none")
+    by_label = dict(zip(labels, components))
+    for index, (label, component) in enumerate(zip(labels, components)):
+        problem = _component_problem(component, by_label, opts)
+        if by_label[label] is not component or labels.index(label) != index:
+            problem = f"component name {label!r} is not unique; give each a `name`"
+        if problem:
+            raise InvalidInput(f"ground_truth.{index} ({label}): {problem}")
     if opts.aggregate == "gate" and not any(c.gate for c in components):
         raise InvalidInput("ground_truth: aggregate 'gate' needs a component with gate: true")
 
 
-Prepare = Callable[[VerifyItem], Any]  # the engine's item check: a refused VerifyResult, or a prepared item
+def _component_problem(component: Component, by_label: dict[str, Component], opts: CompositeOptions) -> str | None:
+    if component.verifier.strip().lower() == COMPOSITE:
+        return "composites do not nest"
+    if component.gate and opts.aggregate != "gate":
+        return f"gate is set but the aggregate is {opts.aggregate!r}, not 'gate'"
+    if component.weight != 1.0 and opts.aggregate in ("min", "all_pass"):
+        return f"aggregate {opts.aggregate!r} takes no weights (weight {component.weight:g})"
+    if component.correct_from is not None:
+        source = by_label.get(component.correct_from)
+        if source is None or source is component:
+            return f"correct_from {component.correct_from!r} names no other component"
+        if source.correct_from is not None:
+            return f"correct_from {source.label!r}, which itself has a correct_from"
+        if component.ground_truth is not None:
+            return "correct_from sets the ground truth; give none"
+    return None
+
+
+# The engine's item check, on validated fields (id, verifier, response, ground truth, options, prompt, completion
+# tokens): a refused VerifyResult, or a prepared item.
+Prepare = Callable[..., Any]
 
 
 class CompositePlan:
@@ -142,13 +162,13 @@ class CompositePlan:
     def pending(self, prepare: Prepare) -> list[Any]:
         """The prepared items of the components that can run now; refused ones get their result at once."""
         ready, self._running = [], []
-        by_label = {c.label: i for i, c in enumerate(self.components)}
+        task = self.task
         for index, component in enumerate(self.components):
             if self.results[index] is not None:
                 continue
             truth = component.ground_truth
             if component.correct_from is not None:
-                source = self.results[by_label[component.correct_from]]
+                source = next(r for c, r in zip(self.components, self.results) if c.label == component.correct_from)
                 if source is None:
                     continue  # its source runs in this wave
                 if source.status != "ok" or source.reward is None:
@@ -157,9 +177,9 @@ class CompositePlan:
                         error=f"not scored: its correct_from component {component.correct_from!r} is {source.status}")
                     continue
                 truth = {"correct": source.reward >= self.opts.pass_threshold}
-            prepared = prepare(VerifyItem(verifier=component.verifier, response=self.task.response, ground_truth=truth,
-                                          options=component.options, prompt=self.task.prompt,
-                                          completion_tokens=self.task.completion_tokens))
+            # every field was validated with the composite: checked as fields, not validated again as an item
+            prepared = prepare(None, component.verifier, task.response, truth, component.options, task.prompt,
+                               task.completion_tokens)
             if isinstance(prepared, VerifyResult):
                 self.results[index] = prepared
             else:
@@ -219,3 +239,12 @@ class CompositePlan:
             if not passed:
                 counted = [i for i in counted if components[i].gate]
         return sum(components[i].weight * rewards[i] for i in counted)
+
+
+def component_rewards(result: VerifyResult) -> dict[str, float]:
+    """A composite result's rewards by component name, NaN for a component that was not scored (for adapters whose
+    trainers take only numbers: verl's extra info, OpenRLHF's extra_logs); {} for any other result."""
+    if result.verifier != COMPOSITE:
+        return {}
+    return {str(part.get("name")): math.nan if part.get("reward") is None else float(part["reward"])
+            for part in result.details.get("components", []) if isinstance(part, dict)}
