@@ -19,6 +19,11 @@ Dataset columns read (TRL passes every column as a keyword list, one entry per c
   `dataset` values. A list (open-instruct multi-verifier rows, with a list `ground_truth` of the same
   length) scores each pair and sums the rewards.
 - `options` (optional): verifier options per row.
+- `completion_ids` (TRL passes them): each completion's token count becomes the item's `completion_tokens`
+  (the `overlong` and `length` verifiers read it).
+
+A `composite` row (olmorl.rewards.composite) gets its aggregate from `olmorl_reward`; `ComponentReward(name)`
+makes one reward function per component instead, for TRL's `reward_weights`.
 
 The family functions (`math_reward`, `code_reward`, `ifeval_reward`, `judge_reward`) score a row with
 their own verifier when it has no verifier column, and give `None` (TRL: "not applicable") to rows
