@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import httpx
@@ -126,3 +127,22 @@ def test_python_client_scores_composites(server):
                                                         "options": {"max_tokens": 12, "buffer_tokens": 4}}])
     assert result.status == "ok" and result.reward == 0.5
     assert [c["reward"] for c in result.details["components"]] == [1.0, -0.5]
+
+
+def _tamper_count(url: str, kind: str) -> float:
+    text = httpx.get(url + "/metrics", timeout=10).text
+    found = re.search(r'^olmorl_code_tamper_total\{kind="%s",verifier="code"\} (\S+)$' % kind, text, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
+def test_a_sandbox_component_runs_and_its_tamper_is_counted_in_metrics(server):
+    forger = "```python\nimport os\ndef f(x):\n    os.write(3, b'{\"v\": \\n')\n    return 2\n```"
+    honest = "```python\ndef f(x):\n    return 2\n```"
+    before = _tamper_count(server, "protocol")
+    tests = {"verifier": "code", "ground_truth": ["assert f(1) == 2"]}
+    forged, passed = verify(server, composite(forger, [tests, FORMAT]), composite(honest, [tests]))
+    assert passed["status"] == "ok" and passed["reward"] == 1.0
+    code_part = forged["details"]["components"][0]
+    assert forged["status"] == "ok" and code_part["reward"] == 0.0 and code_part["details"]["tamper"] == {"protocol": 1}
+    # the sandbox's telemetry sees a component's tamper as it sees an item's
+    assert _tamper_count(server, "protocol") == before + 1

@@ -193,6 +193,9 @@ class RewardEngine:
         for result in results:
             if result.details:
                 self.metrics.count_tamper(result.verifier, result.details)
+                if result.verifier == COMPOSITE:  # a sandbox component's tamper counts as an item's would
+                    for part in result.details.get("components", ()):
+                        self.metrics.count_tamper(self._label(str(part.get("verifier"))), part.get("details"))
             if result.verifier not in latency:
                 latency[result.verifier] = self.metrics.item_latency.labels(self._label(result.verifier))
             latency[result.verifier].observe(result.elapsed_ms / 1000)
