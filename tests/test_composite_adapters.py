@@ -47,6 +47,10 @@ async def test_trl_component_rewards_are_separate_functions(server_url):
     assert await format_reward(**columns) == [1.0, 0.0, None]  # its weight is TRL's reward_weights, not 0.5
     assert await overlong_reward(**columns) == [-0.5, -1.0, None]
     assert await olmorl_trl.ComponentReward("length", base_url=server_url)(**columns) == [None, None, None]
+    # a malformed row costs that row (the server names the problem), never the step
+    broken = {**columns, "ground_truth": [SPEC, [{"verifier": "math", "weight": "heavy"}], "{not json"],
+              "verifier": ["composite"] * 3}
+    assert await math_reward(**broken) == [1.0, None, None]
     for func in (math_reward, format_reward):
         assert is_async_callable(func)
         restored = pickle.loads(pickle.dumps(func))

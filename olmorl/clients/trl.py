@@ -222,17 +222,18 @@ async def _score_component(prompts: list[Any], completions: list[Any], *, compon
     return _row_rewards(f"{component}_reward", len(completions), owner, own, on_error, columns.get("log_metric"))
 
 
-def _components_of(truth: Any, component: str) -> list[dict[str, Any]]:
+def _components_of(truth: Any, component: str) -> Any:
     """The named component of a row's composite ground truth (list, or its JSON text) as one to send alone, after
-    its correct_from source; [] when the row has no such component."""
-    spec = json.loads(truth) if isinstance(truth, str) else truth
-    if not isinstance(spec, list):
-        return []
-    by_label = {}
-    for entry in spec:
-        if isinstance(entry, dict):
-            parsed = Component.model_validate(entry)  # a malformed row fails here, naming the field
-            by_label[parsed.label] = parsed
+    its correct_from source; [] when the row has no such component. A malformed ground truth is returned as it
+    is: the server scores it `invalid`, naming the problem, and the row gets what `on_error` says."""
+    try:
+        spec = json.loads(truth) if isinstance(truth, str) else truth
+        parsed = [Component.model_validate(entry) for entry in spec] if isinstance(spec, list) else None
+    except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
+        return truth
+    if parsed is None:
+        return truth
+    by_label = {part.label: part for part in parsed}
     wanted = by_label.get(component)
     if wanted is None:
         return []
