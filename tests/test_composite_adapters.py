@@ -4,6 +4,7 @@ OpenRLHF (aggregate, components in their extra info), against a real server."""
 from __future__ import annotations
 
 import importlib
+import logging
 import json
 import math
 import pickle
@@ -14,6 +15,7 @@ from trl.trainer.utils import get_callable_name, is_async_callable
 
 from olmorl.clients import trl as olmorl_trl
 from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards._not_ok import NotOkLog
 
 RIGHT = "<think>6 times 7</think>\n<answer>\\boxed{42}</answer>"
 WRONG = "\\boxed{41}"
@@ -67,8 +69,10 @@ async def test_trl_component_with_correct_from_is_scored_after_its_source(server
     assert rewards == [pytest.approx(1.5), pytest.approx(-5.0)]  # cosine at half the limit: correct 2->1, wrong -10->0
 
 
-def test_verl_returns_the_aggregate_with_components_in_extra_info(server_url):
+def test_verl_returns_the_aggregate_with_components_in_extra_info(server_url, monkeypatch):
     module = importlib.import_module("olmorl.clients.verl")
+    # verl's warning is rate-limited process-wide: a log of its own, so this test's failure leaves it as it was
+    monkeypatch.setattr(module, "_NOT_OK", NotOkLog(logging.getLogger("olmorl.clients"), "olmorl.clients.verl", 30.0))
     scores = module.compute_score_batch(
         ["composite", "composite", "openai/gsm8k"], [RIGHT, RIGHT, "#### 3"], [SPEC, SPEC, "3"],
         [{"verifier_options": OPTIONS, "completion_tokens": 6}, {"verifier_options": OPTIONS}, None],
