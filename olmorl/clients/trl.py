@@ -24,6 +24,11 @@ Dataset columns read (TRL passes every column as a keyword list, one entry per c
   `dataset` values. A list (open-instruct multi-verifier rows, with a list `ground_truth` of the same
   length) scores each pair and sums the rewards.
 - `options` (optional): verifier options per row.
+- `completion_ids` (TRL passes them): each completion's token count becomes the item's `completion_tokens`
+  (the `overlong` and `length` verifiers read it).
+
+A `composite` row (olmorl.rewards.composite) gets its aggregate from `olmorl_reward`; `ComponentReward(name)`
+makes one reward function per component instead, for TRL's `reward_weights`.
 
 The family functions (`math_reward`, `code_reward`, `ifeval_reward`, `judge_reward`) score a row with
 their own verifier when it has no verifier column, and give `None` (TRL: "not applicable") to rows
@@ -53,6 +58,7 @@ import asyncio
 import atexit
 import collections.abc
 import functools
+import json
 import logging
 import threading
 import warnings
@@ -62,11 +68,13 @@ from olmorl.clients._client import AsyncRewardClient
 from olmorl.clients._policy import OnError, apply_on_error, resolve_urls
 from olmorl.rewards._not_ok import NotOkLog
 from olmorl.rewards._models import VerifierInfo, VerifyResult
+from olmorl.rewards.composite import COMPOSITE, Component
 
 if TYPE_CHECKING:
     from olmorl.rewards._inprocess import InProcessVerifier
 
-__all__ = ["FAMILIES", "code_reward", "ifeval_reward", "judge_reward", "math_reward", "olmorl_reward"]
+__all__ = ["FAMILIES", "ComponentReward", "code_reward", "ifeval_reward", "judge_reward", "math_reward",
+           "olmorl_reward"]
 
 # family -> (verifier sent for rows without a verifier column, test of a server-side canonical name)
 FAMILIES: dict[str, tuple[str, Callable[[str], bool]]] = {
@@ -121,7 +129,7 @@ class RewardFunction(functools.partial):
     the function's) whose call returns a `PendingRewards`; pickled by reference, like a function."""
 
     def __call__(self, /, *args: Any, **kwargs: Any) -> PendingRewards:
-        return PendingRewards(self.func.__name__, super().__call__(*args, **kwargs))
+        return PendingRewards(self.__name__, super().__call__(*args, **kwargs))
 
     def __reduce__(self) -> str:
         return self.func.__name__
@@ -178,6 +186,79 @@ async def olmorl_reward(prompts: list[Any], completions: list[Any], *, base_url:
                         in_process)
 
 
+class ComponentReward:
+    """One component of each row's composite ground truth as a TRL reward function of its own, named
+    `<component>_reward` (TRL logs it so), so TRL weighs the components with `reward_weights` and logs each one:
+
+        reward_funcs=[ComponentReward("math"), ComponentReward("format")], reward_weights=[1.0, 0.2]
+
+    `component` is a component's name (its `name`, else its verifier). Each call scores that component alone
+    (after its `correct_from` source, when it has one) and returns its reward: the component's `weight` and the
+    row's aggregate are not applied (`olmorl_reward` returns the aggregate: gate, min, all_pass). Rows that are
+    not composite, or have no such component, get None. `config`: `base_url`, `api_key`, `on_error`, `timeout`,
+    as for the other functions. An async callable instance, picklable (TRL's async trainer pickles it)."""
+
+    def __init__(self, component: str, **config: Any) -> None:
+        self.component, self.config = component, config
+        self.__name__ = f"{component}_reward"
+
+    async def __call__(self, prompts: list[Any], completions: list[Any], **columns: Any) -> list[float | None]:
+        return await _score_component(prompts, completions, component=self.component, **self.config, **columns)
+
+
+async def _score_component(prompts: list[Any], completions: list[Any], *, component: str,
+                           base_url: str | list[str] | None = None, api_key: str | None = None,
+                           on_error: OnError = "none", timeout: float = 600.0, **columns: Any) -> list[float | None]:
+    names = _column(columns, "verifier", "dataset")
+    truths = _column(columns, "ground_truth", "solution")
+    if names is None or truths is None:
+        raise ValueError(f"component_reward({component!r}) needs `verifier` (else `dataset`) and `ground_truth` (else "
+                         f"`solution`) columns; the dataset's columns are: {', '.join(sorted(columns)) or 'none'}")
+    options, token_ids = columns.get("options"), columns.get("completion_ids")
+    items, owner = [], []
+    for row, completion in enumerate(completions):
+        if not isinstance(names[row], str) or names[row].strip().lower() != COMPOSITE:
+            continue
+        parts = _components_of(truths[row], component)
+        if not parts:
+            continue
+        threshold = (options[row] or {}).get("pass_threshold", 1.0) if options is not None else 1.0
+        item = {"verifier": COMPOSITE, "response": completion_text(completion), "ground_truth": parts,
+                "options": {"pass_threshold": threshold}, "prompt": prompts[row] if prompts is not None else None}
+        if token_ids is not None:
+            item["completion_tokens"] = len(token_ids[row])
+        items.append(item)
+        owner.append(row)
+    async with AsyncRewardClient(base_url, api_key=api_key, timeout=timeout, on_error=on_error) as client:
+        results = await client.verify(items) if items else []
+    own = [result if result.status != "ok" else
+           result.model_copy(update={"reward": next(part["reward"] for part in result.details["components"]
+                                                    if part["name"] == component)})
+           for result in results]
+    return _row_rewards(f"{component}_reward", len(completions), owner, own, on_error, columns.get("log_metric"))
+
+
+def _components_of(truth: Any, component: str) -> Any:
+    """The named component of a row's composite ground truth (list, or its JSON text) as one to send alone, after
+    its correct_from source; [] when the row has no such component. A malformed ground truth is returned as it
+    is: the server scores it `invalid`, naming the problem, and the row gets what `on_error` says."""
+    try:
+        spec = json.loads(truth) if isinstance(truth, str) else truth
+        parsed = [Component.model_validate(entry) for entry in spec] if isinstance(spec, list) else None
+    except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
+        return truth
+    if parsed is None:
+        return truth
+    by_label = {part.label: part for part in parsed}
+    wanted = by_label.get(component)
+    if wanted is None:
+        return []
+    alone = [wanted.model_copy(update={"weight": 1.0, "gate": False})]
+    if wanted.correct_from is not None and wanted.correct_from in by_label:
+        alone.insert(0, by_label[wanted.correct_from].model_copy(update={"weight": 1.0, "gate": False}))
+    return [part.model_dump(exclude_none=True) for part in alone]
+
+
 def completion_text(completion: Any) -> str:
     """The text to score: the completion itself, or the last assistant message of a conversation."""
     if isinstance(completion, str):
@@ -209,6 +290,7 @@ async def _score(family: str | None, prompts: list[Any], completions: list[Any],
         raise ValueError(f"{label} needs a `ground_truth` (or `solution`) column with each row's reference; "
                          f"the dataset's columns are: {', '.join(sorted(columns)) or 'none'}")
     options = columns.get("options")
+    token_ids = columns.get("completion_ids")  # TRL passes each completion's token ids: `overlong` and `length` count them
     items: list[dict[str, Any]] = []
     owner: list[int] = []  # row of each item
     client, server = await _scorer(base_url, api_key, timeout, on_error, in_process)
@@ -228,6 +310,8 @@ async def _score(family: str | None, prompts: list[Any], completions: list[Any],
                         "prompt": prompts[row] if prompts is not None else None}
                 if options is not None and options[row]:
                     item["options"] = options[row]
+                if token_ids is not None:
+                    item["completion_tokens"] = len(token_ids[row])
                 items.append(item)
                 owner.append(row)
         results = await client.verify(items) if items else []

@@ -18,6 +18,13 @@ Which verifier scores a sample, first match wins:
 
 The result is a dict with `score` (the reward) and, with the same keys for every sample as verl
 requires: `acc` (score >= 0.5), and `invalid`, `timeout`, `error` (1.0 when the item had that status).
+A `composite` sample's `score` is the aggregate, and each component's reward is its extra info
+`component/<name>` (NaN when that component was not scored, or, in a batch, for a sample without it): verl
+averages these keys into its metrics. `compute_score` sees one sample at a time, so its keys are that
+sample's components: give every row of a dataset the same component names.
+
+Token counts: verl's reward function receives text, not token ids; `extra_info["completion_tokens"]`, when a
+row carries it, becomes the item's `completion_tokens` (for the `overlong` and `length` verifiers).
 
 Errors. A reward server no replica reaches after all retries raises `RewardServerUnavailable`: the
 step fails instead of training on made-up zeros. verl's reward managers need a number for every
@@ -30,6 +37,7 @@ with the counts by status is logged (logger `olmorl.clients`, at most every 30 s
 from __future__ import annotations
 
 import logging
+import math
 import os
 import threading
 from typing import Any, Literal
@@ -38,6 +46,7 @@ from olmorl.clients._client import RewardClient
 from olmorl.clients._policy import resolve_urls
 from olmorl.rewards._not_ok import NotOkLog
 from olmorl.rewards._models import VerifyResult
+from olmorl.rewards.composite import component_rewards
 
 __all__ = ["DATA_SOURCES", "DATA_SOURCE_PREFIXES", "compute_score", "compute_score_batch", "verifier_for"]
 
@@ -114,6 +123,8 @@ def _item(data_source: str, solution_str: str, ground_truth: Any, extra_info: di
                             "ground_truth": _plain(ground_truth)}
     if extra_info and isinstance(extra_info.get("verifier_options"), dict):
         item["options"] = extra_info["verifier_options"]
+    if extra_info and extra_info.get("completion_tokens") is not None:
+        item["completion_tokens"] = int(extra_info["completion_tokens"])
     return item
 
 
@@ -131,9 +142,14 @@ def _plain(value: Any) -> Any:
 def _as_verl(results: list[VerifyResult]) -> list[dict[str, float]]:
     with _clients_lock:
         _NOT_OK.record(results, "0.0 with its status flag")
-    return [{"score": float(r.reward or 0.0), "acc": float((r.reward or 0.0) >= 0.5),
-             "invalid": float(r.status == "invalid"), "timeout": float(r.status == "timeout"),
-             "error": float(r.status == "error")} for r in results]
+    scores = [{"score": float(r.reward or 0.0), "acc": float((r.reward or 0.0) >= 0.5),
+               "invalid": float(r.status == "invalid"), "timeout": float(r.status == "timeout"),
+               "error": float(r.status == "error")} for r in results]
+    parts = [component_rewards(r) for r in results]
+    names = list(dict.fromkeys(name for found in parts for name in found))  # every sample gets every key
+    for score, found in zip(scores, parts):
+        score.update({f"component/{name}": found.get(name, math.nan) for name in names})
+    return scores
 
 
 def _client(base_url: str | list[str] | None, api_key: str | None, timeout: float, on_error: VerlOnError) -> RewardClient:

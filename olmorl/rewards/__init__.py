@@ -25,6 +25,7 @@ from olmorl.rewards._registry import (
     load_verifiers,
     register,
 )
+from olmorl.rewards.composite import Component, CompositeOptions
 from olmorl.rewards._session_models import (
     EnvInfo,
     SessionClosed,
@@ -38,6 +39,8 @@ from olmorl.rewards._session_models import (
 
 __all__ = [
     "ChatMessage",
+    "Component",
+    "CompositeOptions",
     "EnvInfo",
     "Environment",
     "InvalidInput",

@@ -11,6 +11,7 @@ import logging
 import math
 import time
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -19,12 +20,17 @@ from pydantic_core import PydanticSerializationError
 from olmorl.rewards._metrics import RewardMetrics
 from olmorl.rewards._models import Status, VerifierInfo, VerifyItem, VerifyResult
 from olmorl.rewards._pool import ChunkedPool, PoolFailure, PoolJob
-from olmorl.rewards._registry import InvalidInput, Score, Verifier, canonical_name, current_request, load_verifiers
+from olmorl.rewards._registry import (InvalidInput, Score, Task, Verifier, canonical_name, current_request,
+                                      load_verifiers)
 from olmorl.rewards._settings import Settings
+from olmorl.rewards.composite import COMPOSITE, CompositePlan
 
 log = logging.getLogger("olmorl.rewards")
 
 UNKNOWN_LABEL = "unknown"  # the metric label of every item whose verifier is not registered
+
+# A validated item: (id, verifier name, verifier, task, ground truth as text).
+Prepared = tuple[Any, str, Verifier, Any, str]
 
 # Validation runs on the event loop; it yields after this many items so /healthz stays fast.
 _ITEMS_PER_YIELD = 128
@@ -115,9 +121,8 @@ class RewardEngine:
         self.metrics.inflight.inc(len(raw_items))
         try:
             results: list[VerifyResult | None] = []
-            pool_jobs: list[PoolJob] = []
-            pool_items: list[tuple[int, Any]] = []  # (index, id) of each pool job
-            loop_work: list[tuple[int, Any, str, Any]] = []  # (index, id, verifier, coroutine)
+            plain: list[tuple[int, Prepared]] = []  # (index, prepared item) of each item scored by one verifier
+            plans: list[tuple[int, CompositePlan]] = []
             for index, raw in enumerate(raw_items):
                 if index and index % _ITEMS_PER_YIELD == 0:
                     await asyncio.sleep(0)
@@ -127,27 +132,57 @@ class RewardEngine:
                     prepared.elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
                     results.append(prepared)
                     continue
-                item_id, name, verifier, task, truth = prepared
                 results.append(None)
-                deadline = verifier.deadline_s(task)
-                if verifier.runs_in == "pool":
-                    # one reference, one worker: its caches (parsed references, normalized answers) serve them all
-                    pool_jobs.append(PoolJob(name, task, deadline or self.settings.item_timeout_s, hash((name, truth))))
-                    pool_items.append((index, item_id))
+                if prepared[1] == COMPOSITE:
+                    plans.append((index, CompositePlan(prepared[0], prepared[3])))
                 else:
-                    loop_work.append((index, item_id, name, self._score_on_loop(verifier, task, deadline)))
-
-            loop_outcomes, pool_outcomes = await asyncio.gather(
-                asyncio.gather(*(work[3] for work in loop_work)), self.pool.score(pool_jobs))
-            for (index, item_id), job, (outcome, seconds) in zip(pool_items, pool_jobs, pool_outcomes):
-                results[index] = self._finish(item_id, job.verifier, outcome, seconds)
-            for (index, item_id, name, _), (outcome, seconds) in zip(loop_work, loop_outcomes):
-                results[index] = self._finish(item_id, name, outcome, seconds)
+                    plain.append((index, prepared))
+            # one wave scores the plain items and every composite's components together (pool and loop at once);
+            # a further wave only for components that wait on another's result (correct_from)
+            waiting = [(plan, plan.pending(self._prepare_fields)) for _, plan in plans]
+            scored = await self._score_prepared([p for _, p in plain] + [p for _, ready in waiting for p in ready])
+            for (index, _), result in zip(plain, scored):
+                results[index] = result
+            at = len(plain)
+            while waiting:
+                for plan, ready in waiting:
+                    plan.take(scored[at:at + len(ready)])
+                    at += len(ready)
+                waiting = [(plan, ready) for plan, ready in
+                           ((plan, plan.pending(self._prepare_fields)) for _, plan in plans if not plan.done) if ready]
+                scored, at = await self._score_prepared([p for _, ready in waiting for p in ready]), 0
+            for index, plan in plans:
+                results[index] = plan.result()
         finally:
             self.metrics.inflight.dec(len(raw_items))
         done = [result for result in results if result is not None]
         assert len(done) == len(raw_items)  # every item has exactly one result
         return done
+
+    async def _score_prepared(self, items: list[Prepared]) -> list[VerifyResult]:
+        """Score validated items, pool ones in the worker pool and loop ones on the event loop, concurrently; one
+        result per item, in order."""
+        if not items:
+            return []
+        results: list[VerifyResult | None] = [None] * len(items)
+        pool_jobs: list[PoolJob] = []
+        pool_items: list[tuple[int, Any]] = []  # (index, id) of each pool job
+        loop_work: list[tuple[int, Any, str, Any]] = []  # (index, id, verifier, coroutine)
+        for index, (item_id, name, verifier, task, truth) in enumerate(items):
+            deadline = verifier.deadline_s(task)
+            if verifier.runs_in == "pool":
+                # one reference, one worker: its caches (parsed references, normalized answers) serve them all
+                pool_jobs.append(PoolJob(name, task, deadline or self.settings.item_timeout_s, hash((name, truth))))
+                pool_items.append((index, item_id))
+            else:
+                loop_work.append((index, item_id, name, self._score_on_loop(verifier, task, deadline)))
+        loop_outcomes, pool_outcomes = await asyncio.gather(
+            asyncio.gather(*(work[3] for work in loop_work)), self.pool.score(pool_jobs))
+        for (index, item_id), job, (outcome, seconds) in zip(pool_items, pool_jobs, pool_outcomes):
+            results[index] = self._finish(item_id, job.verifier, outcome, seconds)
+        for (index, item_id, name, _), (outcome, seconds) in zip(loop_work, loop_outcomes):
+            results[index] = self._finish(item_id, name, outcome, seconds)
+        return [result for result in results if result is not None]
 
     def _count(self, results: list[VerifyResult]) -> None:
         # a label lookup per verifier and status, not per item (it costs as much as the update)
@@ -158,6 +193,9 @@ class RewardEngine:
         for result in results:
             if result.details:
                 self.metrics.count_tamper(result.verifier, result.details)
+                if result.verifier == COMPOSITE:  # a sandbox component's tamper counts as an item's would
+                    for part in result.details.get("components", ()):
+                        self.metrics.count_tamper(self._label(str(part.get("verifier"))), part.get("details"))
             if result.verifier not in latency:
                 latency[result.verifier] = self.metrics.item_latency.labels(self._label(result.verifier))
             latency[result.verifier].observe(result.elapsed_ms / 1000)
@@ -167,7 +205,7 @@ class RewardEngine:
         names cannot grow the label set without bound."""
         return verifier if verifier in self.verifiers else UNKNOWN_LABEL
 
-    def _prepare(self, raw: Any) -> VerifyResult | tuple[Any, str, Verifier, Any, str]:
+    def _prepare(self, raw: Any) -> VerifyResult | Prepared:
         """Validate one raw item: its `invalid` result, or (id, verifier name, verifier, task, ground truth as
         text)."""
         raw_id = raw.get("id") if isinstance(raw, dict) else None
@@ -177,29 +215,38 @@ class RewardEngine:
             item = raw if isinstance(raw, VerifyItem) else VerifyItem.model_validate(raw)
         except ValidationError as exc:
             return _result(raw_id, label, "invalid", f"item: {_describe(exc)}")
-        name = self.canonical(item.verifier)
+        return self._prepare_fields(item.id, item.verifier, item.response, item.ground_truth, item.options,
+                                    item.prompt, item.completion_tokens)
+
+    def _prepare_fields(self, item_id: str | None, verifier_name: str, response: str, ground_truth: Any,
+                        options: dict[str, Any], prompt: Any, completion_tokens: int | None) -> VerifyResult | Prepared:
+        """`_prepare` past the item's own validation (a composite's components come here directly)."""
+        name = self.canonical(verifier_name)
         if name is None:
-            return _result(item.id, item.verifier, "invalid",
-                           f"unknown verifier {item.verifier!r} (GET /v1/verifiers lists them)")
-        if len(item.response) > self.settings.max_response_chars:
-            return _result(item.id, name, "invalid",
-                           f"response has {len(item.response)} characters; the limit is "
+            return _result(item_id, verifier_name, "invalid",
+                           f"unknown verifier {verifier_name!r} (GET /v1/verifiers lists them)")
+        if len(response) > self.settings.max_response_chars:
+            return _result(item_id, name, "invalid",
+                           f"response has {len(response)} characters; the limit is "
                            f"{self.settings.max_response_chars} (max_response_chars)")
-        truth = item.ground_truth if isinstance(item.ground_truth, str) else json.dumps(item.ground_truth)
+        truth = ground_truth if isinstance(ground_truth, str) else json.dumps(ground_truth)
         truth_chars = len(truth)
         if truth_chars > self.settings.max_ground_truth_chars:
-            return _result(item.id, name, "invalid",
+            return _result(item_id, name, "invalid",
                            f"ground_truth has {truth_chars} characters as JSON; the limit is "
                            f"{self.settings.max_ground_truth_chars} (max_ground_truth_chars)")
         verifier = self.verifiers[name]
         try:
-            task = verifier.make_task(item.response, item.ground_truth, item.options, item.prompt)
+            task = verifier.make_task(response, ground_truth, options, prompt)
         except InvalidInput as exc:
-            return _result(item.id, name, "invalid", str(exc))
+            return _result(item_id, name, "invalid", str(exc))
         except Exception as exc:  # a validation bug must cost one item, not the batch
             log.exception("verifier %s could not read an item", name)
-            return _result(item.id, name, "error", f"{type(exc).__name__}: {exc}")
-        return item.id, name, verifier, task, truth
+            return _result(item_id, name, "error", f"{type(exc).__name__}: {exc}")
+        if completion_tokens is not None:  # a plain Task is rebuilt directly: dataclasses.replace costs 10x more
+            task = (Task(task.response, task.ground_truth, task.options, task.prompt, completion_tokens)
+                    if type(task) is Task else replace(task, completion_tokens=completion_tokens))
+        return item_id, name, verifier, task, truth
 
     async def _score_on_loop(self, verifier: Verifier, task: Any,
                              deadline: float | None) -> tuple[Score | PoolFailure, float]:

@@ -39,6 +39,9 @@ class VerifyItem(BaseModel):
     ground_truth: JsonValue = Field(default=None, description="Reference; each verifier documents its shape.")
     prompt: str | list[ChatMessage] | None = Field(default=None, description="The prompt, text or chat messages.")
     options: dict[str, JsonValue] = Field(default_factory=dict, description="Verifier-specific options.")
+    completion_tokens: int | None = Field(
+        default=None, ge=0, description="The completion's token count, for the length-aware verifiers (`overlong`, "
+        "`length`); olmorl-train and the adapters fill it in.")
 
 
 class VerifyResult(BaseModel):

@@ -38,6 +38,8 @@ BUILTIN_MODULES = (
     "olmorl.rewards.function_call",
     "olmorl.rewards.sql",
     "olmorl.rewards.environments",
+    "olmorl.rewards.shaping",
+    "olmorl.rewards.composite",
 )
 
 
@@ -62,6 +64,7 @@ class Task:
     ground_truth: Any
     options: Any
     prompt: str | list[ChatMessage] | None = None
+    completion_tokens: int | None = None  # the completion's token count, when the item gives it
 
 
 @dataclass

@@ -13,7 +13,9 @@ is `invalid`. An unknown `?verifier=`, or a batch with no `labels` at all, is a 
 (`END_TOKENS`) removed. OpenRLHF needs a number for every sample (no per-sample skip), so a sample
 not scored `ok` gets reward 0 with its status flag at 1 in `extra_logs` (`olmorl_invalid`,
 `olmorl_timeout`, `olmorl_error`, which OpenRLHF averages into its logged metrics), and the server logs
-a warning with the counts by status (at most every 30 s). An empty batch (OpenRLHF sends one to every server but the first when it
+a warning with the counts by status (at most every 30 s). A `composite` label's reward is the
+aggregate; each component's reward is in `extra_logs["olmorl_component/<name>"]` (NaN where a sample has no
+such component or it was not scored; sent as JSON's NaN literal, which Python's json, OpenRLHF's, reads). An empty batch (OpenRLHF sends one to every server but the first when it
 shards one sample over several URLs) gets empty lists.
 
 OpenRLHF sends no Authorization header, so a server started with an API key refuses this route with
@@ -25,14 +27,16 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Response
 from pydantic import BaseModel, Field
 
 from olmorl.rewards._models import VerifyResult
 from olmorl.rewards._not_ok import NotOkLog
 from olmorl.rewards._registry import register_routes
+from olmorl.rewards.composite import component_rewards
 
 if TYPE_CHECKING:
     from olmorl.rewards._engine import RewardEngine
@@ -94,7 +98,7 @@ def openrlhf_routes(engine: RewardEngine) -> APIRouter:
 
     @router.post("/openrlhf/get_reward", response_model=OpenRLHFResponse,
                  summary="OpenRLHF remote reward model (--reward.remote_url)")
-    async def get_reward(request: OpenRLHFRequest, verifier: str | None = None) -> OpenRLHFResponse:
+    async def get_reward(request: OpenRLHFRequest, verifier: str | None = None) -> Response:
         size = len(request.query)
         for name in ("prompts", "labels"):
             given = getattr(request, name)
@@ -119,6 +123,11 @@ def openrlhf_routes(engine: RewardEngine) -> APIRouter:
         rewards = [float(r.reward or 0.0) for r in results]
         logs = {f"olmorl_{status}": [float(r.status == status) for r in results]
                 for status in ("ok", "invalid", "timeout", "error")}
-        return OpenRLHFResponse(rewards=rewards, scores=[min(max(r, 0.0), 1.0) for r in rewards], extra_logs=logs)
+        parts = [component_rewards(r) for r in results]
+        for name in dict.fromkeys(name for found in parts for name in found):
+            logs[f"olmorl_component/{name}"] = [found.get(name, math.nan) for found in parts]
+        reply = OpenRLHFResponse(rewards=rewards, scores=[min(max(r, 0.0), 1.0) for r in rewards], extra_logs=logs)
+        # NaN stays NaN (a null would break OpenRLHF's tensors); its client is Python, whose json reads NaN
+        return Response(json.dumps(reply.model_dump()), media_type="application/json")
 
     return router

@@ -71,6 +71,7 @@ class TrainConfig:
     # -- algorithm
     advantage_norm: str = "centered"  # centered (OlmoRL, Dr GRPO) | std (vanilla GRPO)
     filter_zero_std: bool = True  # drop groups whose rewards are all equal
+    advantage_per_component: bool = False  # GDPO: composite rows' components normalized apart, then summed
     active_sampling: bool = True  # keep sampling until the batch holds prompts_per_step useful groups
     max_sampling_rounds: int = 4  # active sampling gives up after this many batches' worth of prompts
     objective: str = "olmorl"  # olmorl (truncated IS) | decoupled (AReaL) | ppo (no engine correction)

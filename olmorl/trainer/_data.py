@@ -23,6 +23,7 @@ class Check(NamedTuple):
 
     verifier: str
     ground_truth: Any
+    options: dict | None = None  # the row's `options` (a single-verifier row), e.g. a composite's aggregate
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,8 @@ def _checks(row: dict, verifier_override: str | None) -> tuple[Check, ...] | Non
         pairs = [(verifier_override, t) for _, t in pairs]
     if not all(isinstance(v, str) and v for v, _ in pairs):
         return None
-    return tuple(Check(v, t) for v, t in pairs)
+    options = row.get("options") if len(pairs) == 1 and isinstance(row.get("options"), dict) else None
+    return tuple(Check(v, t, options) for v, t in pairs)
 
 
 def build_prompts(rows: list[dict], tokenizer, *, source: str, max_prompt_tokens: int,

@@ -30,8 +30,8 @@ from olmorl.trainer.engines._process import ProcessEngine
 from olmorl.trainer._eval import evaluate
 from olmorl.trainer._multiturn import has_env_rows, multiturn_engine
 from olmorl.trainer.learners._plain import TrainSample
-from olmorl.trainer._objective import group_advantages, is_zero_std
-from olmorl.trainer._rewards import GroupScorer, score_groups
+from olmorl.trainer._objective import decoupled_group_advantages, group_advantages, is_zero_std
+from olmorl.trainer._rewards import GroupScorer, component_rewards, score_groups
 from olmorl.trainer._scaleout import build_learner, build_remote_engines
 
 log = logging.getLogger("olmorl.trainer")
@@ -50,6 +50,7 @@ class Trainer:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.config = cfg = config
+        self.scored_components: list[tuple[str, list[float]]] = []  # composite rows' (component, rewards) this step
         torch.set_num_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)
         self.tokenizer = AutoTokenizer.from_pretrained(cfg.model)
@@ -166,17 +167,27 @@ class Trainer:
             rewards = [cfg.truncation_reward if t else r for r, t in zip(rewards, truncated)]
         self.counters["groups_scored"] += 1
         self.scored_rewards.append((prompt.verifier_label, rewards))
+        components = component_rewards(results)
+        for name, (_, component) in (components or {}).items():
+            self.scored_components.append((name, component))
         self.counters["timeouts"] += sum(r.status == "timeout" for r in results)
         self.completion_stats.extend((len(c.token_ids), t) for c, t in zip(group.completions, truncated))
         r = torch.tensor(rewards, dtype=torch.float64)
         samples = []
-        if cfg.filter_zero_std and is_zero_std(r):
+        decoupled = cfg.advantage_per_component and components is not None and cfg.truncation != "penalize"
+        if cfg.advantage_per_component and not decoupled:
+            self.counters["advantage_not_per_component"] += 1  # not a weighted-sum composite: one reward, as usual
+        # decoupled, a group carries signal when any component varies (a gate's sum may not)
+        zero_std = (all(is_zero_std(torch.tensor(c)) for _, c in components.values()) if decoupled  # type: ignore[union-attr]
+                    else is_zero_std(r))
+        if cfg.filter_zero_std and zero_std:
             self.counters["filtered"] += 1
             if cfg.active_sampling:  # replaced by a fresh prompt on the next _feed
                 del self.pending[group.request_id]
                 return
         else:
-            adv = group_advantages(r, cfg.advantage_norm).tolist()
+            adv = (decoupled_group_advantages(components, cfg.advantage_norm) if decoupled
+                   else group_advantages(r, cfg.advantage_norm)).tolist()
             for c, a, t in zip(group.completions, adv, truncated):
                 samples.append(TrainSample(list(c.prompt_ids or group.prompt_ids), c.token_ids, c.logprobs, c.versions,
                                            a, in_loss=not (t and cfg.truncation == "mask"), loss_mask=c.loss_mask))
@@ -263,6 +274,9 @@ class Trainer:
             for verifier in sorted({v for v, _ in scored}):
                 rs = [r for v, group in scored if v == verifier for r in group]
                 metrics[f"reward/{verifier}"] = sum(rs) / len(rs)
+        for name in sorted({name for name, _ in self.scored_components}):  # composite rows, one curve per component
+            rs = [r for n, group in self.scored_components if n == name for r in group]
+            metrics[f"reward_component/{name}"] = sum(rs) / len(rs)
         trained = [r for sg in batch for r in sg.rewards]
         metrics["reward_trained"] = sum(trained) / max(len(trained), 1)  # the groups this step trained on
         n_scored = max(self.counters["groups_scored"], 1)
@@ -274,6 +288,8 @@ class Trainer:
                        stale_dropped=float(self.counters["stale_dropped"]),
                        reward_timeouts=float(self.counters["timeouts"]),
                        reward_retries=float(self.scorer.retries))
+        if self.config.advantage_per_component:  # groups that were not weighted-sum composites: one reward
+            metrics["advantage_not_per_component"] = float(self.counters["advantage_not_per_component"])
         if self.completion_stats:
             lengths = [n for n, _ in self.completion_stats]
             metrics.update(completion_len_mean=sum(lengths) / len(lengths), completion_len_max=float(max(lengths)),
@@ -286,7 +302,7 @@ class Trainer:
         if self.scorer.latencies:
             metrics["reward_latency_s"] = sum(self.scorer.latencies) / len(self.scorer.latencies)
         self.scorer.latencies.clear()
-        self.scored_rewards, self.completion_stats = [], []
+        self.scored_rewards, self.scored_components, self.completion_stats = [], [], []
         self.counters = Counter()
         return metrics
 
@@ -298,7 +314,7 @@ class Trainer:
         print("olmorl-train config:\n" + dump_config(cfg), flush=True)
         self._resume()
         self.history: list[dict] = []
-        self.scored_rewards, self.completion_stats = [], []
+        self.scored_rewards, self.scored_components, self.completion_stats = [], [], []
         self.draining = False
         # first: a missing tracker package fails before anything starts
         self.metrics = MetricsLog.from_config(cfg, resumed_step=self.step if self.step > 0 else None)

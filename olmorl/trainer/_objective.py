@@ -25,6 +25,22 @@ def group_advantages(rewards: torch.Tensor, normalization: str = "centered", eps
     raise ValueError(f"unknown advantage normalization {normalization!r} (centered | std)")
 
 
+def decoupled_group_advantages(components: dict[str, tuple[float, list[float]]],
+                               normalization: str = "centered") -> torch.Tensor:
+    """GDPO-style advantages (group reward-decoupled normalization: "GDPO: Group reward-Decoupled Normalization
+    Policy Optimization for Multi-reward RL Optimization", Liu et al. 2026): each component's rewards are
+    normalized within the group on their own (`normalization`, as for one reward), then summed with the
+    components' weights, so a component of large scale or variance does not drown the others' signal. GDPO
+    also normalizes the sum over the batch; here the sum is the advantage, as one reward's would be.
+    `components`: name -> (weight, one reward per completion)."""
+    total = None
+    for weight, rewards in components.values():
+        term = weight * group_advantages(torch.tensor(rewards, dtype=torch.float64), normalization)
+        total = term if total is None else total + term
+    assert total is not None, "no component"
+    return total
+
+
 def is_zero_std(rewards: torch.Tensor) -> bool:
     """A group whose rewards are all equal carries no gradient signal (exact comparison, not a float std)."""
     return bool((rewards == rewards[0]).all())

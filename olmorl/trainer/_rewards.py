@@ -65,20 +65,28 @@ class GroupScorer:
             delay = min(delay * 2, 10.0)
 
 
-async def score_completions(scorer: GroupScorer, prompts: list[Prompt], texts: list[str]) -> list[VerifyResult]:
-    """One result per completion (`texts[i]` answers `prompts[i]`), all checks of all completions in one call.
+async def score_completions(scorer: GroupScorer, prompts: list[Prompt], texts: list[str],
+                            token_counts: list[int] | None = None) -> list[VerifyResult]:
+    """One result per completion (`texts[i]` answers `prompts[i]`, `token_counts[i]` tokens long: the items'
+    `completion_tokens`, for `overlong` and `length`), all checks of all completions in one call.
 
     The reward is the sum over the prompt's checks. Any check `invalid` or `error` makes the completion so
     (reward 0; not a wrong answer: callers drop it); a `timeout` check adds 0 and the completion stays scored.
     """
     items, owners = [], []
-    for k, (prompt, text) in enumerate(zip(prompts, texts, strict=True)):
+    counts = token_counts if token_counts is not None else [None] * len(texts)
+    for k, (prompt, text, count) in enumerate(zip(prompts, texts, counts, strict=True)):
         if prompt.env:
             raise ValueError(f"{prompt.source} row {prompt.index}: a multi-turn row (env={prompt.env!r}) is scored by "
                              "its session's /verify, not /v1/verify")
         for check in prompt.checks:
-            items.append({"verifier": check.verifier, "response": text, "ground_truth": check.ground_truth,
-                          "prompt": list(prompt.messages)})
+            item = {"verifier": check.verifier, "response": text, "ground_truth": check.ground_truth,
+                    "prompt": list(prompt.messages)}
+            if check.options:
+                item["options"] = check.options
+            if count is not None:
+                item["completion_tokens"] = count
+            items.append(item)
             owners.append(k)
     per_completion: list[list[VerifyResult]] = [[] for _ in texts]
     for k, result in zip(owners, await scorer.score(items), strict=True):
@@ -93,8 +101,24 @@ async def score_groups(scorer: GroupScorer, tokenizer, prompts: list[Prompt],
     others are decoded and scored in one `score_completions` call."""
     todo = [(p, c) for p, g in zip(prompts, groups, strict=True) for c in g.completions if c.result is None]
     texts = [tokenizer.decode(c.token_ids, skip_special_tokens=True) for _, c in todo]
-    scored = iter(await score_completions(scorer, [p for p, _ in todo], texts))
+    scored = iter(await score_completions(scorer, [p for p, _ in todo], texts, [len(c.token_ids) for _, c in todo]))
     return [[c.result if c.result is not None else next(scored) for c in g.completions] for g in groups]
+
+
+def component_rewards(results: list[VerifyResult]) -> dict[str, tuple[float, list[float]]] | None:
+    """A group's per-component rewards, name -> (weight, one reward per completion), when every completion is an
+    ok `composite` result of the same weighted-sum components; else None (there is nothing to decompose)."""
+    found: dict[str, tuple[float, list[float]]] = {}
+    for k, result in enumerate(results):
+        parts = result.details.get("components") if result.verifier == "composite" else None
+        if result.status != "ok" or result.details.get("aggregate") != "weighted_sum" or not parts:
+            return None
+        names = [part["name"] for part in parts]
+        if (k and names != list(found)) or any(part["reward"] is None for part in parts):
+            return None
+        for part in parts:
+            found.setdefault(part["name"], (float(part["weight"]), []))[1].append(float(part["reward"]))
+    return found or None
 
 
 def _summed(label: str, results: list[VerifyResult]) -> VerifyResult:
