@@ -255,3 +255,29 @@ def test_namespaces_cannot_be_made():
                                   "r = libc.syscall(56, 0x10000000 | 17, 0, 0, 0, 0)\n"
                                   "print(json.dumps([r, ctypes.get_errno()]))"))
     assert json.loads(runs[0].stdout) == [-1, 1]  # clone(CLONE_NEWUSER): EPERM
+
+
+def test_preloaded_modules_are_there_before_the_program_imports_them():
+    async def main(preload):
+        pool = SandboxPool("bwrap", slots=1, preload=preload)
+        try:
+            await pool.start()
+            runs, failure = await pool.run("import sys\nprint(sorted(m for m in ('numpy', 'sympy') if m in sys.modules))",
+                                           [SandboxTest(stdin="")])
+            return runs[0].stdout.strip()
+        finally:
+            await pool.stop()
+    assert asyncio.run(main(("numpy",))) == "['numpy']"
+    assert asyncio.run(main(())) == "[]"
+
+
+def test_a_module_that_cannot_be_preloaded_is_a_clear_start_failure():
+    from olmorl.sandbox import SandboxUnavailable
+
+    async def main(preload):
+        pool = SandboxPool("bwrap", slots=1, preload=preload)
+        await pool.start()
+    with pytest.raises(SandboxUnavailable, match="could not preload 'no_such_module'"):
+        asyncio.run(main(("no_such_module",)))
+    with pytest.raises(SandboxUnavailable, match="not a module name"):
+        asyncio.run(main(("os; rm -rf /",)))

@@ -64,6 +64,9 @@ class SandboxSettings(BaseSettings):
     compile_timeout_s: float = 20.0  # wall-clock limit of a compiled program's one build step (and ceiling of the option)
     compile_memory_mb: int = 1024  # memory ceiling of that build step (compilers need more than programs)
     site_dirs: list[str] = Field(default_factory=list)  # extra read-only Python package dirs on the sandbox's sys.path
+    # modules each slot imports once, so programs start with them loaded (e.g. ["numpy", "sympy"]: a sympy
+    # import then costs ~10 ms instead of ~0.5 s, a slot ~50 MB more; docs/sandbox.md measures both)
+    preload_modules: list[str] = Field(default_factory=list)
 
 
 class SqlSettings(BaseSettings):

@@ -196,6 +196,7 @@ class SubprocessChannel(Channel):
 class Backend:
     name: str = ""
     secure: bool = False
+    preload: tuple[str, ...] = ()  # modules the zygote imports once, so programs fork with them loaded
 
     def __init__(self, python: str | None, limits: SandboxLimits, *, site_dirs: tuple[str, ...] = ()) -> None:
         self.python = sandbox_python(python)
@@ -238,8 +239,10 @@ class Backend:
         """Whether programs run as a uid that owns no harness process (see `_userns`)."""
         return False
 
-    def site_dir_args(self) -> list[str]:
-        return [arg for i in range(len(self.site_dirs)) for arg in ("--site-dir", inside_site_dir(i))]
+    def harness_args(self) -> list[str]:
+        """The harness's arguments every backend passes alike: extra package dirs, preloaded modules."""
+        args = [arg for i in range(len(self.site_dirs)) for arg in ("--site-dir", inside_site_dir(i))]
+        return args + (["--preload", ",".join(self.preload)] if self.preload else [])
 
     def _slot_uid(self, slot: int) -> int | None:
         return harness_uid(slot) if self.root else None
@@ -332,7 +335,7 @@ class BwrapBackend(Backend):
         launch.cleanup += [lambda fd=fd: os.close(fd) for fd in fds]
         program_ids = ["--program-ids", f"{INSIDE_PROGRAM_ID}:{INSIDE_PROGRAM_ID}"] if self.uid_separation and not script else []
         argv += ["--", self.python, "-X", "utf8", "-I", "-B", INSIDE_HARNESS, "--pidns", "--scratch", "/tmp",
-                 *program_ids, *self.site_dir_args()]
+                 *program_ids, *self.harness_args()]
         if cgroup is not None:
             launch.cleanup.append(cgroup.destroy)
         return launch
@@ -357,7 +360,8 @@ class ProcessBackend(Backend):
             os.chown(scratch, uid, uid)
         launch = Launch(
             argv=[self.python, "-X", "utf8", "-I", "-B", harness, "--scratch", scratch,
-                  *(arg for path in self.site_dirs for arg in ("--site-dir", path))],
+                  *(arg for path in self.site_dirs for arg in ("--site-dir", path)),
+                  *(["--preload", ",".join(self.preload)] if self.preload else [])],
             cwd=scratch, env=dict(SANDBOX_ENV, HOME=scratch),
             preexec=_preexec(uid, cgroup, self.limits),
             scratch=scratch,

@@ -393,7 +393,7 @@ class DockerBackend(Backend):
             runtime=self.runtime,
         )
         command = [self.python, "-X", "utf8", "-I", "-B", "-c", _BOOT.format(size=len(self._harness)),
-                   "--pidns", "--scratch", "/tmp", "--program-ids", PROGRAM_IDS, *self._seccomp, *self.site_dir_args()]
+                   "--pidns", "--scratch", "/tmp", "--program-ids", PROGRAM_IDS, *self._seccomp, *self.harness_args()]
         created = api.create_container(
             self.image, command=command, user=HARNESS_USER, hostname="sandbox", working_dir="/tmp",
             # not detached + stdin_open: docker-py sets StdinOnce (stdin closes when we disconnect)

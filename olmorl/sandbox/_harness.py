@@ -64,6 +64,8 @@ TEST_PROCESS_MIN_MEMORY = 512 << 20  # address space of the test process, whatev
 SECCOMP_HEX = sys.argv[sys.argv.index("--seccomp-hex") + 1] if "--seccomp-hex" in sys.argv else None
 # Extra read-only package dirs the operator mounted (sandbox.site_dirs); after the standard library.
 sys.path.extend(sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--site-dir")
+# Modules the operator asked every program to start with (sandbox.preload_modules): imported once here.
+PRELOAD = sys.argv[sys.argv.index("--preload") + 1].split(",") if "--preload" in sys.argv else []
 ZYGOTE = os.getpid()
 
 
@@ -414,6 +416,11 @@ def main():
     if PROGRAM_IDS is not None:  # the program's cleaner must remove what the harness restored there
         os.chmod(SCRATCH, 0o777)  # (no sticky bit: docker mounts its tmpfs 1777 whatever mode= says)
     sys.set_int_max_str_digits(0)  # the tests' own conversions; values travel as hex (linear)
+    for name in PRELOAD:
+        try:
+            __import__(name)
+        except BaseException as exc:  # a slot that cannot give what was asked does not start
+            sys.exit(f"harness: could not preload {name!r}: {type(exc).__name__}: {exc}")
     # Children would otherwise copy-on-write every page the collector touches: freeze the
     # zygote's objects out of the collector's reach (fork then costs what the child touches).
     gc.collect()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import logging
 import time
 from collections import OrderedDict, deque
@@ -22,6 +23,7 @@ from olmorl.sandbox._languages import Language, LanguageUnavailable, job_fields,
 from olmorl.sandbox._wire import TAMPER_KINDS
 
 log = logging.getLogger("olmorl.sandbox")
+_MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 # A Python program's load (running its top level: imports) before a code test's clock starts. Each test
 # runs the program afresh; `import numpy` / `import sympy` cost 0.1-0.5 s there, more under load.
 PROGRAM_LOAD_S = 3.0
@@ -175,10 +177,11 @@ class SandboxPool:
     def __init__(self, backend: str = "auto", *, allow_insecure: bool = False, slots: int = 1,
                  limits: SandboxLimits | None = None, python: str | None = None,
                  docker_image: str | None = None, docker_runtime: str | None = None,
-                 site_dirs: tuple[str, ...] = ()) -> None:
+                 site_dirs: tuple[str, ...] = (), preload: tuple[str, ...] = ()) -> None:
         self.limits = limits or SandboxLimits()
         self.backend = _pick_backend(backend, allow_insecure, python, self.limits, docker_image=docker_image,
                                      docker_runtime=docker_runtime, site_dirs=tuple(site_dirs))
+        self.backend.preload = _checked_modules(preload)
         self.slot_count = max(1, slots)
         self._slots: list[_Slot] = [_Slot(self.backend, i) for i in range(self.slot_count)]
         self._free: _FairQueue | None = None
@@ -337,6 +340,13 @@ class _FairQueue:
             if not future.done():
                 self.held[owner] = self.held.get(owner, 0) + 1
                 future.set_result(self.free.pop())
+
+
+def _checked_modules(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    for name in names:
+        if not _MODULE_NAME.fullmatch(name):
+            raise SandboxUnavailable(f"sandbox.preload_modules: {name!r} is not a module name")
+    return tuple(names)
 
 
 def _pick_backend(name: str, allow_insecure: bool, python: str | None, limits: SandboxLimits, *,

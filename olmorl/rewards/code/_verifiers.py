@@ -101,7 +101,7 @@ def make_pool(settings: SandboxSettings) -> SandboxPool:
     return SandboxPool(settings.backend, allow_insecure=settings.allow_insecure,
                        slots=settings.parallelism, limits=limits, python=settings.python,
                        docker_image=settings.docker_image, docker_runtime=settings.docker_runtime,
-                       site_dirs=tuple(settings.site_dirs))
+                       site_dirs=tuple(settings.site_dirs), preload=tuple(settings.preload_modules))
 
 
 _shared: dict[int, _Pools] = {}
