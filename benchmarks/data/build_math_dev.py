@@ -11,6 +11,10 @@ import json
 from pathlib import Path
 
 OUT = Path(__file__).with_name("math_dev.jsonl")
+# Policy changes after the first labelling, each with its reason (the labels below follow them):
+ISSUE_13 = ("relabelled for issue 13: a closing statement (the last math span ending the response, or a conclusion "
+            "sentence ending in a number) is a final answer, as in OlmoRL's last-LaTeX fallback")
+ISSUE_24_PERCENT = "percent answer vs a plain fraction reference: equal only where the item allows percent (issue 24)"
 
 COT = [
     "Let me set up the problem carefully. We are told the total is 12 more than twice the first part, "
@@ -108,7 +112,7 @@ CASES: list[tuple[str, str, str, bool, str]] = [
     ("numeric_policy", "0.2857143", "\\frac{2}{7}", True, ""),
     # --- percent
     ("percent", "50\\%", "50", True, "percent as unit"), ("percent", "50", "50\\%", True, ""),
-    ("percent", "25\\%", "0.25", True, "percent as fraction"), ("percent", "40\\%", "50\\%", False, ""),
+    ("percent", "25\\%", "0.25", False, ISSUE_24_PERCENT), ("percent", "40\\%", "50\\%", False, ""),
     ("percent", "12.5\\%", "12.5", True, ""), ("percent", "30 percent", "30\\%", True, ""),
     # --- scientific notation
     ("scientific", "6.02\\times 10^{23}", "6.02e23", True, ""), ("scientific", "6.02 \\cdot 10^{23}", "6.02\\times10^{23}", True, ""),
@@ -213,14 +217,14 @@ CASES: list[tuple[str, str, str, bool, str]] = [
 # Whole responses where the anchor itself is the point (category, response, gt, label, note).
 RAW: list[tuple[str, str, str, bool, str]] = [
     ("no_anchor", COT[0] + "Adding everything up we get 26 in total.", "26", False, "number only in reasoning"),
-    ("no_anchor", COT[1] + "So each group has 45 items.", "45", False, ""),
-    ("no_anchor", "The sum is $3 + 4 = 7$, and multiplying by 2 gives $14$.", "14", False, ""),
+    ("no_anchor", COT[1] + "So each group has 45 items.", "45", True, ISSUE_13),
+    ("no_anchor", "The sum is $3 + 4 = 7$, and multiplying by 2 gives $14$.", "14", True, ISSUE_13),
     ("no_anchor", COT[2] + "Let me now compute the final value. We have $7 \\times 3 = 21$, so", "21", False, "truncated"),
-    ("no_anchor", "We need $x$ such that $2x = 10$. Dividing both sides by 2, $x = 5$.", "5", False, ""),
+    ("no_anchor", "We need $x$ such that $2x = 10$. Dividing both sides by 2, $x = 5$.", "5", True, ISSUE_13),
     ("no_anchor", COT[3] + "which is 91.", "91", False, ""),
     ("no_anchor", "42", "42", True, "bare answer is the whole response"),
     ("no_anchor", "$\\frac{3}{4}$", "0.75", True, "bare answer"),
-    ("no_anchor", COT[4] + "Thus the roots give 6 and 8, and their product is 48.", "48", False, ""),
+    ("no_anchor", COT[4] + "Thus the roots give 6 and 8, and their product is 48.", "48", True, ISSUE_13),
     ("no_anchor", "Let's think. 12 apples minus 5 is 7 apples.", "7", False, ""),
     ("think", "<think>The answer is 12.</think>", "12", False, "answer only inside think"),
     ("think", "<think>So the answer is \\boxed{12}.</think>\nI computed the total above.", "12", False, ""),
@@ -228,7 +232,7 @@ RAW: list[tuple[str, str, str, bool, str]] = [
     ("think", "<think>Maybe 11? The answer is \\boxed{11}. No: 5+7=12.</think>\nThe answer is $\\boxed{12}$.", "12", True, ""),
     ("think", "<think>Maybe 11? The answer is \\boxed{12}.</think>\nThe answer is $\\boxed{11}$.", "12", False, ""),
     ("think", "<think>" + COT[0] + "</think>\n\nFinal answer: 26", "26", True, ""),
-    ("think", "<think>" + COT[1] + "I think it's 45</think>\n\nSo each group holds 45 items.", "45", False, "no anchor after think"),
+    ("think", "<think>" + COT[1] + "I think it's 45</think>\n\nSo each group holds 45 items.", "45", True, ISSUE_13),
     ("retraction", COT[0] + "So the answer is \\boxed{26}.\n\nWait, that's wrong: I misread the problem, the total is smaller.", "26", False, "retracted"),
     ("retraction", COT[1] + "The answer is 45. Hmm, no, this is incorrect since the groups overlap.", "45", False, ""),
     ("retraction", COT[2] + "So the answer is \\boxed{7}. Wait, let me double-check: 16 - 9 = 7. Yes, that's correct.", "7", True, "confirmed, not retracted"),
