@@ -39,7 +39,8 @@ def child(config: str, length: int, args) -> None:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from olmorl.trainer.learners._plain import Learner, TrainSample
+    from olmorl.trainer.learners._plain import Learner
+    from olmorl.trainer.learners._samples import TrainSample
     from olmorl.trainer._objective import LossSettings
 
     torch.set_num_threads(args.threads)

@@ -37,7 +37,7 @@ def main() -> None:
     from olmorl.trainer._tiny import TOOL_CHAT_TEMPLATE, build_tiny_llama, product_rows, product_trace, supervised
     from olmorl.trainer._toolcalls import HermesToolCalls, ToolChat
     from olmorl.trainer.engines import TorchEngine
-    from olmorl.trainer.engines._torch import GenerationRequest
+    from olmorl.trainer.engines._types import GenerationRequest
 
     torch.set_num_threads(1)
     root = tempfile.mkdtemp(prefix="olmorl-mt-bench-")

@@ -15,7 +15,7 @@ from olmorl.trainer._data import build_prompts
 from olmorl.trainer._objective import decoupled_group_advantages, group_advantages
 from olmorl.trainer._rewards import GroupScorer, component_rewards, score_completions
 from olmorl.trainer._tiny import build_char_tokenizer
-from olmorl.trainer.engines._torch import Completion, Group
+from olmorl.trainer.engines._types import Completion, Group
 
 SPEC = [{"verifier": "math", "ground_truth": "3"},
         {"verifier": "overlong", "options": {"max_tokens": 10, "buffer_tokens": 4}, "weight": 0.5}]

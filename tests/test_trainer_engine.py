@@ -5,7 +5,8 @@ import copy
 import pytest
 import torch
 
-from olmorl.trainer.engines._torch import GenerationRequest, TorchEngine
+from olmorl.trainer.engines._torch import TorchEngine
+from olmorl.trainer.engines._types import GenerationRequest
 from _engine_checks import full_logprobs
 
 NEVER = -1  # an EOS id that is never sampled: completion lengths are set by max_new_tokens alone

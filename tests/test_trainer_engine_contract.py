@@ -15,7 +15,7 @@ import time
 import pytest
 import torch
 
-from olmorl.trainer.engines._torch import GenerationRequest
+from olmorl.trainer.engines._types import GenerationRequest
 from _engine_checks import collect_groups, full_logprobs
 
 MAX_NEW = 8

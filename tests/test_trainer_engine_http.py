@@ -14,7 +14,7 @@ import httpx
 import pytest
 import torch
 
-from olmorl.trainer.engines._torch import GenerationRequest
+from olmorl.trainer.engines._types import GenerationRequest
 from olmorl.trainer.engines._http import EnginePool, RemoteEngine, WeightSyncError
 from olmorl.trainer.engines._server import EngineServerProcess
 from _engine_checks import collect_groups, full_logprobs

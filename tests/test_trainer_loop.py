@@ -171,7 +171,7 @@ def test_a_step_without_new_groups_logs_no_reward_point(toy, tmp_path):
 
     from olmorl.trainer._loop import ScoredGroup
     from olmorl.trainer._rewards import GroupScorer
-    from olmorl.trainer.engines._torch import Completion, Group
+    from olmorl.trainer.engines._types import Completion, Group
 
     trainer = Trainer(_config(toy, tmp_path / "run"))
     trainer.scorer = GroupScorer(["http://127.0.0.1:1"], api_key=None, timeout_s=1.0, batch_size=8, max_wait_s=1.0)
@@ -188,8 +188,8 @@ def test_a_step_without_new_groups_logs_no_reward_point(toy, tmp_path):
 def test_staleness_bound_drops_too_old_groups_before_training(toy, tmp_path):
     from collections import Counter
 
-    from olmorl.trainer.engines._torch import Completion, Group
-    from olmorl.trainer.learners._plain import TrainSample
+    from olmorl.trainer.engines._types import Completion, Group
+    from olmorl.trainer.learners._samples import TrainSample
     from olmorl.trainer._loop import ScoredGroup
 
     trainer = Trainer(_config(toy, tmp_path / "run", prompts_per_step=2, max_staleness=1))

@@ -24,8 +24,9 @@ from olmorl.trainer._tiny import (TOOL_CHAT_TEMPLATE, addition_rows, build_char_
                                   product_rows, product_trace, supervised, write_jsonl)
 from olmorl.trainer._toolcalls import HermesToolCalls, ToolCall, ToolChat
 from olmorl.trainer.engines import TorchEngine
-from olmorl.trainer.engines._torch import GenerationRequest
-from olmorl.trainer.learners._plain import Learner, TrainSample
+from olmorl.trainer.engines._types import GenerationRequest
+from olmorl.trainer.learners._plain import Learner
+from olmorl.trainer.learners._samples import TrainSample
 from _engine_checks import collect_groups, full_logprobs
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]

@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from olmorl.trainer.learners._plain import Learner, TrainSample, token_logprobs
+from olmorl.trainer.learners._plain import Learner, token_logprobs
+from olmorl.trainer.learners._samples import TrainSample
 from olmorl.trainer._objective import (
     LossSettings,
     group_advantages,

@@ -6,7 +6,8 @@ import random
 import pytest
 import torch
 
-from olmorl.trainer.learners._plain import Learner, TrainSample
+from olmorl.trainer.learners._plain import Learner
+from olmorl.trainer.learners._samples import TrainSample
 from olmorl.trainer._objective import LossSettings
 from olmorl.trainer.learners._packing import pack_rows
 

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from olmorl.trainer._config import TrainConfig, config_from_dict
-from olmorl.trainer.engines._torch import GenerationRequest, TorchEngine, _PendingGroup, _Sequence
+from olmorl.trainer.engines._torch import TorchEngine, _PendingGroup, _Sequence
+from olmorl.trainer.engines._types import GenerationRequest
 from olmorl.trainer.engines._sampling import sampling_logprobs
 
 NEVER = -1  # an EOS id that is never sampled

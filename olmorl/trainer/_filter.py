@@ -106,7 +106,7 @@ async def run_filter(args: argparse.Namespace, engine=None) -> dict[str, dict[st
     from transformers import AutoTokenizer
 
     from olmorl.trainer._data import build_prompts, read_rows
-    from olmorl.trainer.engines._torch import GenerationRequest
+    from olmorl.trainer.engines._types import GenerationRequest
     from olmorl.trainer._rewards import GroupScorer, score_completions
 
     out = Path(args.out)

@@ -11,7 +11,6 @@ stale at submission. `async_steps = 0` is the synchronous loop: generate a batch
 from __future__ import annotations
 
 import asyncio
-import copy
 import itertools
 import logging
 import time
@@ -25,14 +24,13 @@ from olmorl.trainer._checkpoint import (MetricsLog, latest_checkpoint, load_chec
                                         save_checkpoint, set_rng_states)
 from olmorl.trainer._config import TrainConfig, dump_config
 from olmorl.trainer._data import Prompt, PromptMixer, load_sources
-from olmorl.trainer.engines._torch import GenerationRequest, Group, TorchEngine
-from olmorl.trainer.engines._process import ProcessEngine
+from olmorl.trainer.engines._types import GenerationRequest, Group
 from olmorl.trainer._eval import evaluate
 from olmorl.trainer._multiturn import has_env_rows, multiturn_engine
-from olmorl.trainer.learners._plain import TrainSample
+from olmorl.trainer.learners._samples import TrainSample
 from olmorl.trainer._objective import decoupled_group_advantages, group_advantages, is_zero_std
 from olmorl.trainer._rewards import GroupScorer, component_rewards, score_groups
-from olmorl.trainer._scaleout import build_learner, build_remote_engines
+from olmorl.trainer._scaleout import build_engine, build_learner
 
 log = logging.getLogger("olmorl.trainer")
 
@@ -56,26 +54,7 @@ class Trainer:
         self.tokenizer = AutoTokenizer.from_pretrained(cfg.model)
         model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=torch.float32)
         self.learner = build_learner(cfg, model)  # plain torch, or DeepSpeed rank 0 (_scaleout.py)
-        eos = model.generation_config.eos_token_id or self.tokenizer.eos_token_id
-        engine_kwargs = dict(eos_token_id=eos, pad_token_id=self.tokenizer.pad_token_id,
-                             max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
-                             top_k=cfg.top_k, top_p=cfg.top_p,
-                             max_batch_size=cfg.engine_batch_size, continuous=cfg.continuous_batching,
-                             update_mode=cfg.update_mode, seed=cfg.seed)
-        if cfg.ray_engines:  # engine actors on a Ray cluster, weights through its object store
-            from olmorl.trainer._ray import build_ray_engines
-
-            self.engine = build_ray_engines(cfg, model, engine_kwargs)
-        elif cfg.engine_urls or cfg.engine_servers:  # engines in other processes / machines, over HTTP
-            self.engine = build_remote_engines(cfg, eos_token_id=eos, pad_token_id=self.tokenizer.pad_token_id)
-        elif cfg.engine_process:
-            self.engine = ProcessEngine(cfg.model, dtype=cfg.engine_dtype, threads=cfg.torch_threads, **engine_kwargs)
-        else:
-            if cfg.learner_backend == "deepspeed":  # ZeRO hooks and partitions must not follow the engine's copy
-                engine_model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=getattr(torch, cfg.engine_dtype))
-            else:
-                engine_model = copy.deepcopy(model).to(getattr(torch, cfg.engine_dtype))
-            self.engine = TorchEngine(engine_model, **engine_kwargs)
+        self.engine = build_engine(cfg, model, self.tokenizer)  # in-process, child, HTTP or Ray (_scaleout.py)
         kw = dict(max_prompt_tokens=cfg.max_prompt_tokens, verifier_override=cfg.verifier_override)
         self.mixer = PromptMixer(load_sources(cfg.train_files, self.tokenizer, **kw), cfg.train_weights or None, cfg.seed)
         self.eval_prompts = [p for src in load_sources(cfg.eval_files, self.tokenizer, **kw).values() for p in src]

@@ -31,7 +31,7 @@ import torch
 from olmorl.clients import VerifyResult
 from olmorl.trainer._sessions import RolloutError
 from olmorl.trainer._toolcalls import ToolChat, tool_call_parser
-from olmorl.trainer.engines._torch import Completion, GenerationRequest, Group, take_groups
+from olmorl.trainer.engines._types import Completion, GenerationRequest, Group, take_groups
 
 log = logging.getLogger("olmorl.trainer")
 

@@ -30,7 +30,8 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from olmorl.trainer._config import TrainConfig
 from olmorl.trainer.engines._http import EngineError, EnginePool, WeightSyncError
-from olmorl.trainer.engines._torch import GenerationRequest, Group, TorchEngine
+from olmorl.trainer.engines._torch import TorchEngine
+from olmorl.trainer.engines._types import GenerationRequest, Group
 
 log = logging.getLogger("olmorl.trainer")
 
@@ -274,7 +275,7 @@ class LearnerRank:
 
     def setup(self, cfg: TrainConfig, model_config: Any, weights: Mapping[str, torch.Tensor], rank: int, world: int,
               master: tuple[str, int]) -> None:
-        from olmorl.trainer._scaleout import build_local_learner
+        from olmorl.trainer.learners._build import build_local_learner
 
         os.environ.update(MASTER_ADDR=master[0], MASTER_PORT=str(master[1]), RANK=str(rank), WORLD_SIZE=str(world),
                           LOCAL_RANK="0")  # Ray gives each rank actor its own GPU (or none): it is device 0

@@ -16,7 +16,7 @@ from olmorl.clients import AsyncRewardClient, OlmorlError, RewardServerError, Ve
 
 if TYPE_CHECKING:
     from olmorl.trainer._data import Prompt
-    from olmorl.trainer.engines._torch import Group
+    from olmorl.trainer.engines._types import Group
 
 log = logging.getLogger("olmorl.trainer")
 

@@ -9,14 +9,16 @@ come up. DeepSpeed ranks are started by the launcher (`torchrun --nproc_per_node
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 
 import torch
 
 from olmorl.trainer._config import TrainConfig
+from olmorl.trainer.engines._types import Engine
+from olmorl.trainer.learners._build import build_local_learner
 from olmorl.trainer.learners._plain import Learner
-from olmorl.trainer._objective import LossSettings
 
 
 def build_learner(cfg: TrainConfig, model: torch.nn.Module) -> Learner:
@@ -28,20 +30,35 @@ def build_learner(cfg: TrainConfig, model: torch.nn.Module) -> Learner:
     return build_local_learner(cfg, model)
 
 
-def build_local_learner(cfg: TrainConfig, model: torch.nn.Module) -> Learner:
-    kwargs = dict(
-        loss=LossSettings(cfg.objective, cfg.eps_low, cfg.eps_high, cfg.tis_cap, cfg.kl_beta),
-        learning_rate=cfg.learning_rate, adam_betas=cfg.adam_betas, adam_eps=cfg.adam_eps, weight_decay=cfg.weight_decay,
-        max_grad_norm=cfg.max_grad_norm, minibatches=cfg.minibatches, micro_batch_tokens=cfg.micro_batch_tokens,
-        loss_norm=cfg.loss_norm, loss_constant=cfg.loss_constant or cfg.max_new_tokens,
-        temperature=cfg.temperature, logprob_impl=cfg.logprob_impl, logprob_chunk=cfg.logprob_chunk,
-        warmup_steps=cfg.warmup_steps, packing=cfg.sequence_packing,
-        activation_checkpointing=cfg.activation_checkpointing)
-    if cfg.learner_backend == "deepspeed":
-        from olmorl.trainer.learners._deepspeed import DeepSpeedLearner
+def build_engine(cfg: TrainConfig, model: torch.nn.Module, tokenizer) -> Engine:
+    """The engines the loop samples from, as one `Engine`: Ray actors, HTTP engines (remote or started here), a
+    child process, or (default) a transformers engine in this process on its own copy of `model`."""
+    eos = model.generation_config.eos_token_id or tokenizer.eos_token_id
+    engine_kwargs = dict(eos_token_id=eos, pad_token_id=tokenizer.pad_token_id,
+                         max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
+                         top_k=cfg.top_k, top_p=cfg.top_p,
+                         max_batch_size=cfg.engine_batch_size, continuous=cfg.continuous_batching,
+                         update_mode=cfg.update_mode, seed=cfg.seed)
+    if cfg.ray_engines:  # engine actors on a Ray cluster, weights through its object store
+        from olmorl.trainer._ray import build_ray_engines
 
-        return DeepSpeedLearner(model, zero_stage=cfg.zero_stage, offload_optimizer=cfg.offload_optimizer, **kwargs)
-    return Learner(model, **kwargs)
+        return build_ray_engines(cfg, model, engine_kwargs)  # type: ignore[return-value]
+    if cfg.engine_urls or cfg.engine_servers:  # engines in other processes / machines, over HTTP
+        return build_remote_engines(cfg, eos_token_id=eos, pad_token_id=tokenizer.pad_token_id)
+    if cfg.engine_process:
+        from olmorl.trainer.engines._process import ProcessEngine
+
+        return ProcessEngine(cfg.model, dtype=cfg.engine_dtype, threads=cfg.torch_threads,  # type: ignore[return-value]
+                             **engine_kwargs)
+    from olmorl.trainer.engines._torch import TorchEngine
+
+    if cfg.learner_backend == "deepspeed":  # ZeRO hooks and partitions must not follow the engine's copy
+        from transformers import AutoModelForCausalLM
+
+        engine_model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=getattr(torch, cfg.engine_dtype))
+    else:
+        engine_model = copy.deepcopy(model).to(getattr(torch, cfg.engine_dtype))
+    return TorchEngine(engine_model, **engine_kwargs)  # type: ignore[return-value]
 
 
 def is_follower_rank() -> bool:

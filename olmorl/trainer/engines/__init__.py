@@ -1,6 +1,6 @@
 """Generation engines: what samples completions for the trainer, with per-token logprobs and policy versions.
 
-Every engine takes `GenerationRequest`s, returns finished `Group`s and accepts new weights between (or during) steps.
+Every engine implements `Engine` (`_types`, with the request and result types): it takes `GenerationRequest`s, returns finished `Group`s and accepts new weights between (or during) steps.
 `TorchEngine` (`_torch`) is the in-process transformers engine with continuous batching and inflight updates;
 `ProcessEngine` (`_process`) runs it in a child process; `engines._server` serves it over HTTP (`olmorl-engine`) and
 `RemoteEngine` / `EnginePool` (`_http`) drive such servers; `VLLMEngine` / `VLLMServerEngine` (`_vllm`) use vLLM's
@@ -10,7 +10,8 @@ RL APIs on GPUs. `_sampling` holds the top-k / top-p rule all of them share.
 from olmorl.trainer.engines._http import EngineError, EnginePool, RemoteEngine, WeightSyncError
 from olmorl.trainer.engines._process import ProcessEngine
 from olmorl.trainer.engines._server import EngineServerProcess
-from olmorl.trainer.engines._torch import Completion, Engine, GenerationRequest, Group, TorchEngine
+from olmorl.trainer.engines._torch import TorchEngine
+from olmorl.trainer.engines._types import Completion, Engine, GenerationRequest, Group
 from olmorl.trainer.engines._vllm import VLLMEngine, VLLMServerEngine
 
 __all__ = [

@@ -25,7 +25,7 @@ from typing import Any, Mapping
 import httpx
 import torch
 
-from olmorl.trainer.engines._torch import Completion, GenerationRequest, Group, take_groups
+from olmorl.trainer.engines._types import Completion, GenerationRequest, Group, take_groups
 
 
 class EngineError(RuntimeError):

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import torch
 import torch.multiprocessing as mp
 
-from olmorl.trainer.engines._torch import GenerationRequest, Group
+from olmorl.trainer.engines._types import GenerationRequest, Group
 
 
 def _child(model_dir: str, dtype: str, threads: int, engine_kwargs: dict, commands, results) -> None:

@@ -37,7 +37,8 @@ import torch
 
 from olmorl import __version__
 from olmorl.rewards._local import stop_process_group
-from olmorl.trainer.engines._torch import GenerationRequest, Group, TorchEngine
+from olmorl.trainer.engines._torch import TorchEngine
+from olmorl.trainer.engines._types import GenerationRequest, Group
 
 log = logging.getLogger("olmorl.trainer.engine_server")
 

@@ -1,4 +1,4 @@
-"""Generation engines: the interface the loop talks to, and a transformers-based continuous-batching engine.
+"""The in-process engine: a transformers-based continuous-batching engine (its interface: `_types`).
 
 `TorchEngine` runs a decode loop over the model's KV cache in a background thread. Rows of the running
 batch are independent sequences at different lengths (per-row position ids and attention mask over a
@@ -17,69 +17,12 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol
+from typing import Any, Mapping
 
 import torch
 
 from olmorl.trainer.engines._sampling import check_sampling, sampling_logprobs
-
-
-@dataclass
-class GenerationRequest:
-    request_id: Any  # echoed on the finished group
-    prompt_ids: list[int]
-    n: int  # completions sampled for this prompt (the GRPO group size)
-    meta: Any = None  # carried through untouched (ground truth, verifier, ...)
-    max_new_tokens: int | None = None  # per-request cap (default: the engine's)
-    ignore_eos: bool = False  # run to max_new_tokens (benchmarks with controlled lengths)
-    stop: tuple[tuple[int, ...], ...] = ()  # token sequences that also end the completion ("stop"), e.g. </tool_call>
-
-
-@dataclass
-class Completion:
-    token_ids: list[int]
-    logprobs: list[float]  # under the distribution sampled from (temperature, top-k/top-p, renormalized)
-    versions: list[int]  # policy version that sampled each token
-    finish_reason: str  # "stop" (EOS or a stop sequence), "length" (hit max_new_tokens); multi-turn adds "max_turns"
-    # multi-turn rollouts (olmorl.trainer._multiturn) also fill these; single-turn completions leave the defaults
-    loss_mask: list[int] | None = None  # 1 = sampled by the policy (trained), 0 = tool/template tokens (None: all 1)
-    prompt_ids: list[int] | None = None  # this completion's own prompt (the rendered tools), None: the group's
-    result: Any = None  # the session's VerifyResult, already scored (the loop does not score it again)
-
-
-@dataclass
-class Group:
-    request_id: Any
-    prompt_ids: list[int]
-    completions: list[Completion]
-    meta: Any
-    submitted_version: int  # engine policy version when the request was submitted
-
-
-def take_groups(finished: queue.Queue, timeout: float | None) -> list[Group]:
-    """Wait up to `timeout` (None or 0: no wait) for one finished group, then take every other one queued."""
-    out = []
-    try:
-        out.append(finished.get(timeout=timeout) if timeout else finished.get_nowait())
-        while True:
-            out.append(finished.get_nowait())
-    except queue.Empty:
-        return out
-
-
-class Engine(Protocol):
-    """What the training loop needs from a generator; a vLLM engine implements the same methods."""
-
-    version: int
-
-    def start(self) -> None: ...
-    def stop(self) -> None: ...
-    def submit(self, requests: list[GenerationRequest]) -> None: ...
-    def get_groups(self, timeout: float | None = None) -> list[Group]: ...
-    def update_weights(self, weights: Mapping[str, torch.Tensor], version: int, wait: bool = False) -> None: ...
-    def pause(self) -> None: ...
-    def resume(self) -> None: ...
-    def stats(self) -> dict[str, float]: ...
+from olmorl.trainer.engines._types import Completion, GenerationRequest, Group, take_groups
 
 
 @dataclass

@@ -31,7 +31,7 @@ from typing import Any, Mapping
 
 import torch
 
-from olmorl.trainer.engines._torch import Completion, GenerationRequest, Group, take_groups
+from olmorl.trainer.engines._types import Completion, GenerationRequest, Group, take_groups
 from olmorl.trainer.engines._http import EngineError, WeightSyncError
 from olmorl.trainer.engines._sampling import check_sampling
 

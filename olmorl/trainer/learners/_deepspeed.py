@@ -22,7 +22,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from olmorl.trainer.learners._plain import Learner, TrainSample, completion_states, token_logprobs
+from olmorl.trainer.learners._plain import Learner, completion_states, token_logprobs
+from olmorl.trainer.learners._samples import TrainSample
 from olmorl.trainer._objective import LossSettings, loss_counts, per_sequence_token_weight, token_loss_terms
 
 log = logging.getLogger("olmorl.trainer")

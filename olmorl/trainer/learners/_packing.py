@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from olmorl.trainer.learners._plain import TrainSample
+from olmorl.trainer.learners._samples import TrainSample
 
 
 def pack_rows(lengths: list[int], row_tokens: int) -> list[list[int]]:

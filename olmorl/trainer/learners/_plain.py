@@ -5,38 +5,14 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
 from olmorl.trainer._objective import LossSettings, per_sequence_token_weight, token_loss_terms
-
-
-@dataclass
-class TrainSample:
-    prompt_ids: list[int]
-    completion_ids: list[int]
-    behav_logprobs: list[float]  # engine logprobs of the completion tokens
-    versions: list[int]  # policy version per completion token
-    advantage: float
-    in_loss: bool = True  # False for masked (e.g. truncated) completions
-    loss_mask: list[int] | None = None  # per completion token: 0 = not sampled (tool replies); None = all sampled
-
-    @property
-    def loss_tokens(self) -> int:
-        """Tokens the loss and its normalization count: the sampled ones."""
-        return len(self.completion_ids) if self.loss_mask is None else sum(self.loss_mask)
-
-    def token_weights(self, weight: float) -> list[float]:
-        """`weight` on every sampled completion token, 0 on the others."""
-        return [weight] * len(self.completion_ids) if self.loss_mask is None else [weight * m for m in self.loss_mask]
-
-    @property
-    def loss_versions(self) -> list[int]:
-        """Policy versions of the sampled tokens (staleness counts these)."""
-        return self.versions if self.loss_mask is None else [v for v, m in zip(self.versions, self.loss_mask) if m]
+from olmorl.trainer.learners._packing import enable_activation_checkpointing, pack_rows, packed_inputs
+from olmorl.trainer.learners._samples import TrainSample
 
 
 class _ChunkedTokenLogprob(torch.autograd.Function):
@@ -111,8 +87,6 @@ def completion_states(model_base, samples: list[TrainSample], *, packing: bool =
     Packed: samples back to back in one row with a block-causal mask (`olmorl.trainer.learners._packing`).
     """
     if packing:
-        from olmorl.trainer.learners._packing import packed_inputs
-
         input_ids, position_ids, mask, cols, targets = packed_inputs(samples)
         hidden = model_base(input_ids=input_ids.to(device), position_ids=position_ids.to(device),
                             attention_mask=mask.to(device)).last_hidden_state[0]
@@ -141,8 +115,6 @@ class Learner:
         self.model = model.train()
         self.packing = packing  # micro-batch = one packed row of up to micro_batch_tokens tokens (_packing.py)
         if activation_checkpointing:
-            from olmorl.trainer.learners._packing import enable_activation_checkpointing
-
             enable_activation_checkpointing(model)
         self.loss = loss
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, betas=adam_betas, eps=adam_eps,
@@ -165,8 +137,6 @@ class Learner:
     # -- logprobs ----------------------------------------------------------------------------------------
     def _micro_batches(self, samples: list[TrainSample]) -> list[list[int]]:
         if self.packing:
-            from olmorl.trainer.learners._packing import pack_rows
-
             return pack_rows([len(s.prompt_ids) + len(s.completion_ids) for s in samples], self.micro_batch_tokens)
         batches, current, width = [], [], 0
         for i, s in enumerate(samples):
