@@ -12,8 +12,9 @@ import httpx
 import pytest
 from fake_openai import FakeOpenAI
 
+from olmorl.rewards._engine import RewardEngine
 from olmorl.rewards._local import LocalRewardServer, free_port
-from olmorl.rewards._settings import JudgeSettings
+from olmorl.rewards._settings import JudgeSettings, Settings
 
 MODEL = "judge-model"
 FAST_RETRIES = dict(timeout_s=0.5, max_retries=1, retry_backoff_s=0.05, health_interval_s=0.2)
@@ -118,13 +119,22 @@ def test_fallbacks_are_counted_in_metrics(fake: FakeOpenAI, url: str) -> None:
     assert counts["correct"] >= 1 and counts["incorrect"] >= 1 and counts["error"] >= 1, counts
 
 
-def test_judge_down_is_an_error(reward_server) -> None:
-    url = reward_server(workers=1, judge=JudgeSettings(base_url=f"http://127.0.0.1:{free_port()}/v1", model=MODEL,
-                                                       **FAST_RETRIES))
-    down, plain = verify(url, [item("down", "70", judge_fallback=True), item("down-plain", "80", judge_fallback=True)])
+def test_judge_down_is_an_error(reward_server, tmp_path) -> None:
+    url = reward_server(workers=1, math_judge_fallback=True, judge=JudgeSettings(
+        base_url=f"http://127.0.0.1:{free_port()}/v1", model=MODEL, **FAST_RETRIES))
+    down, plain = verify(url, [item("down", "70"), item("down-plain", "80")])
     assert (down["status"], down["reward"], down["details"]["judge"]["reason"]) == (
         "error", None, "judge_unavailable"), down
     assert (plain["status"], plain["reward"], plain["details"]["method"]) == ("ok", 1.0, "symbolic")
+    # the math verifiers' warm-up (no prompt, no judge) is symbolic whatever the server's default
+    assert "warm-up of verifier" not in (tmp_path / "reward-server-0.log").read_text()
+
+
+def test_a_session_check_needs_no_question_yet() -> None:
+    """Sessions validate their final-answer item before the conversation (its question) exists."""
+    settings = Settings(workers=1, math_judge_fallback=True, judge=JudgeSettings(base_url="http://127.0.0.1:9/v1",
+                                                                                 model=MODEL))
+    assert RewardEngine(settings).check_item("math", "80", {}) == "math"
 
 
 def test_option_without_a_judge_or_a_question_is_invalid(reward_server) -> None:

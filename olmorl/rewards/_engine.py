@@ -32,6 +32,9 @@ UNKNOWN_LABEL = "unknown"  # the metric label of every item whose verifier is no
 # A validated item: (id, verifier name, verifier, task, ground truth as text).
 Prepared = tuple[Any, str, Verifier, Any, str]
 
+# The question `check_item` validates with: the real one is the session's conversation, not known at its start.
+CHECK_PROMPT = "(the session's question)"
+
 # Validation runs on the event loop; it yields after this many items so /healthz stays fast.
 _ITEMS_PER_YIELD = 128
 
@@ -95,7 +98,8 @@ class RewardEngine:
         name = self.canonical(verifier)
         if name is None:
             raise InvalidInput(f"unknown verifier {verifier!r} (GET /v1/verifiers lists them)")
-        self.verifiers[name].make_task("", ground_truth, options, None)
+        # the response and the question come later (the conversation): a verifier that needs a question sees one
+        self.verifiers[name].make_task("", ground_truth, options, CHECK_PROMPT)
         return name
 
     # -- scoring ---------------------------------------------------------------------------------------

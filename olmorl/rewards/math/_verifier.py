@@ -63,6 +63,8 @@ _WARM_UP_ANSWERS = (
     ("\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", "\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}"),
 )
 
+_WARM_UP_OPTIONS = {"judge_fallback": False}  # symbolic only, whatever the server's default (no judge, no prompt)
+
 
 class MathOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -221,7 +223,7 @@ class _MathFamily(Verifier):
         # its prediction cache more (a cold process scores its first few thousand items ~5% slower). The server
         # warms up once before it forks its workers, so all of them start with what these answers taught.
         for answer, reference in _WARM_UP_ANSWERS:
-            self.score(self.make_task(f"The answer is $\\boxed{{{answer}}}$.", reference, {}, None))
+            self.score(self.make_task(f"The answer is $\\boxed{{{answer}}}$.", reference, _WARM_UP_OPTIONS, None))
 
     def score(self, task: Task) -> Score:
         raws = references(task.ground_truth)
@@ -300,7 +302,7 @@ class GSM8KVerifier(_MathFamily):
 
     def warm_up(self) -> None:
         # gsm8k references are numbers: warm the parser with one (a non-numeric one is invalid input here).
-        self.score(self.make_task("So the answer is $\\boxed{\\frac{144}{2}}$.", "72", {}, None))
+        self.score(self.make_task("So the answer is $\\boxed{\\frac{144}{2}}$.", "72", _WARM_UP_OPTIONS, None))
 
     def make_task(self, response: str, ground_truth: Any, options: dict[str, Any], prompt: Any) -> Task:
         task = super().make_task(response, ground_truth, options, prompt)
