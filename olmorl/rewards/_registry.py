@@ -7,6 +7,8 @@ Two execution kinds:
 - `runs_in = "pool"`: CPU-bound, pure `score(task)`; runs in a killable worker process with a hard
   wall-clock limit (math, IF, ...). Instances are built and warmed up once, in the server, and
   inherited by every worker it forks.
+  A pool verifier may finish an item on the event loop (`needs_follow_up` / `follow_up`: the math
+  verifiers' LM-judge fallback), after its worker scored it.
 - `runs_in = "loop"`: I/O-bound `score_async(task)`; runs on the server's event loop and owns its
   own resources and deadlines (LM judge, sandboxed code), started and stopped with the server.
 """
