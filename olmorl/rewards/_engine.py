@@ -32,6 +32,9 @@ UNKNOWN_LABEL = "unknown"  # the metric label of every item whose verifier is no
 # A validated item: (id, verifier name, verifier, task, ground truth as text).
 Prepared = tuple[Any, str, Verifier, Any, str]
 
+# The question `check_item` validates with: the real one is the session's conversation, not known at its start.
+CHECK_PROMPT = "(the session's question)"
+
 # Validation runs on the event loop; it yields after this many items so /healthz stays fast.
 _ITEMS_PER_YIELD = 128
 
@@ -65,17 +68,15 @@ class RewardEngine:
     # -- lifecycle -------------------------------------------------------------------------------------
     async def start(self) -> None:
         await self.pool.start()
-        for verifier in self.verifiers.values():
-            if verifier.runs_in == "loop":
-                await verifier.start()
+        for verifier in self.verifiers.values():  # pool verifiers too: a follow-up may use a loop resource
+            await verifier.start()
         self._ready = True
         log.info("reward engine ready: %d workers, verifiers: %s", self.settings.workers, ", ".join(self.verifiers))
 
     async def stop(self) -> None:
         self._ready = False
         for verifier in self.verifiers.values():
-            if verifier.runs_in == "loop":
-                await verifier.stop()
+            await verifier.stop()
         await self.pool.stop()
 
     def readiness(self) -> dict[str, Any]:
@@ -97,7 +98,8 @@ class RewardEngine:
         name = self.canonical(verifier)
         if name is None:
             raise InvalidInput(f"unknown verifier {verifier!r} (GET /v1/verifiers lists them)")
-        self.verifiers[name].make_task("", ground_truth, options, None)
+        # the response and the question come later (the conversation): a verifier that needs a question sees one
+        self.verifiers[name].make_task("", ground_truth, options, CHECK_PROMPT)
         return name
 
     # -- scoring ---------------------------------------------------------------------------------------
@@ -175,9 +177,9 @@ class RewardEngine:
                 pool_jobs.append(PoolJob(name, task, deadline or self.settings.item_timeout_s, hash((name, truth))))
                 pool_items.append((index, item_id))
             else:
-                loop_work.append((index, item_id, name, self._score_on_loop(verifier, task, deadline)))
+                loop_work.append((index, item_id, name, self._on_loop(verifier, verifier.score_async(task), deadline)))
         loop_outcomes, pool_outcomes = await asyncio.gather(
-            asyncio.gather(*(work[3] for work in loop_work)), self.pool.score(pool_jobs))
+            asyncio.gather(*(work[3] for work in loop_work)), self._score_in_pool(items, pool_items, pool_jobs))
         for (index, item_id), job, (outcome, seconds) in zip(pool_items, pool_jobs, pool_outcomes):
             results[index] = self._finish(item_id, job.verifier, outcome, seconds)
         for (index, item_id, name, _), (outcome, seconds) in zip(loop_work, loop_outcomes):
@@ -193,6 +195,7 @@ class RewardEngine:
         for result in results:
             if result.details:
                 self.metrics.count_tamper(result.verifier, result.details)
+                self.metrics.count_judge_fallback(result.verifier, result.status, result.reward, result.details)
                 if result.verifier == COMPOSITE:  # a sandbox component's tamper counts as an item's would
                     for part in result.details.get("components", ()):
                         self.metrics.count_tamper(self._label(str(part.get("verifier"))), part.get("details"))
@@ -248,13 +251,27 @@ class RewardEngine:
                     if type(task) is Task else replace(task, completion_tokens=completion_tokens))
         return item_id, name, verifier, task, truth
 
-    async def _score_on_loop(self, verifier: Verifier, task: Any,
-                             deadline: float | None) -> tuple[Score | PoolFailure, float]:
-        """An I/O-bound verifier's score, or the failure that stands for it, and the seconds from this item's start
-        (same shape as the pool's)."""
+    async def _score_in_pool(self, items: list[Prepared], pool_items: list[tuple[int, Any]],
+                             jobs: list[PoolJob]) -> list[tuple[Score | PoolFailure, float]]:
+        """The pool's outcomes, each followed up on the event loop where its verifier asks for it (the math
+        verifiers' judge fallback); a follow-up's seconds add to the worker's."""
+        outcomes = list(await self.pool.score(jobs))
+        follow: list[tuple[int, Any]] = []  # (position in outcomes, coroutine)
+        for at, ((index, _), (outcome, _)) in enumerate(zip(pool_items, outcomes)):
+            verifier, task = items[index][2], items[index][3]
+            if isinstance(outcome, Score) and outcome.status == "ok" and verifier.needs_follow_up(task, outcome):
+                follow.append((at, self._on_loop(verifier, verifier.follow_up(task, outcome), None)))
+        for (at, _), (outcome, seconds) in zip(follow, await asyncio.gather(*(work for _, work in follow))):
+            outcomes[at] = (outcome, outcomes[at][1] + seconds)
+        return outcomes
+
+    async def _on_loop(self, verifier: Verifier, work: Any,
+                       deadline: float | None) -> tuple[Score | PoolFailure, float]:
+        """An I/O-bound verifier's score (or a pool verifier's follow-up), or the failure that stands for it, and
+        the seconds from this item's start (same shape as the pool's)."""
         started = time.perf_counter()
         try:
-            outcome: Score | PoolFailure = await asyncio.wait_for(verifier.score_async(task), timeout=deadline)
+            outcome: Score | PoolFailure = await asyncio.wait_for(work, timeout=deadline)
         except InvalidInput as exc:
             outcome = PoolFailure("invalid", str(exc))
         except asyncio.TimeoutError:

@@ -53,11 +53,22 @@ class RewardMetrics:
             "item by item.", registry=self.registry,
         )
 
+        self.judge_fallbacks = Counter(
+            "olmorl_judge_fallbacks_total", "Math items the symbolic check could not pass and the LM judge decided "
+            "(option judge_fallback), by verifier and outcome (correct, incorrect, error).",
+            ["verifier", "outcome"], registry=self.registry,
+        )
         self.tamper = Counter(
             "olmorl_code_tamper_total", "Times a program tripped the code sandbox's boundary, by verifier and "
             "kind (special_method, taint, protocol, denied_syscall); it never earns reward.",
             ["verifier", "kind"], registry=self.registry,
         )
+
+    def count_judge_fallback(self, verifier: str, status: str, reward: float | None, details: Any) -> None:
+        """Count a math item that the LM judge decided (`details.method` "judge"): correct, incorrect or error."""
+        if isinstance(details, dict) and details.get("method") == "judge":
+            outcome = "error" if status != "ok" else ("correct" if reward else "incorrect")
+            self.judge_fallbacks.labels(verifier, outcome).inc()
 
     def count_tamper(self, verifier: str, details: Any) -> None:
         """Count a result's `details.tamper` ({kind: times}); kinds outside the fixed set are not labels."""

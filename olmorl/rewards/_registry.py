@@ -7,6 +7,8 @@ Two execution kinds:
 - `runs_in = "pool"`: CPU-bound, pure `score(task)`; runs in a killable worker process with a hard
   wall-clock limit (math, IF, ...). Instances are built and warmed up once, in the server, and
   inherited by every worker it forks.
+  A pool verifier may finish an item on the event loop (`needs_follow_up` / `follow_up`: the math
+  verifiers' LM-judge fallback), after its worker scored it.
 - `runs_in = "loop"`: I/O-bound `score_async(task)`; runs on the server's event loop and owns its
   own resources and deadlines (LM judge, sandboxed code), started and stopped with the server.
 """
@@ -113,7 +115,17 @@ class Verifier:
         the work itself once the resource is held, so time spent queueing never reads as a timeout."""
         return self.settings.item_timeout_s
 
-    # -- lifecycle (loop verifiers own resources: HTTP clients, sandboxes) ----------------------------
+    def needs_follow_up(self, task: Task, score: Score) -> bool:
+        """Whether a pool verifier's score needs a step on the event loop (an I/O call a worker cannot make, such
+        as the math verifiers' LM-judge fallback); the engine then awaits `follow_up`."""
+        return False
+
+    async def follow_up(self, task: Task, score: Score) -> Score:
+        """The item's final score from the pool's `score` (called only where `needs_follow_up` said so). It bounds
+        its own time: the pool's deadline has passed by then."""
+        return score
+
+    # -- lifecycle (loop verifiers, and pool verifiers that follow up, own resources: HTTP clients, sandboxes) --
     async def start(self) -> None:
         return None
 

@@ -122,6 +122,7 @@ class Settings(BaseSettings):
     max_json_depth: int = Field(default=100, ge=1, le=500)  # JSON bodies nesting deeper get 422, on every route
     max_response_chars: int = 1_000_000  # longer responses are `invalid` (protects the workers)
     max_ground_truth_chars: int = 4_000_000  # larger ground truths (as JSON text) are `invalid`; code tests run to MBs
+    math_judge_fallback: bool = False  # default of the math verifiers' `judge_fallback` option (the LM judge decides a symbolic 0)
     plugins: list[str] = Field(default_factory=list)  # extra modules that register verifiers
     log_level: str = "info"  # uvicorn/olmorl log level
     judge: JudgeSettings = Field(default_factory=JudgeSettings)

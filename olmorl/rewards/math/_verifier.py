@@ -10,6 +10,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, register
+from olmorl.rewards._settings import Settings
+from olmorl.rewards.judge._verifier import JudgeVerifier
+from olmorl.rewards.math import _judge_fallback as fallback
 from olmorl.rewards.math import _structure as st
 from olmorl.rewards.math._equivalence import Verdict, equivalent
 from olmorl.rewards.math._extract import Extraction, extract_answer
@@ -60,6 +63,8 @@ _WARM_UP_ANSWERS = (
     ("\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", "\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}"),
 )
 
+_WARM_UP_OPTIONS = {"judge_fallback": False}  # symbolic only, whatever the server's default (no judge, no prompt)
+
 
 class MathOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -72,6 +77,12 @@ class MathOptions(BaseModel):
         default=False,
         description="A percent answer may equal the fraction it stands for (`70%` = 0.7) against a reference "
         "that is not a percent. Also on when the prompt speaks of percent or probability.",
+    )
+    judge_fallback: bool | None = Field(
+        default=None,
+        description="Where the symbolic check finds no answer, a mismatch or an unparseable answer, the server's "
+        "LM judge decides in reference mode (needs `prompt`; hedges and retractions stay 0). A failed judge call "
+        "is an `error`. Unset: the server's `math_judge_fallback` setting (off by default).",
     )
 
 
@@ -181,17 +192,38 @@ class _MathFamily(Verifier):
     options_model = MathOptions
     minerva_only = False
 
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self._judge = JudgeVerifier(settings)  # the judge_fallback's client; shares the `judge` verifier's backend
+
     def make_task(self, response: str, ground_truth: Any, options: dict[str, Any], prompt: Any) -> Task:
         task = super().make_task(response, ground_truth, options, prompt)
         references(task.ground_truth)  # empty references are invalid input, not a 0
+        if task.options.judge_fallback is None:
+            task = replace(task, options=task.options.model_copy(
+                update={"judge_fallback": self.settings.math_judge_fallback}))
+        if task.options.judge_fallback:
+            fallback.check_item(self.settings, prompt)
         return task
+
+    async def start(self) -> None:
+        await self._judge.start()
+
+    async def stop(self) -> None:
+        await self._judge.stop()
+
+    def needs_follow_up(self, task: Task, score: Score) -> bool:
+        return fallback.needs_judge(task, score)
+
+    async def follow_up(self, task: Task, score: Score) -> Score:
+        return await fallback.ask_judge(self._judge, task, score, references(task.ground_truth))
 
     def warm_up(self) -> None:
         # The first LaTeX parse builds the ANTLR parser (about a second), and every new shape of answer teaches
         # its prediction cache more (a cold process scores its first few thousand items ~5% slower). The server
         # warms up once before it forks its workers, so all of them start with what these answers taught.
         for answer, reference in _WARM_UP_ANSWERS:
-            self.score(self.make_task(f"The answer is $\\boxed{{{answer}}}$.", reference, {}, None))
+            self.score(self.make_task(f"The answer is $\\boxed{{{answer}}}$.", reference, _WARM_UP_OPTIONS, None))
 
     def score(self, task: Task) -> Score:
         raws = references(task.ground_truth)
@@ -203,7 +235,7 @@ class _MathFamily(Verifier):
                          status="invalid", error="; ".join(problems))
         extraction = extract_answer(task.response, minerva_only=self.minerva_only)
         if extraction.answer is None:
-            return Score(0.0, _details(extraction, refs, [], extraction.reason or "no_answer"))
+            return self._scored(task, 0.0, _details(extraction, refs, [], extraction.reason or "no_answer"))
         verdict, compared = Verdict(False, "mismatch"), []
         percent_allowed = task.options.percent_as_fraction or _prompt_allows_percent(task.prompt)
         for raw, ref in zip(references(task.ground_truth), refs):
@@ -227,7 +259,13 @@ class _MathFamily(Verifier):
         if verdict.reason == "unparseable" and not any(_reference_parses(ref) for ref in refs):
             return Score(0.0, {**_details(extraction, refs, compared, "unparseable_reference")}, status="invalid",
                          error=f"ground_truth {raws!r} cannot be parsed as an answer")
-        return Score(float(verdict.match), _details(extraction, refs, compared, verdict.reason))
+        return self._scored(task, float(verdict.match), _details(extraction, refs, compared, verdict.reason))
+
+    @staticmethod
+    def _scored(task: Task, reward: float, details: dict[str, Any]) -> Score:
+        if task.options.judge_fallback:  # which check decided (the judge's follow-up may overturn a symbolic 0)
+            details["method"] = "symbolic"
+        return Score(reward, details)
 
     def compare(self, reference: str, extraction: Extraction, rel_tol: float) -> tuple[Verdict, list[str]]:
         return judge(reference, extraction, rel_tol)
@@ -264,7 +302,7 @@ class GSM8KVerifier(_MathFamily):
 
     def warm_up(self) -> None:
         # gsm8k references are numbers: warm the parser with one (a non-numeric one is invalid input here).
-        self.score(self.make_task("So the answer is $\\boxed{\\frac{144}{2}}$.", "72", {}, None))
+        self.score(self.make_task("So the answer is $\\boxed{\\frac{144}{2}}$.", "72", _WARM_UP_OPTIONS, None))
 
     def make_task(self, response: str, ground_truth: Any, options: dict[str, Any], prompt: Any) -> Task:
         task = super().make_task(response, ground_truth, options, prompt)

@@ -1,0 +1,73 @@
+"""Fidelity of the `math` verifier: agreement with the verdicts peers' test suites expect, side by side with
+math-verify on the same cases (the numbers of docs/fidelity.md).
+
+    python benchmarks/math_fidelity.py
+
+One row per case set, suite and split: n, how many positives (label "equivalent"), and for olmorl and for
+math-verify the share of cases graded as labelled, false accepts (FP) and false rejects (FN); then how often the
+two graders agree with each other. The sets:
+
+- peer suites (benchmarks/data/math_peer_cases.jsonl): 180 cases recorded from math-verify's
+  tests/test_all.py and NeMo-Skills' tests/test_math_equal.py (inputs and their authors' expected verdict,
+  source and commit per row), split by position into `dev` (looked at while changing the verifier) and
+  `heldout` (only measured). math-verify's own suite is its home ground.
+- hand-labelled (benchmarks/data/math_dev.jsonl): model-style responses labelled by hand, `dev` / `heldout`.
+- generated (tests/_math_corpus.py): value families written several ways in several answer templates, with
+  near misses, hedges and retractions (labels by construction).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from _math_corpus import build  # noqa: E402
+from math_accuracy import Tally, load_rows, math_verify_grader, olmorl_grader  # noqa: E402
+
+DATA = Path(__file__).parent / "data"
+SUITES = {"huggingface/Math-Verify": "math-verify suite", "NVIDIA/NeMo-Skills": "NeMo-Skills suite"}
+
+
+def case_sets() -> list[tuple[str, str, list[dict]]]:
+    """(set, split, rows) with rows of response, ground_truth, label."""
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for row in load_rows(DATA / "math_peer_cases.jsonl"):
+        groups[(SUITES[row["source"].split()[0]], row["split"])].append(row)
+    for row in load_rows(DATA / "math_dev.jsonl"):
+        groups[("hand-labelled", row.get("split", "dev"))].append(row)
+    groups[("generated corpus", "all")] = [
+        {"response": c.response, "ground_truth": c.reference, "label": c.label} for c in build()]
+    return [(name, split, rows) for (name, split), rows in groups.items()]
+
+
+def main() -> None:
+    graders = {"olmorl": olmorl_grader(), "math-verify": math_verify_grader()}
+    table = Table(title="math verifier fidelity: share of cases graded as their label says")
+    for column in ("case set", "split", "n", "positives", "olmorl %", "FP", "FN", "math-verify %", "FP", "FN",
+                   "graders agree %"):
+        table.add_column(column, justify="left" if column in ("case set", "split") else "right")
+    for name, split, rows in case_sets():
+        tallies = {grader: Tally() for grader in graders}
+        agree = 0
+        for row in rows:
+            verdicts = {g: grade(row["response"], row["ground_truth"]) for g, grade in graders.items()}
+            for grader, verdict in verdicts.items():
+                tallies[grader].add(row["label"], verdict)
+            agree += verdicts["olmorl"] == verdicts["math-verify"]
+        ours, theirs = tallies["olmorl"], tallies["math-verify"]
+        table.add_row(name, split, str(len(rows)), str(sum(r["label"] for r in rows)),
+                      f"{100 * ours.correct / len(rows):.1f} ({ours.correct})", str(ours.fp), str(ours.fn),
+                      f"{100 * theirs.correct / len(rows):.1f} ({theirs.correct})", str(theirs.fp), str(theirs.fn),
+                      f"{100 * agree / len(rows):.1f}")
+    Console(width=160).print(table)
+
+
+if __name__ == "__main__":
+    main()
