@@ -23,10 +23,24 @@ from olmorl.rewards.judge._templates import (
     truncate_middle,
 )
 from olmorl.rewards.judge._verifier import PRESETS, JudgeOptions, JudgeVerifier
+from olmorl.rewards.judge._comparative import (  # noqa: E402
+    MAX_GROUP,
+    GroupJudgeVerifier,
+    GroupTruth,
+    PairwiseJudgeVerifier,
+    agreement,
+    normalized_rank,
+)
 from olmorl.rewards.judge._rubric import AGGREGATION, Criterion, RubricJudgeVerifier  # noqa: E402  (after the judge)
 
 __all__ = [
     "AGGREGATION",
+    "MAX_GROUP",
+    "GroupJudgeVerifier",
+    "GroupTruth",
+    "PairwiseJudgeVerifier",
+    "agreement",
+    "normalized_rank",
     "Criterion",
     "RubricJudgeVerifier",
     "MODES",

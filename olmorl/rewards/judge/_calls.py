@@ -1,6 +1,6 @@
 """One judge call whose reply is read by a caller-given reader, shared by the rubric and comparative
 judges: identical calls in flight are coalesced (the G items of one group make one call per order),
-numeric verdicts are cached, and every failure is a `CallFailed` with its reason, never a value."""
+verdicts are cached, and every failure is a `CallFailed` with its reason, never a value."""
 
 from __future__ import annotations
 
@@ -43,24 +43,22 @@ class CallFailed:
         return out
 
 
-async def judge_call(backend: _Backend, model: str, key: str, prompt_text: str, read: Reader,
-                     cacheable: bool) -> Verdict | CallFailed:
-    """The verdict for `prompt_text`; `cacheable`: the value is a number, kept in the judgement cache."""
-    if cacheable:
-        cached = await backend.cache.get(key)
-        if cached is not None:
-            return Verdict(cached.score, cached.reasoning, 0, True, 0.0)
+async def judge_call(backend: _Backend, model: str, key: str, prompt_text: str, read: Reader) -> Verdict | CallFailed:
+    """The verdict for `prompt_text` (`key` names it in the cache and among the calls in flight)."""
+    cached = await backend.cache.get(key)
+    if cached is not None:
+        return Verdict(cached.score, cached.reasoning, 0, True, 0.0)
     call = backend.calls.get(key)
     if call is None:
-        call = asyncio.create_task(_call(backend, model, key, prompt_text, read, cacheable))
-        backend.calls[key] = call  # type: ignore[assignment]
+        call = asyncio.create_task(_call(backend, model, key, prompt_text, read))
+        backend.calls[key] = call
         call.add_done_callback(lambda _: backend.calls.pop(key, None))
     # Shielded: an item that times out does not cancel the call the rest of its group waits on.
-    return await asyncio.shield(call)  # type: ignore[return-value]
+    verdict: Verdict | CallFailed = await asyncio.shield(call)
+    return verdict
 
 
-async def _call(backend: _Backend, model: str, key: str, prompt_text: str, read: Reader,
-                cacheable: bool) -> Verdict | CallFailed:
+async def _call(backend: _Backend, model: str, key: str, prompt_text: str, read: Reader) -> Verdict | CallFailed:
     try:
         reply = await backend.client.complete([{"role": "user", "content": prompt_text}])
     except JudgeCallError as exc:
@@ -73,6 +71,6 @@ async def _call(backend: _Backend, model: str, key: str, prompt_text: str, read:
     except JudgementError as exc:
         return CallFailed("unparseable_judgement", f"could not read the judge's verdict: {exc}", reply.attempts,
                           reply.text or "")
-    if cacheable:
-        await backend.cache.put(key, CachedJudgement(float(value), float(value), reasoning, model))
+    numeric = isinstance(value, (int, float))
+    await backend.cache.put(key, CachedJudgement(float(value) if numeric else 0.0, value, reasoning, model))
     return Verdict(value, reasoning, reply.attempts, False, reply.at_judge_s)

@@ -28,8 +28,8 @@ from olmorl.rewards._registry import InvalidInput, Score, Task, register
 from olmorl.rewards.judge._cache import cache_key
 from olmorl.rewards.judge._calls import CallFailed, Verdict, judge_call
 from olmorl.rewards.judge._parse import JudgementError, parse_verdict_object
-from olmorl.rewards.judge._templates import defuse_tags, render_question, strip_reasoning, truncate_middle
-from olmorl.rewards.judge._verifier import NOT_CONFIGURED, JudgeVerifier
+from olmorl.rewards.judge._templates import defuse_tags, strip_reasoning, truncate_middle
+from olmorl.rewards.judge._verifier import NOT_CONFIGURED_SCORE, JudgeVerifier, require_question
 
 AGGREGATION = "sum(weight * met) / sum(positive weights), clipped to [0, 1]"
 
@@ -103,10 +103,11 @@ class RubricJudgeVerifier(JudgeVerifier):
     aliases = ("rubric", "rubrics_as_rewards")
     description = ("Rubric scoring (Rubrics as Rewards): each weighted criterion of the ground truth judged met or "
                    f"not by the LM judge, one call each; reward = {AGGREGATION}.")
-    ground_truth_type = list[Criterion]
+    ground_truth_type: ClassVar[Any] = list[Criterion]
     options_model: ClassVar[type[BaseModel]] = RubricOptions
 
     def make_task(self, response: str, ground_truth: Any, options: dict[str, Any], prompt: Any) -> Task:
+        require_question(prompt)
         task = super(JudgeVerifier, self).make_task(response, ground_truth, options, prompt)
         criteria: list[Criterion] = task.ground_truth
         if not criteria:
@@ -119,18 +120,16 @@ class RubricJudgeVerifier(JudgeVerifier):
         if not any(c.weight > 0 for c in criteria):
             raise InvalidInput("ground_truth: at least one criterion needs a positive weight (the reward is "
                                "normalized by their sum)")
-        if prompt is None or (isinstance(prompt, (str, list)) and not prompt):
-            raise InvalidInput("prompt: the judge needs the question (a string or chat messages)")
         return task
 
     async def score_async(self, task: Task) -> Score:
+        question, q_cut = self.question_of(task)
         backend = self._backend
         if backend is None or not backend.client.configured:
-            return Score(0.0, {"reason": "judge_not_configured"}, status="error", error=NOT_CONFIGURED)
+            return NOT_CONFIGURED_SCORE
+        response, r_cut = truncate_middle(strip_reasoning(task.response), self.judge.max_input_chars)
         criteria: list[Criterion] = task.ground_truth
-        limit, model = self.judge.max_input_chars, self.judge.model or ""
-        question, q_cut = truncate_middle(render_question(task.prompt), limit)
-        response, r_cut = truncate_middle(strip_reasoning(task.response), limit)
+        model = self.judge.model or ""
         base: dict[str, Any] = {"model": model, "aggregation": AGGREGATION,
                                 "truncated": [n for n, cut in (("question", q_cut), ("response", r_cut)) if cut]}
         if not response:  # meets nothing, and no call can say otherwise
@@ -140,7 +139,7 @@ class RubricJudgeVerifier(JudgeVerifier):
             key = cache_key(template="rubric_criterion", mode="met", question=question, response=response,
                             reference=c.criterion, model=model, score_min=0, score_max=1)
             text = render_criterion_prompt(question=question, criterion=c.criterion, response=response)
-            return await judge_call(backend, model, key, text, read_met, cacheable=True)
+            return await judge_call(backend, model, key, text, read_met)
 
         outcomes = await asyncio.gather(*(judge_one(c) for c in criteria))
         rows: list[dict[str, Any]] = []
