@@ -145,3 +145,27 @@ def test_the_python_client_and_the_trl_reward_function_send_whole_groups(stack: 
     # what TRL checks and does with a reward function: async, named, pickled by reference
     assert inspect.iscoroutinefunction(group_judge_reward) and group_judge_reward.__name__ == "group_judge_reward"
     assert pickle.loads(pickle.dumps(group_judge_reward)) is group_judge_reward
+
+
+def test_the_trainer_sends_each_completion_with_its_group(stack: Stack) -> None:
+    from olmorl.trainer._data import Check, Prompt
+    from olmorl.trainer._rewards import GroupScorer, score_completions
+
+    def prompt(n: int, reference: str | None) -> Prompt:
+        return Prompt((1,), ({"role": "user", "content": f"Colour {n}? [[fake: compare]]"},),
+                      (Check("group_judge", reference, {"seed": 1}),), "train.jsonl", n)
+
+    first, second = prompt(1, "Red"), prompt(2, None)
+    texts = ["a q=2", "b q=7", "c q=4", "d q=1", "e q=1"]
+
+    async def run() -> list:
+        scorer = GroupScorer([stack.url], api_key=None, timeout_s=30, batch_size=64, max_wait_s=10)
+        try:
+            return await score_completions(scorer, [first, first, first, second, second], texts)
+        finally:
+            await scorer.close()
+
+    results = asyncio.run(run())
+    assert [r.reward for r in results] == pytest.approx([0.0, 1.0, 0.5, 0.5, 0.5])
+    assert results[0].details["group_size"] == 3 and results[3].details["group_size"] == 2
+    assert "<reference_answer>\nRed\n</reference_answer>" in prompt_containing(stack.fake, "Colour 1?")
