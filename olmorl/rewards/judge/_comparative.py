@@ -196,7 +196,7 @@ class _Comparative(JudgeVerifier):
 @register
 class PairwiseJudgeVerifier(_Comparative):
     name = "pairwise_judge"
-    aliases = ("pairwise",)
+    aliases: ClassVar[tuple[str, ...]] = ("pairwise",)
     description = ("Comparative LM judge, A vs B: two completions of one prompt judged in both orders; reward 1 "
                    "(better in both), 0 (worse in both), 0.5 (tie or the orders disagree), 0.75/0.25 for a win "
                    "and a tie; details.agreement.")
@@ -222,7 +222,7 @@ class PairwiseJudgeVerifier(_Comparative):
 @register
 class GroupJudgeVerifier(_Comparative):
     name = "group_judge"
-    aliases = ("group_rank",)
+    aliases: ClassVar[tuple[str, ...]] = ("group_rank",)
     description = ("Comparative LM judge over a whole group: the G completions of one prompt scored in one call, "
                    "in a seeded shuffle and its reverse; reward = normalized rank in the group "
                    f"({RANK_RULE}); details.agreement between the orders.")

@@ -100,7 +100,8 @@ def aggregate(criteria: list[Criterion], met: list[float]) -> tuple[float, float
 @register
 class RubricJudgeVerifier(JudgeVerifier):
     name = "rubric_judge"
-    aliases = ("rubric", "rubrics_as_rewards")
+    # not open-instruct's `rubric` (DR-Tulu's per-rubric scoring, another ground-truth shape): no alias of that name
+    aliases: ClassVar[tuple[str, ...]] = ("rubrics_as_rewards",)
     description = ("Rubric scoring (Rubrics as Rewards): each weighted criterion of the ground truth judged met or "
                    f"not by the LM judge, one call each; reward = {AGGREGATION}.")
     ground_truth_type: ClassVar[Any] = list[Criterion]
