@@ -10,7 +10,10 @@ Steps: `json N` (plain JSON verdict), `upper N` (open-instruct's {"REASONING", "
 "Score: N"), `garbage`, `empty`, `429 [S]` (Retry-After: S), `500`, `503`, `400`, `slow S [N]` (sleep S
 seconds, then `json N`), `drop` (headers sent, then the connection is closed mid-body), `echo [N]` (a
 judge that quotes the graded response, fake verdicts and all, comments, then gives `json N` or no
-verdict), `cut` (quotes the response and is cut off: finish_reason "length").
+verdict; `echo KIND ARG` ends with that verdict instead), `cut` (quotes the response and is cut off:
+finish_reason "length"). Rubric and comparative verdicts: `met true|false|X` ({"met": ...}), `winner
+A|B|tie|X` and `positional 9,5,1` (by position, whatever the content: a position-biased judge), and
+`compare` (a consistent judge: each shown response is worth the `q=N` written in it).
 
 Usage in tests: `with FakeOpenAI() as judge: judge.url` (the base URL with /v1). As a process (for
 benchmarks): `python tests/fake_openai.py --latency-ms 200` prints `READY <url>` on stdout.
@@ -49,7 +52,25 @@ def _verdict(kind: str, score: str) -> str:
                 f"{{\"reasoning\": \"Thought first.\", \"score\": {score}}}")
     if kind == "pattern":
         return f"Overall the response is reasonable.\n**Score:** {score}/10"
+    if kind == "met":  # rubric criterion verdict: `met true`, `met false`, or anything else verbatim
+        value = {"true": True, "false": False}.get(score, score)
+        return json.dumps({"reasoning": "Scripted criterion verdict.", "met": value})
+    if kind == "winner":  # pairwise, by position whatever the content: a position-biased judge
+        return json.dumps({"reasoning": "Scripted pairwise verdict.", "winner": score})
+    if kind == "positional":  # group scores by position whatever the content: `positional 9,5,1`
+        return json.dumps({"reasoning": "Scripted group verdict.", "scores": [int(x) for x in score.split(",")]})
     raise ValueError(kind)
+
+
+def _content_verdict(prompt: str) -> str:
+    """A consistent comparative judge: each shown response is worth the `q=N` written in it; pairwise
+    (<response_A>/<response_B>) names the better one (or a tie), a group gets the scores in shown order."""
+    blocks = re.findall(r"<response_(\w+)>\n(.*?)\n</response_\1>", prompt, re.DOTALL)
+    worth = {label: int(m.group(1)) if (m := re.search(r"q=(\d+)", text)) else 0 for label, text in blocks}
+    if set(worth) == {"A", "B"}:
+        winner = "tie" if worth["A"] == worth["B"] else max(worth, key=worth.__getitem__)
+        return json.dumps({"reasoning": "Compared both.", "winner": winner})
+    return json.dumps({"reasoning": "Scored each.", "scores": [worth[label] for label, _ in blocks]})
 
 
 class FakeOpenAI:
@@ -122,8 +143,10 @@ class FakeOpenAI:
         quoted = _MARKER.sub("", block.group(1) if block else "").strip()
         if kind == "echo":
             content = f'The response says: "{quoted}"\nIt tries to dictate its own grade.'
-            if args:
-                content += "\n" + _verdict("json", args[0])
+            if args:  # `echo N` ends with `json N`; `echo KIND ARG` with that verdict
+                content += "\n" + (_verdict("json", args[0]) if len(args) == 1 else _verdict(args[0], args[1]))
+        elif kind == "compare":
+            content = _content_verdict(prompt)
         elif kind == "cut":
             content, finish = f"The response says: {quoted}", "length"
         elif kind == "garbage":

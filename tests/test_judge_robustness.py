@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import httpx
 import pytest
 from fake_openai import FakeOpenAI
+from judge_stack import MODEL, Stack, judge_stack, prompt_containing, verify
 
-from olmorl.rewards._local import LocalRewardServer
 from olmorl.rewards._settings import JudgeSettings
 
-MODEL = "judge-model"
 RPM = 600  # 10 calls a second per endpoint, at most 10 at once
 
 INJECTION = (
@@ -32,35 +30,12 @@ INJECTION = (
 )
 
 
-@dataclass
-class Stack:
-    fake: FakeOpenAI
-    url: str
-
-
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory) -> Iterator[Stack]:
-    with FakeOpenAI(models=(MODEL,)) as fake:
-        settings = JudgeSettings(base_url=fake.url, model=MODEL, timeout_s=2, max_retries=1, retry_backoff_s=0.05,
-                                 temperature=None, max_tokens_field="max_completion_tokens", max_tokens=64,
-                                 requests_per_minute=RPM)
-        log = tmp_path_factory.mktemp("logs") / "reward-server.log"
-        with LocalRewardServer(workers=1, judge=settings, log_path=str(log)) as server:
-            yield Stack(fake, server.url)
-
-
-def verify(url: str, items: list[dict]) -> list[dict]:
-    reply = httpx.post(f"{url}/v1/verify", json={"items": items}, timeout=60)
-    assert reply.status_code == 200, reply.text
-    return reply.json()["results"]
-
-
-def _prompt_of(fake: FakeOpenAI, marker: str) -> str:
-    for body in fake.requests:
-        text = body["messages"][0]["content"]
-        if marker in text:
-            return text
-    raise AssertionError(f"no judge call carried {marker!r}")
+    with judge_stack(tmp_path_factory.mktemp("logs"), timeout_s=2, max_retries=1, retry_backoff_s=0.05,
+                     temperature=None, max_tokens_field="max_completion_tokens", max_tokens=64,
+                     requests_per_minute=RPM) as stack:
+        yield stack
 
 
 def test_a_response_addressing_the_grader_cannot_raise_its_score(stack: Stack) -> None:
@@ -82,7 +57,7 @@ def test_a_response_addressing_the_grader_cannot_raise_its_score(stack: Stack) -
     assert "no final verdict" in by_id["no-verdict"]["error"]
     assert by_id["cut"]["status"] == "error" and "cut off" in by_id["cut"]["error"]
 
-    prompt = _prompt_of(stack.fake, "[[fake: echo 3]]")
+    prompt = prompt_containing(stack.fake, "[[fake: echo 3]]")
     # the response's fake tags are inert: the real blocks open and close exactly once
     assert prompt.count("</response>") == 1 and prompt.count("<question>") == 1
     assert "&lt;/response>" in prompt and "&lt;question>" in prompt
@@ -119,7 +94,7 @@ def test_reasoning_judge_request_shape_and_several_references(stack: Stack) -> N
     ])
     assert results[0]["status"] == "ok" and results[0]["reward"] == 1.0
     assert results[1]["status"] == "invalid"
-    prompt = _prompt_of(stack.fake, "It is Paris.")
+    prompt = prompt_containing(stack.fake, "It is Paris.")
     assert "2 reference answers are given" in prompt
     assert "[Reference answer 1]\nParis" in prompt and "[Reference answer 2]\nThe City of Light, Paris" in prompt
     body = next(b for b in stack.fake.requests if "It is Paris." in b["messages"][0]["content"])

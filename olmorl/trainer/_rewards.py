@@ -3,6 +3,8 @@
 `score_completions` is the one place that turns a prompt's (verifier, ground truth) checks into
 /v1/verify items and sums their rewards back per completion (open-instruct's multi-verifier rows).
 `score_groups` scores finished engine groups, keeping the Result a multi-turn session already gave.
+A row whose verifier is comparative (`group_judge`, `pairwise_judge`) sends each completion with its whole
+group, so the judge ranks the group in one call per order (olmorl.rewards.judge._comparative).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ if TYPE_CHECKING:
     from olmorl.trainer.engines._types import Group
 
 log = logging.getLogger("olmorl.trainer")
+# verifiers (and aliases) that judge a prompt's completions together: their items carry the whole group
+COMPARATIVE = frozenset({"group_judge", "group_rank", "pairwise_judge", "pairwise"})
 
 
 class RewardServerGone(RuntimeError):
@@ -75,15 +79,21 @@ async def score_completions(scorer: GroupScorer, prompts: list[Prompt], texts: l
     """
     items, owners = [], []
     counts = token_counts if token_counts is not None else [None] * len(texts)
+    groups: dict[int, list[int]] = {}  # the completions of each prompt (one Prompt object per group)
+    for k, prompt in enumerate(prompts):
+        groups.setdefault(id(prompt), []).append(k)
     for k, (prompt, text, count) in enumerate(zip(prompts, texts, counts, strict=True)):
         if prompt.env:
             raise ValueError(f"{prompt.source} row {prompt.index}: a multi-turn row (env={prompt.env!r}) is scored by "
                              "its session's /verify, not /v1/verify")
         for check in prompt.checks:
-            item = {"verifier": check.verifier, "response": text, "ground_truth": check.ground_truth,
+            truth, options = check.ground_truth, check.options
+            if check.verifier in COMPARATIVE:
+                truth, options = _group_check(check, groups[id(prompt)], k, texts)
+            item = {"verifier": check.verifier, "response": text, "ground_truth": truth,
                     "prompt": list(prompt.messages)}
-            if check.options:
-                item["options"] = check.options
+            if options:
+                item["options"] = options
             if count is not None:
                 item["completion_tokens"] = count
             items.append(item)
@@ -103,6 +113,15 @@ async def score_groups(scorer: GroupScorer, tokenizer, prompts: list[Prompt],
     texts = [tokenizer.decode(c.token_ids, skip_special_tokens=True) for _, c in todo]
     scored = iter(await score_completions(scorer, [p for p, _ in todo], texts, [len(c.token_ids) for _, c in todo]))
     return [[c.result if c.result is not None else next(scored) for c in g.completions] for g in groups]
+
+
+def _group_check(check: Any, members: list[int], k: int, texts: list[str]) -> tuple[dict, dict]:
+    """A comparative check's item fields: the whole group as ground truth (the row's ground_truth, a string, is the
+    reference shown to the judge) and this completion's index in it."""
+    truth: dict[str, Any] = {"completions": [texts[j] for j in members]}
+    if isinstance(check.ground_truth, str) and check.ground_truth.strip():
+        truth["reference"] = check.ground_truth
+    return truth, {**(check.options or {}), "index": members.index(k)}
 
 
 def component_rewards(results: list[VerifyResult]) -> dict[str, tuple[float, list[float]]] | None:

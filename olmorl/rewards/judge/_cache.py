@@ -11,12 +11,13 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
 class CachedJudgement:
     reward: float
-    score: float
+    score: Any  # the verdict: a judge score, a rubric criterion's 0/1, a pairwise winner, a group's score list
     reasoning: str | None
     model: str
 

@@ -120,3 +120,24 @@ def parse_judgement(text: str | None, score_min: float, score_max: float) -> Jud
     if not math.isfinite(judgement.score) or not score_min <= judgement.score <= score_max:
         raise JudgementError(f"score {judgement.score:g} is outside the scale {score_min:g}..{score_max:g}")
     return judgement
+
+
+def parse_verdict_object(text: str | None, key: str) -> tuple[Any, str | None]:
+    """The value of `key` in the judge's final verdict object, and its reasoning, read as
+    `parse_judgement` reads a score: after any `<think>`, the last JSON object carrying `key` (keys
+    matched case-insensitively), fenced or bare, with nothing but `_VERDICT_END` after it. Raises
+    JudgementError; the caller checks the value's type and range."""
+    if not text or not text.strip():
+        raise JudgementError("the judge returned an empty reply")
+    body = _after_thinking(text)
+    fences = list(_FENCE.finditer(body))
+    candidates = [fences[-1].group(1)] if fences and _VERDICT_END.fullmatch(body, fences[-1].end()) else []
+    for candidate in [*candidates, body]:
+        for obj, end in reversed(_objects(candidate)):
+            value = _lookup(obj, (key,))
+            if value is not None:
+                if not _VERDICT_END.fullmatch(candidate, end):
+                    break  # the judge went on after it: quoted or drafted, not its verdict
+                reasoning = _lookup(obj, _REASONING_KEYS)
+                return value, None if reasoning is None else str(reasoning)
+    raise JudgementError(f"no final verdict with {key!r} ends the judge reply")

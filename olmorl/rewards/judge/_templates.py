@@ -171,7 +171,9 @@ TEMPLATES: dict[tuple[str, str], str] = {key: _build(*key) for key in _CONTENT}
 """Prompt text per (template, mode), placeholders unfilled. `rubric` and `answer_match` have no open mode."""
 
 
-_MATERIAL_TAG = re.compile(r"<(/?\s*(?:question|response|reference_answer|criteria)\b)", re.IGNORECASE)
+# the rubric and comparative prompts add <criterion>, <response_A>/<response_B> and <response_1>...
+_MATERIAL_TAG = re.compile(r"<(/?\s*(?:question|response(?:_\w+)?|reference_answer|criteria|criterion)\b)",
+                           re.IGNORECASE)
 
 
 def defuse_tags(text: str) -> str:

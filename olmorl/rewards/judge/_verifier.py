@@ -31,7 +31,14 @@ from olmorl.rewards.judge._templates import (
 
 NOT_CONFIGURED = ("the LM judge is not configured: set OLMORL_JUDGE_BASE_URL and OLMORL_JUDGE_MODEL in the "
                   "environment of the reward server, or of `olmorl-rewards verify` when it scores in-process")
+NOT_CONFIGURED_SCORE = Score(0.0, {"reason": "judge_not_configured"}, status="error", error=NOT_CONFIGURED)
 _RAW_EXCERPT_CHARS = 1000
+
+
+def require_question(prompt: Any) -> None:
+    """Every judge needs the question it judges answers to."""
+    if prompt is None or (isinstance(prompt, (str, list)) and not prompt):
+        raise InvalidInput("prompt: the judge needs the question (a string or chat messages)")
 
 
 def _options_model(name: str, mode: Mode | None, template: TemplateName) -> type[BaseModel]:
@@ -53,7 +60,7 @@ class _Backend:
     client: JudgeClient
     cache: JudgeCache
     users: int = 0
-    calls: dict[str, asyncio.Task[Score]] = field(default_factory=dict)  # identical judgements in flight
+    calls: dict[str, asyncio.Task[Any]] = field(default_factory=dict)  # identical judgements in flight
 
 
 _BACKENDS: dict[tuple[int, str], _Backend] = {}
@@ -88,11 +95,11 @@ async def _release(key: tuple[int, str]) -> None:
 @register
 class JudgeVerifier(Verifier):
     name = "judge"
-    aliases = ("lm_judge", "llm_judge")
+    aliases: ClassVar[tuple[str, ...]] = ("lm_judge", "llm_judge")
     description = ("LM judge over an OpenAI-compatible endpoint (server-configured): scores a chat response "
                    "in [0, 1], against a reference answer or any of several (mode `reference`) or on its own "
                    "(`open`).")
-    ground_truth_type = str | list[str] | None
+    ground_truth_type: ClassVar[Any] = str | list[str] | None
     options_model: ClassVar[type[BaseModel]] = JudgeOptions
     runs_in = "loop"
 
@@ -121,6 +128,10 @@ class JudgeVerifier(Verifier):
         return {"ready": any(e.reachable for e in client.endpoints), "configured": True, **client.state(),
                 "cache": self._backend.cache.stats()}
 
+    def question_of(self, task: Task) -> tuple[str, bool]:
+        """The question as the judge sees it, truncated by the rule; and whether it was cut."""
+        return truncate_middle(render_question(task.prompt), self.judge.max_input_chars)  # type: ignore[arg-type]
+
     def deadline_s(self, task: Task) -> float:
         return self.judge.item_deadline_s
 
@@ -143,8 +154,7 @@ class JudgeVerifier(Verifier):
         if (task.options.template, mode) not in TEMPLATES:
             raise InvalidInput(f"options: template {task.options.template!r} needs mode 'reference' (its "
                                "ground_truth is what the response is checked against)")
-        if prompt is None or (isinstance(prompt, (str, list)) and not prompt):
-            raise InvalidInput("prompt: the judge needs the question (a string or chat messages)")
+        require_question(prompt)
         return Task(response=task.response, ground_truth=reference if mode == "reference" else None,
                     options=task.options.model_copy(update={"mode": mode}), prompt=task.prompt)
 
@@ -152,10 +162,10 @@ class JudgeVerifier(Verifier):
     async def score_async(self, task: Task) -> Score:
         backend = self._backend
         if backend is None or not backend.client.configured:
-            return Score(0.0, {"reason": "judge_not_configured"}, status="error", error=NOT_CONFIGURED)
+            return NOT_CONFIGURED_SCORE
         template, mode = task.options.template, task.options.mode
         limit = self.judge.max_input_chars
-        question, q_cut = truncate_middle(render_question(task.prompt), limit)
+        question, q_cut = self.question_of(task)
         response, r_cut = truncate_middle(strip_reasoning(task.response), limit)
         reference, ref_cut = (truncate_middle(task.ground_truth, limit) if mode == "reference" else (None, False))
         base = {"template": template, "mode": mode, "model": self.judge.model,
