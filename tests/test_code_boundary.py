@@ -82,10 +82,11 @@ for pid in others:
         pass
     for path in paths:
         try:
-            open(path, "rb").close()
+            f = open(path, "rb")
         except OSError:
             continue
-        target = os.readlink(path) if "/fd/" in path else ""
+        with f:  # what was opened, read from our own descriptor (the harness's may be gone by now)
+            target = os.readlink(f"/proc/self/fd/{f.fileno()}") if "/fd/" in path else ""
         out["opened"].append([path, target])
     try:
         os.kill(pid, signal := 0)

@@ -160,8 +160,9 @@ def test_four_formats_score_correctly(server: LocalRewardServer) -> None:
 def test_legitimate_programs_pass_in_the_container(server: LocalRewardServer) -> None:
     from test_code_verifier import LEGIT_STDIO
 
+    # (a generous time limit: these are right programs, and a loaded CI machine must not time them out)
     items = [{"id": name, "verifier": "code_stdio", "response": f"```python\n{program}```",
-              "ground_truth": [{"input": stdin, "output": expected}]}
+              "ground_truth": [{"input": stdin, "output": expected}], "options": {"timeout_s": 10}}
              for name, (program, stdin, expected) in LEGIT_STDIO.items()]
     for result in verify(server, items):
         assert result["reward"] == 1.0, result
