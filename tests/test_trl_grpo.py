@@ -4,6 +4,7 @@ rewards scored by a live olmorl server through `olmorl.clients.trl`."""
 from __future__ import annotations
 
 import functools
+import json
 import re
 import string
 
@@ -70,3 +71,39 @@ def test_grpo_trainer_steps_with_olmorl_rewards(reward_server, tmp_path, monkeyp
         assert 0.0 <= entry["rewards/olmorl_reward/mean"] <= 1.0
     # Every completion went through the server, once per reward function: 2 x 3 steps x 4 completions.
     assert items_scored(httpx.get(f"{url}/metrics").text, "math") == 24
+
+
+def test_grpo_trainer_steps_with_component_rewards(reward_server, tmp_path):
+    """Issue 25: a real GRPOTrainer weighs a composite row's components as reward functions of their own
+    (ComponentReward, with TRL's reward_weights) beside the server's aggregate (olmorl_reward)."""
+    from olmorl.clients.trl import ComponentReward
+
+    url = reward_server(workers=1)
+    model_dir = tiny_model(tmp_path / "model")
+    # the components as JSON text: a datasets column of dicts with different keys would be filled with nulls
+    rows = [{"prompt": [{"role": "user", "content": f"{a}+{b}="}], "verifier": "composite",
+             "ground_truth": json.dumps([{"name": "math", "verifier": "math", "ground_truth": str(a + b)},
+                                         {"name": "digits", "verifier": "format", "options": {"regex": r"\d"},
+                                          "weight": 0.2}])}
+            for a, b in [(1, 2), (3, 4), (5, 6), (7, 1)]]
+    config = GRPOConfig(
+        output_dir=str(tmp_path / "out"), use_cpu=True, bf16=False, beta=0.0, max_steps=2, logging_steps=1,
+        per_device_train_batch_size=4, num_generations=4, max_completion_length=12, learning_rate=1e-3,
+        report_to=[], save_strategy="no", seed=0, reward_weights=[1.0, 0.2, 0.0],
+    )
+    trainer = GRPOTrainer(
+        model=model_dir, processing_class=None, args=config, train_dataset=Dataset.from_list(rows),
+        reward_funcs=[ComponentReward("math", base_url=url), ComponentReward("digits", base_url=url),
+                      functools.partial(olmorl_reward, base_url=url)],
+    )
+    trainer.train()
+
+    logged = [entry for entry in trainer.state.log_history if "rewards/math_reward/mean" in entry]
+    assert len(logged) == 2
+    for entry in logged:  # each component logged on its own, and the aggregate beside them; every row scored
+        assert entry["olmorl/math_reward/not_ok_frac"] == entry["olmorl/olmorl_reward/not_ok_frac"] == 0.0
+        assert 0.0 <= entry["rewards/math_reward/mean"] <= 1.0
+        assert 0.0 <= entry["rewards/digits_reward/mean"] <= 1.0
+        assert 0.0 <= entry["rewards/olmorl_reward/mean"] <= 1.2
+    # Every completion went through the server as a composite item, once per reward function: 3 x 2 steps x 4.
+    assert items_scored(httpx.get(f"{url}/metrics").text, "composite") == 24
