@@ -83,7 +83,7 @@ def score_in_loop(verifier: str, items: list[dict], start_at: float = 0.0) -> tu
     """Wall seconds, CPU seconds and per-item seconds of `verifier` scoring `items` in a loop in this process,
     warmed up as a pool worker is (no queueing, no transport). Starts at wall-clock time `start_at`, so two
     processes can start together."""
-    from olmorl.rewards._registry import load_verifiers
+    from olmorl.rewards.engine._registry import load_verifiers
     from olmorl.rewards._settings import Settings
 
     scorer = load_verifiers()[verifier](Settings())

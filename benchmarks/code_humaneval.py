@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import SandboxSettings
 
 MUTATE = '''

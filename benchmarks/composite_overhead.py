@@ -27,7 +27,7 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import TreeMonitor, percentile  # noqa: E402
 
-from olmorl.rewards._local import LocalRewardServer  # noqa: E402
+from olmorl.rewards.service._local import LocalRewardServer  # noqa: E402
 
 FILLER = "Let me work through this step by step, checking each partial result before going on. "
 

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import TreeMonitor, one_loop, percentile, two_loops  # noqa: E402
 
-from olmorl.rewards._local import free_port, wait_until_ready  # noqa: E402
+from olmorl.rewards.service._local import free_port, wait_until_ready  # noqa: E402
 from olmorl.rewards.instructions import CONSTRAINTS  # noqa: E402
 from tests._ifeval_cases import CASES  # noqa: E402
 from tests._ifeval_corpus import response  # noqa: E402

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import JudgeSettings
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -40,7 +40,7 @@ from load_workload import (  # noqa: E402
     tree_rss_mb,
 )
 
-from olmorl.rewards._local import LocalRewardServer  # noqa: E402
+from olmorl.rewards.service._local import LocalRewardServer  # noqa: E402
 from olmorl.rewards._settings import JudgeSettings  # noqa: E402
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from olmorl.rewards._registry import load_verifiers
+from olmorl.rewards.engine._registry import load_verifiers
 from olmorl.rewards._settings import Settings
 
 DATA = Path(__file__).parent / "data" / "math_dev.jsonl"

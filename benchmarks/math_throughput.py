@@ -35,7 +35,7 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import TreeMonitor, one_loop, percentile, two_loops  # noqa: E402
 
-from olmorl.rewards._local import free_port, wait_until_ready  # noqa: E402
+from olmorl.rewards.service._local import free_port, wait_until_ready  # noqa: E402
 
 FILLER = [
     "First, let me restate the problem in my own words and list the given quantities. ",

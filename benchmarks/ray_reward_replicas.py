@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import percentile  # noqa: E402
 from math_throughput import make_items  # noqa: E402
 
-from olmorl.rewards._local import free_port  # noqa: E402
+from olmorl.rewards.service._local import free_port  # noqa: E402
 from olmorl.rewards._settings import Settings  # noqa: E402
 
 
@@ -60,7 +60,7 @@ def main() -> None:
     from ray import serve
     from ray.cluster_utils import Cluster
 
-    from olmorl.rewards._ray_serve import APP_NAME, serve_rewards
+    from olmorl.rewards.service._ray_serve import APP_NAME, serve_rewards
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=3000)

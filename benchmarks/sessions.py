@@ -23,7 +23,7 @@ import time
 import httpx
 
 from olmorl.clients import AsyncSessionClient, SessionClient
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import SandboxSettings, SessionSettings
 
 TURNS = {"turns": [{"prompt": "Describe a cat.", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [None]}] * 2}

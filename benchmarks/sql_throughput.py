@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import percentile  # noqa: E402
 
-from olmorl.rewards._local import LocalRewardServer  # noqa: E402
+from olmorl.rewards.service._local import LocalRewardServer  # noqa: E402
 from olmorl.rewards._settings import SandboxSettings, SqlSettings  # noqa: E402
 
 SCHEMA = ("CREATE TABLE singer (id INTEGER PRIMARY KEY, name TEXT, country TEXT, age INTEGER);"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.trainer import TrainConfig, Trainer
 from olmorl.trainer._tiny import addition_rows, build_tiny_llama, write_jsonl
 

@@ -30,7 +30,7 @@ def main() -> None:
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from olmorl.rewards._local import LocalRewardServer
+    from olmorl.rewards.service._local import LocalRewardServer
     from olmorl.trainer._data import build_prompts
     from olmorl.trainer._multiturn import MultiTurnEngine, RolloutLimits
     from olmorl.trainer._sessions import SessionCalls

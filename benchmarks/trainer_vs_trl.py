@@ -129,7 +129,7 @@ def trl_child(base: Path, out: Path, args) -> None:
     from trl import GRPOConfig, GRPOTrainer
 
     from olmorl.clients.trl import math_reward
-    from olmorl.rewards._local import LocalRewardServer
+    from olmorl.rewards.service._local import LocalRewardServer
     from olmorl.trainer._config import TrainConfig
     from olmorl.trainer._data import build_prompts, read_rows
     from olmorl.trainer._eval import evaluate

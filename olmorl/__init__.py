@@ -14,7 +14,7 @@ _IN_PROCESS = ("AsyncInProcessVerifier", "InProcessVerifier", "averify", "verify
 def __getattr__(name: str):
     # Imported on first use: `import olmorl` (the client install: httpx and pydantic) loads no server code.
     if name in _IN_PROCESS:
-        from olmorl.rewards import _inprocess
+        from olmorl.rewards.service import _inprocess
 
         return getattr(_inprocess, name)
     raise AttributeError(f"module 'olmorl' has no attribute {name!r}")

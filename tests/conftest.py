@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 
 TESTS = Path(__file__).parent
 # Subprocess servers import test plugins (tests/plugins/...) from here.

@@ -18,7 +18,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from olmorl.rewards._local import free_port
+from olmorl.rewards.service._local import free_port
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from fake_openai import FakeOpenAI
 
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import JudgeSettings
 
 MODEL = "judge-model"

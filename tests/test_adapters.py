@@ -19,7 +19,7 @@ from trl.trainer.utils import get_callable_name, is_async_callable
 from olmorl.clients import ItemFailed, RewardServerUnavailable
 from olmorl.clients import trl as olmorl_trl
 from olmorl.clients import verl as olmorl_verl
-from olmorl.rewards._local import LocalRewardServer, free_port
+from olmorl.rewards.service._local import LocalRewardServer, free_port
 from olmorl.rewards._settings import JudgeSettings
 
 IFEVAL_TRUTH = json.dumps({"instruction_id": ["change_case:english_lowercase"], "kwargs": [None]})

@@ -11,7 +11,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 
 
 @pytest.fixture(scope="module")

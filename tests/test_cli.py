@@ -68,7 +68,7 @@ def test_a_setting_out_of_range_is_named_not_a_traceback(command, tmp_path):
 def test_serve_refuses_to_listen_beyond_loopback_without_an_api_key():
     """A server that runs model-written code: on 0.0.0.0 with no API key it exits 2 with one line, unless a key
     is set or --allow-unauthenticated-remote says the network is the user's alone. Loopback needs neither."""
-    from olmorl.rewards._cli import is_loopback
+    from olmorl.rewards.service._cli import is_loopback
 
     assert all(map(is_loopback, ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost"]))
     assert not any(map(is_loopback, ["0.0.0.0", "::", "10.0.0.5", "my-host"]))

@@ -18,7 +18,7 @@ from olmorl.clients import (
     RewardServerUnavailable,
     VerifyItem,
 )
-from olmorl.rewards._local import LocalRewardServer, free_port
+from olmorl.rewards.service._local import LocalRewardServer, free_port
 
 
 @pytest.fixture(scope="module")

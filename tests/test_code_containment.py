@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import SandboxSettings
 from olmorl.sandbox._userns import harness_uid, program_uid
 from olmorl.sandbox._languages import SANDBOX_ENV

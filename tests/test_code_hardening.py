@@ -28,7 +28,7 @@ import httpx
 import pytest
 
 from _class_tasks import TASKS
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import SandboxSettings
 from olmorl.rewards.code import extract_program
 from olmorl.sandbox import SandboxLimits, SandboxPool

@@ -15,7 +15,7 @@ import pytest
 
 from _language_programs import BROKEN, CORRECT, TESTS, WRONG, WRONG_REWARD, response
 from test_code_containment import HealthWatch
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import SandboxSettings
 from olmorl.rewards.code import extract_program, stdout_matches
 from olmorl.sandbox import LANGUAGES

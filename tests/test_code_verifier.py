@@ -10,8 +10,8 @@ import shutil
 import httpx
 import pytest
 
-from olmorl.rewards._local import LocalRewardServer
-from olmorl.rewards._registry import InvalidInput
+from olmorl.rewards.service._local import LocalRewardServer
+from olmorl.rewards.engine._registry import InvalidInput
 from olmorl.rewards._settings import SandboxSettings
 from olmorl.rewards.code import extract_program, parse_ground_truth, stdout_matches
 

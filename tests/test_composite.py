@@ -1,4 +1,4 @@
-"""Composite items (olmorl.rewards.composite) through a real server: POST /v1/verify and the Python client."""
+"""Composite items (olmorl.rewards.engine._composite) through a real server: POST /v1/verify and the Python client."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from olmorl.clients import RewardClient
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 
 PLUGINS = ["plugins.blocking", "plugins.misbehaving", "plugins.loop_sleep"]
 RIGHT = "<think>6 times 7</think> <answer>\\boxed{42}</answer>"

@@ -14,7 +14,7 @@ import pytest
 from trl.trainer.utils import get_callable_name, is_async_callable
 
 from olmorl.clients import trl as olmorl_trl
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._not_ok import NotOkLog
 
 RIGHT = "<think>6 times 7</think>\n<answer>\\boxed{42}</answer>"

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from olmorl.rewards._local import free_port
+from olmorl.rewards.service._local import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "olmorl-rewards:test"

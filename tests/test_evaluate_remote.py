@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from olmorl.rewards._local import free_port
+from olmorl.rewards.service._local import free_port
 
 ROWS = [
     {"response": "The answer is $\\boxed{\\frac{1}{2}}$.", "ground_truth": "0.5", "verifier": "math", "label": True},

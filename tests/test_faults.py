@@ -15,7 +15,7 @@ import httpx
 from fake_openai import FakeOpenAI
 
 from olmorl.clients import AsyncRewardClient, RewardClient
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import JudgeSettings
 
 PLUGINS = ["plugins.blocking"]

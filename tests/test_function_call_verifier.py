@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from olmorl.clients import RewardClient
-from olmorl.rewards._local import LocalRewardServer
-from olmorl.rewards._registry import InvalidInput, canonical_name, load_verifiers
+from olmorl.rewards.service._local import LocalRewardServer
+from olmorl.rewards.engine._registry import InvalidInput, canonical_name, load_verifiers
 from olmorl.rewards._settings import Settings
 from olmorl.rewards.function_call import Call, MalformedCall, parse_calls, parse_expected, value_matches
 

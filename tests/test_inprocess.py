@@ -134,7 +134,7 @@ def test_settings_are_checked_by_name_and_value():
 def test_import_olmorl_loads_no_server_code_and_a_missing_extra_is_named():
     lean = subprocess.run([sys.executable, "-c", "import sys, olmorl; olmorl.InProcessVerifier; "
                            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-                           "('fastapi', 'uvicorn', 'sympy', 'pydantic_settings') or m == 'olmorl.rewards._engine'))"],
+                           "('fastapi', 'uvicorn', 'sympy', 'pydantic_settings') or m == 'olmorl.rewards.engine._engine'))"],
                           capture_output=True, text=True, check=True)
     assert lean.stdout.strip() == "[]"
     # the client install: no pydantic_settings (the [server] extra)

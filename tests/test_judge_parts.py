@@ -9,7 +9,7 @@ import pytest
 
 from olmorl.rewards import InvalidInput
 from olmorl.rewards._models import ChatMessage
-from olmorl.rewards._registry import canonical_name, load_verifiers
+from olmorl.rewards.engine._registry import canonical_name, load_verifiers
 from olmorl.rewards._settings import Settings
 from olmorl.rewards.judge import (
     MODES,

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from fake_openai import FakeOpenAI
 
-from olmorl.rewards._local import LocalRewardServer, free_port
+from olmorl.rewards.service._local import LocalRewardServer, free_port
 from olmorl.rewards._settings import JudgeSettings
 
 MODEL = "judge-model"

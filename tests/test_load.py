@@ -8,7 +8,7 @@ import httpx
 from fake_openai import FakeOpenAI
 from load_workload import make_cases, request_codes, run_load
 
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import JudgeSettings
 
 

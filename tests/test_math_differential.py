@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from olmorl.rewards._registry import load_verifiers
+from olmorl.rewards.engine._registry import load_verifiers
 from olmorl.rewards._settings import Settings
 from tests._math_corpus import Case, build
 

@@ -12,8 +12,8 @@ import httpx
 import pytest
 from fake_openai import FakeOpenAI
 
-from olmorl.rewards._engine import RewardEngine
-from olmorl.rewards._local import LocalRewardServer, free_port
+from olmorl.rewards.engine._engine import RewardEngine
+from olmorl.rewards.service._local import LocalRewardServer, free_port
 from olmorl.rewards._settings import JudgeSettings, Settings
 
 MODEL = "judge-model"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from olmorl.rewards._registry import load_verifiers
+from olmorl.rewards.engine._registry import load_verifiers
 from olmorl.rewards._settings import Settings
 
 CASES = Path(__file__).parents[1] / "benchmarks" / "data" / "math_peer_cases.jsonl"

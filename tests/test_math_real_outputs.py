@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from olmorl.rewards._models import ChatMessage
-from olmorl.rewards._registry import load_verifiers
+from olmorl.rewards.engine._registry import load_verifiers
 from olmorl.rewards._settings import Settings
 from olmorl.rewards.math import equivalent, normalize_answer
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 import sympy
 
-from olmorl.rewards._registry import InvalidInput, load_verifiers
+from olmorl.rewards.engine._registry import InvalidInput, load_verifiers
 from olmorl.rewards._settings import Settings
 from olmorl.rewards.math import equivalent, extract_answer, normalize_answer, parse_number
 from olmorl.rewards.math import _normalize, _numbers, _sympy, _verifier

@@ -17,7 +17,7 @@ import pytest
 
 from olmorl.clients import RewardClient
 from olmorl.rewards import load_verifiers
-from olmorl.rewards._local import free_port, wait_until_ready
+from olmorl.rewards.service._local import free_port, wait_until_ready
 from olmorl.rewards._settings import SandboxSettings, Settings
 
 pytestmark = pytest.mark.slow

@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 import pytest
 
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import SandboxSettings
 from olmorl.sandbox import SandboxLimits, SandboxPool
 from olmorl.sandbox import TestInput as Input  # (not collected as a test class)

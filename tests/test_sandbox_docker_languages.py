@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from _language_programs import BROKEN, CORRECT, TESTS, WRONG, WRONG_REWARD, response
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import SandboxSettings
 from olmorl.sandbox import LANGUAGES
 from test_code_containment import HealthWatch

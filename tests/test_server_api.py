@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ def responses_object(text: str) -> dict:
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory):
-    from olmorl.rewards._local import LocalRewardServer
+    from olmorl.rewards.service._local import LocalRewardServer
 
     tmp = tmp_path_factory.mktemp("adapters")
     server = LocalRewardServer(workers=1, log_path=str(tmp / "server.log"),

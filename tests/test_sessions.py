@@ -33,7 +33,7 @@ def wait_for(predicate, timeout_s: float = 10.0) -> bool:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from olmorl.rewards._local import LocalRewardServer
+    from olmorl.rewards.service._local import LocalRewardServer
 
     tmp = tmp_path_factory.mktemp("sessions")
     sessions = SessionSettings(max_sessions=600, max_sandboxed=8, call_timeout_s=8.0, max_output_chars=200,
@@ -234,7 +234,7 @@ def test_limits_ttl_and_token(reward_server, tmp_path):
 
 def test_leftovers_of_a_crashed_server_are_removed_at_next_start(tmp_path):
     """The `process` backend has no die-with-parent: a SIGKILLed server leaves its interpreters running."""
-    from olmorl.rewards._local import LocalRewardServer
+    from olmorl.rewards.service._local import LocalRewardServer
 
     settings = dict(workers=1, sessions=SessionSettings(state_dir=str(tmp_path / "state")),
                     sandbox=SandboxSettings(backend="process", allow_insecure=True, parallelism=1))

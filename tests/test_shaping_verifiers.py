@@ -8,7 +8,7 @@ import math
 import httpx
 import pytest
 
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards.shaping import LengthOptions, cosine_length_reward, overlong_penalty, repetition_penalty
 
 

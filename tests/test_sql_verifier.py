@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from olmorl.clients import RewardClient
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import SandboxSettings, SqlSettings
 from olmorl.rewards.sql import extract_query, orders_result, results_match, values_equal
 from olmorl.rewards.sql._verifier import RUNNER

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from olmorl.rewards import InvalidInput
-from olmorl.rewards._registry import canonical_name, load_verifiers
+from olmorl.rewards.engine._registry import canonical_name, load_verifiers
 from olmorl.rewards._settings import Settings
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from olmorl.rewards._local import free_port
+from olmorl.rewards.service._local import free_port
 from olmorl.sandbox._memory import descendants
 from test_sessions import wait_for
 
@@ -136,7 +136,7 @@ def test_the_local_reward_server_dies_with_a_sigkilled_parent(tmp_path):
     its sandbox slots). Started from a thread that ends first, it must live on while its parent does."""
     parent = textwrap.dedent(f"""
         import threading, time
-        from olmorl.rewards._local import LocalRewardServer
+        from olmorl.rewards.service._local import LocalRewardServer
         started = []
         starter = threading.Thread(target=lambda: started.append(
             LocalRewardServer(workers=1, log_path={str(tmp_path / 'server.log')!r}).start()))

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from olmorl.clients import VerifyResult
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.trainer import TrainConfig, Trainer
 from olmorl.trainer._data import build_prompts
 from olmorl.trainer._objective import decoupled_group_advantages, group_advantages

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from olmorl.trainer._config import TrainConfig, add_config_flags, field_comments, load_config, overrides_from_args
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.trainer._data import Check, PromptMixer, build_prompts, load_sources
 from olmorl.trainer._rewards import GroupScorer, score_completions
 from olmorl.trainer._tiny import build_char_tokenizer, write_jsonl

@@ -14,7 +14,7 @@ import torch
 
 pytest.importorskip("deepspeed", reason="the [deepspeed] extra is not installed (scripts/test installs it)")
 
-from olmorl.rewards._local import free_port  # noqa: E402
+from olmorl.rewards.service._local import free_port  # noqa: E402
 from olmorl.trainer.learners._plain import Learner  # noqa: E402
 from olmorl.trainer.learners._samples import TrainSample
 from olmorl.trainer._objective import LossSettings  # noqa: E402

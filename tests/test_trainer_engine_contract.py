@@ -45,7 +45,7 @@ def _needs_vllm():
 
 
 def _start_vllm_serve(model_dir, log_path):
-    from olmorl.rewards._local import free_port
+    from olmorl.rewards.service._local import free_port
 
     port = free_port()
     env = {**os.environ, "VLLM_SERVER_DEV_MODE": "1"}

@@ -194,7 +194,7 @@ def test_stale_versions_and_misfit_weights_are_refused_and_leave_the_engine_serv
 
 
 def test_pool_start_names_engines_that_never_come_up():
-    from olmorl.rewards._local import free_port
+    from olmorl.rewards.service._local import free_port
     from olmorl.trainer.engines._http import EngineError
 
     url = f"http://127.0.0.1:{free_port()}"

@@ -10,7 +10,7 @@ import time
 import pytest
 import torch
 
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.trainer import TrainConfig, Trainer
 from olmorl.trainer._checkpoint import latest_checkpoint, load_checkpoint
 from olmorl.trainer._tiny import addition_rows, build_tiny_llama, warm_start, write_jsonl

@@ -60,7 +60,7 @@ def test_loop_generates_on_two_engine_processes_and_pushes_every_version(task, t
 
 def test_cli_trains_with_a_two_rank_deepspeed_learner(task, tmp_path, reward_server):
     pytest.importorskip("deepspeed", reason="the [deepspeed] extra is not installed (scripts/test installs it)")
-    from olmorl.rewards._local import free_port
+    from olmorl.rewards.service._local import free_port
 
     url = reward_server()
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",

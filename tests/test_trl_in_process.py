@@ -16,7 +16,7 @@ from trl.trainer.utils import get_callable_name, is_async_callable
 import olmorl
 from olmorl.clients import ItemFailed
 from olmorl.clients import trl as olmorl_trl
-from olmorl.rewards._local import LocalRewardServer, free_port
+from olmorl.rewards.service._local import LocalRewardServer, free_port
 from olmorl.rewards._settings import JudgeSettings, SandboxSettings
 
 IFEVAL_TRUTH = {"instruction_id": ["change_case:english_lowercase"], "kwargs": [None]}

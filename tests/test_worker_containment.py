@@ -115,9 +115,9 @@ def test_workers_start_warm_from_the_server_a_replacement_too(reward_server):
 def test_a_warm_up_that_starts_threads_is_named_in_a_warning(caplog, monkeypatch):
     """Warm-up runs in the server before it forks: a thread it starts is missing in every worker, so the server
     says which verifier started which thread."""
-    from olmorl.rewards import _registry
+    from olmorl.rewards.engine import _registry
     from olmorl.rewards._settings import Settings
-    from olmorl.rewards._workers import build_pool_verifiers
+    from olmorl.rewards.engine._workers import build_pool_verifiers
 
     for registry in ("_VERIFIERS", "_ALIASES", "_loaded"):  # the plugin stays out of later tests' registry
         monkeypatch.setattr(_registry, registry, type(getattr(_registry, registry))(getattr(_registry, registry)))

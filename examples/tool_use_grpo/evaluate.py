@@ -10,7 +10,7 @@ import argparse
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from olmorl.rewards._local import LocalRewardServer
+from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.trainer import (GenerationRequest, HermesToolCalls, MultiTurnEngine, RolloutLimits, SessionCalls,
                             TorchEngine, ToolChat)
 from olmorl.trainer._data import build_prompts

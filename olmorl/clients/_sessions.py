@@ -23,7 +23,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from olmorl.clients._exceptions import RewardServerError, RewardServerUnavailable, SessionNotFound
 from olmorl.clients._policy import Replicas, RetryPolicy, apply_on_error, auth_headers, classify, resolve_urls
 from olmorl.rewards._models import ChatMessage, VerifyResult
-from olmorl.rewards._session_models import EnvInfo, SessionCreated, ToolResult
+from olmorl.rewards.sessions._session_models import EnvInfo, SessionCreated, ToolResult
 
 _ENV_LIST = TypeAdapter(list[EnvInfo])
 _NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout)  # the server never saw these requests

@@ -27,7 +27,7 @@ Dataset columns read (TRL passes every column as a keyword list, one entry per c
 - `completion_ids` (TRL passes them): each completion's token count becomes the item's `completion_tokens`
   (the `overlong` and `length` verifiers read it).
 
-A `composite` row (olmorl.rewards.composite) gets its aggregate from `olmorl_reward`; `ComponentReward(name)`
+A `composite` row (olmorl.rewards.engine._composite) gets its aggregate from `olmorl_reward`; `ComponentReward(name)`
 makes one reward function per component instead, for TRL's `reward_weights`.
 
 The family functions (`math_reward`, `code_reward`, `ifeval_reward`, `judge_reward`) score a row with
@@ -68,10 +68,10 @@ from olmorl.clients._client import AsyncRewardClient
 from olmorl.clients._policy import OnError, apply_on_error, resolve_urls
 from olmorl.rewards._not_ok import NotOkLog
 from olmorl.rewards._models import VerifierInfo, VerifyResult
-from olmorl.rewards.composite import COMPOSITE, Component
+from olmorl.rewards.engine._composite import COMPOSITE, Component
 
 if TYPE_CHECKING:
-    from olmorl.rewards._inprocess import InProcessVerifier
+    from olmorl.rewards.service._inprocess import InProcessVerifier
 
 __all__ = ["FAMILIES", "ComponentReward", "code_reward", "ifeval_reward", "judge_reward", "math_reward",
            "olmorl_reward"]
@@ -373,7 +373,7 @@ async def _scorer(base_url: str | list[str] | None, api_key: str | None, timeout
     if base_url is not None:
         raise ValueError("pass base_url (a reward server) or in_process (no server), not both")
     verifier = await asyncio.to_thread(_shared_verifier) if in_process is True else in_process
-    from olmorl.rewards._inprocess import InProcessVerifier
+    from olmorl.rewards.service._inprocess import InProcessVerifier
 
     if not isinstance(verifier, InProcessVerifier):
         raise TypeError(f"in_process must be True or an olmorl.InProcessVerifier, not {type(in_process).__name__} "
@@ -408,7 +408,7 @@ _SHARED_LOCK = threading.Lock()
 def _shared_verifier() -> InProcessVerifier:
     """One in-process engine for every `in_process=True` function of this process, configured as a server is (OLMORL_*
     environment variables: OLMORL_WORKERS, OLMORL_SANDBOX_BACKEND, ...), closed at exit."""
-    from olmorl.rewards._inprocess import InProcessVerifier
+    from olmorl.rewards.service._inprocess import InProcessVerifier
 
     with _SHARED_LOCK:
         if not _SHARED:

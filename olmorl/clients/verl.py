@@ -46,7 +46,7 @@ from olmorl.clients._client import RewardClient
 from olmorl.clients._policy import resolve_urls
 from olmorl.rewards._not_ok import NotOkLog
 from olmorl.rewards._models import VerifyResult
-from olmorl.rewards.composite import component_rewards
+from olmorl.rewards.engine._composite import component_rewards
 
 __all__ = ["DATA_SOURCES", "DATA_SOURCE_PREFIXES", "compute_score", "compute_score_batch", "verifier_for"]
 

@@ -13,8 +13,8 @@ from olmorl.rewards._models import (
     VerifyResponse,
     VerifyResult,
 )
-from olmorl.rewards._environment import Environment, Step, Tool
-from olmorl.rewards._registry import (
+from olmorl.rewards.sessions._environment import Environment, Step, Tool
+from olmorl.rewards.engine._registry import (
     InvalidInput,
     NoOptions,
     Score,
@@ -25,8 +25,8 @@ from olmorl.rewards._registry import (
     load_verifiers,
     register,
 )
-from olmorl.rewards.composite import Component, CompositeOptions
-from olmorl.rewards._session_models import (
+from olmorl.rewards.engine._composite import Component, CompositeOptions
+from olmorl.rewards.sessions._session_models import (
     EnvInfo,
     SessionClosed,
     SessionCreate,
@@ -78,7 +78,7 @@ _RAY_SERVE = ("reward_deployment", "serve_rewards", "stop_rewards")
 def __getattr__(name: str):
     # The Ray Serve entry points need the [server] and [ray] extras; import them only when asked for.
     if name in _RAY_SERVE:
-        from olmorl.rewards import _ray_serve
+        from olmorl.rewards.service import _ray_serve
 
         return getattr(_ray_serve, name)
     raise AttributeError(f"module 'olmorl.rewards' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-from olmorl.rewards._cli import main
+from olmorl.rewards.service._cli import main
 
 if __name__ == "__main__":
     main()

@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, register
+from olmorl.rewards.engine._registry import InvalidInput, Score, Task, Verifier, register
 
 _THINK_ANSWER = "^\\s*<{think}>.*?</{think}>\\s*<{answer}>.*?</{answer}>\\s*$"
 

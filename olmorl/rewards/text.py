@@ -21,7 +21,7 @@ import re
 import string
 from collections import Counter
 
-from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, register
+from olmorl.rewards.engine._registry import InvalidInput, Score, Task, Verifier, register
 
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 _ANSWER_TAGS = re.compile(r"</?answer>")

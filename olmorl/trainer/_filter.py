@@ -132,7 +132,7 @@ async def run_filter(args: argparse.Namespace, engine=None) -> dict[str, dict[st
     server = None
     urls = list(args.reward_url)
     if not urls:
-        from olmorl.rewards._local import LocalRewardServer
+        from olmorl.rewards.service._local import LocalRewardServer
 
         server = LocalRewardServer(workers=args.reward_workers, log_path=str(out.with_name(out.name + ".rewards.log")))
         server.start()

@@ -287,7 +287,7 @@ class Trainer:
 
     # -- entry point -------------------------------------------------------------------------------------
     def run(self) -> list[dict]:
-        from olmorl.rewards._local import LocalRewardServer
+        from olmorl.rewards.service._local import LocalRewardServer
 
         cfg = self.config
         print("olmorl-train config:\n" + dump_config(cfg), flush=True)

@@ -240,7 +240,7 @@ def _wait_placement(group: Any, timeout_s: float, what: str) -> None:
 
 # -- reward service ------------------------------------------------------------------------------------------
 class RayRewardService:
-    """`ray_reward_replicas` replicas of the reward server as a Ray Serve deployment (olmorl.rewards._ray_serve),
+    """`ray_reward_replicas` replicas of the reward server as a Ray Serve deployment (olmorl.rewards.service._ray_serve),
     each reserving `local_reward_workers` CPUs for its worker pool; removed when the run ends."""
 
     def __init__(self, cfg: TrainConfig) -> None:
@@ -248,8 +248,8 @@ class RayRewardService:
         self.url = ""
 
     def start(self) -> "RayRewardService":
-        from olmorl.rewards._local import free_port
-        from olmorl.rewards._ray_serve import serve_rewards
+        from olmorl.rewards.service._local import free_port
+        from olmorl.rewards.service._ray_serve import serve_rewards
         from olmorl.rewards._settings import Settings
 
         connect(self.cfg)
@@ -259,7 +259,7 @@ class RayRewardService:
         return self
 
     def stop(self) -> None:
-        from olmorl.rewards._ray_serve import undeploy
+        from olmorl.rewards.service._ray_serve import undeploy
 
         undeploy()
 
@@ -269,7 +269,7 @@ class LearnerRank:
     """One learner rank in its own Ray actor: the plain learner (one rank) or a DeepSpeed rank."""
 
     def address(self) -> tuple[str, int]:
-        from olmorl.rewards._local import free_port
+        from olmorl.rewards.service._local import free_port
 
         return ray.util.get_node_ip_address(), free_port()
 

@@ -14,14 +14,14 @@ from fastapi import APIRouter, HTTPException
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from olmorl.rewards._registry import InvalidInput, register_routes
+from olmorl.rewards.engine._registry import InvalidInput, register_routes
 from olmorl.rewards.code._grading import grade
 from olmorl.rewards.code._tests import TestSuite, parse_ground_truth
 from olmorl.rewards.code._languages import compile_error, split_build
 from olmorl.sandbox import LanguageUnavailable, SandboxPool, TestInput, TestRun, UnknownLanguage
 
 if TYPE_CHECKING:
-    from olmorl.rewards._engine import RewardEngine
+    from olmorl.rewards.engine._engine import RewardEngine
 
 
 class RunCodeRequest(BaseModel):

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from olmorl.rewards._registry import InvalidInput
+from olmorl.rewards.engine._registry import InvalidInput
 from olmorl.sandbox import TestInput
 
 Format = Literal["asserts", "stdio", "function", "check"]

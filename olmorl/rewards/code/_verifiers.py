@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, current_request, register
+from olmorl.rewards.engine._registry import InvalidInput, Score, Task, Verifier, current_request, register
 from olmorl.rewards._settings import SandboxSettings, Settings
 from olmorl.rewards.code._grading import Compare, grade, reward
 from olmorl.rewards.code._languages import compile_details, compile_error, extract_source, split_build

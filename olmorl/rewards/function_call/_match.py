@@ -20,7 +20,7 @@ import json
 import re
 from typing import Any
 
-from olmorl.rewards._registry import InvalidInput
+from olmorl.rewards.engine._registry import InvalidInput
 from olmorl.rewards.function_call._parse import Call
 
 ExpectedCall = tuple[str, dict[str, list[Any]]]  # function name, argument -> acceptable values

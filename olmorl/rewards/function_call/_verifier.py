@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from olmorl.rewards._registry import Score, Task, Verifier, register
+from olmorl.rewards.engine._registry import Score, Task, Verifier, register
 from olmorl.rewards.function_call._match import MAX_CALLS, best_matching, parse_expected
 from olmorl.rewards.function_call._parse import Call, MalformedCall, parse_calls
 

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from olmorl.rewards._registry import InvalidInput
+from olmorl.rewards.engine._registry import InvalidInput
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, register
+from olmorl.rewards.engine._registry import InvalidInput, Score, Task, Verifier, register
 from olmorl.rewards.instructions import (  # noqa: F401 (register)
     _ifbench,
     _ifbench_custom,

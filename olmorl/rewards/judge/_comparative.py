@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from olmorl.rewards._registry import InvalidInput, Score, Task, register
+from olmorl.rewards.engine._registry import InvalidInput, Score, Task, register
 from olmorl.rewards.judge._calls import CallFailed, Verdict, judge_call
 from olmorl.rewards.judge._parse import JudgementError, parse_verdict_object
 from olmorl.rewards.judge._templates import defuse_tags, strip_reasoning, truncate_middle

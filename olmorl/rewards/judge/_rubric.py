@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from olmorl.rewards._registry import InvalidInput, Score, Task, register
+from olmorl.rewards.engine._registry import InvalidInput, Score, Task, register
 from olmorl.rewards.judge._cache import cache_key
 from olmorl.rewards.judge._calls import CallFailed, Verdict, judge_call
 from olmorl.rewards.judge._parse import JudgementError, parse_verdict_object

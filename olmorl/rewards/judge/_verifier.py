@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, register
+from olmorl.rewards.engine._registry import InvalidInput, Score, Task, Verifier, register
 from olmorl.rewards._settings import JudgeSettings, Settings
 from olmorl.rewards.judge._cache import CachedJudgement, JudgeCache, cache_key
 from olmorl.rewards.judge._client import JudgeCallError, JudgeClient

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from olmorl.rewards._registry import InvalidInput, Score, Task
+from olmorl.rewards.engine._registry import InvalidInput, Score, Task
 from olmorl.rewards._settings import Settings
 from olmorl.rewards.judge._verifier import NOT_CONFIGURED, JudgeVerifier
 

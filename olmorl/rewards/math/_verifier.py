@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, register
+from olmorl.rewards.engine._registry import InvalidInput, Score, Task, Verifier, register
 from olmorl.rewards._settings import Settings
 from olmorl.rewards.judge._verifier import JudgeVerifier
 from olmorl.rewards.math import _judge_fallback as fallback

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, Json, JsonValue
 
-from olmorl.rewards._registry import InvalidInput, Score, Task, current_request, register
+from olmorl.rewards.engine._registry import InvalidInput, Score, Task, current_request, register
 from olmorl.rewards._settings import Settings
 from olmorl.rewards.code import SandboxVerifier
 from olmorl.rewards.sql._compare import extract_query, orders_result, results_match

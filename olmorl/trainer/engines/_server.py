@@ -36,7 +36,7 @@ from typing import Any
 import torch
 
 from olmorl import __version__
-from olmorl.rewards._local import stop_process_group
+from olmorl.rewards.service._local import stop_process_group
 from olmorl.trainer.engines._torch import TorchEngine
 from olmorl.trainer.engines._types import GenerationRequest, Group
 
@@ -246,7 +246,7 @@ class EngineServerProcess:
 
     def __init__(self, model_dir: str, *, port: int | None = None, log_path: str | None = None,
                  extra_args: list[str] | None = None, threads: int = 1) -> None:
-        from olmorl.rewards._local import free_port
+        from olmorl.rewards.service._local import free_port
 
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"

@@ -36,7 +36,7 @@ def ensure_launcher_env() -> None:
     """A lone process without a launcher becomes a world of one; a partial launcher environment is an error."""
     present = [k for k in LAUNCHER_ENV if k in os.environ]
     if not present:
-        from olmorl.rewards._local import free_port
+        from olmorl.rewards.service._local import free_port
 
         os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), RANK="0", WORLD_SIZE="1",
                           LOCAL_RANK="0")

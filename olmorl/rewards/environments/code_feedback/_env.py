@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from olmorl.rewards._environment import Environment, Step, Tool
-from olmorl.rewards._registry import InvalidInput, Score, register
+from olmorl.rewards.sessions._environment import Environment, Step, Tool
+from olmorl.rewards.engine._registry import InvalidInput, Score, register
 from olmorl.rewards.environments.python._env import as_prompt
 
 _FENCED = re.compile(r"```[^\n`]*\n.*?```", re.DOTALL)

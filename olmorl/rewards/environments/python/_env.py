@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from olmorl.rewards._environment import Environment, Step, Tool
-from olmorl.rewards._registry import Score, register
-from olmorl.rewards._sessions import truncate
+from olmorl.rewards.sessions._environment import Environment, Step, Tool
+from olmorl.rewards.engine._registry import Score, register
+from olmorl.rewards.sessions._sessions import truncate
 from olmorl.sandbox._session import Interpreter, InterpreterFailed
 
 RESTARTED = "[the interpreter was restarted; variables from earlier calls are gone]\n"

@@ -7,8 +7,8 @@ from typing import Any
 from fastapi import APIRouter, HTTPException
 
 from olmorl.rewards._models import VerifyResult
-from olmorl.rewards._registry import InvalidInput
-from olmorl.rewards._session_models import (
+from olmorl.rewards.engine._registry import InvalidInput
+from olmorl.rewards.sessions._session_models import (
     EnvInfo,
     SessionClosed,
     SessionCreate,
@@ -17,7 +17,7 @@ from olmorl.rewards._session_models import (
     ToolCall,
     ToolResult,
 )
-from olmorl.rewards._sessions import SessionFailed, SessionManager, SessionNotFound, SessionsFull
+from olmorl.rewards.sessions._sessions import SessionFailed, SessionManager, SessionNotFound, SessionsFull
 
 _ERRORS = {404: {"description": "Unknown, expired or closed session"},
            422: {"description": "Malformed body, unknown environment, or a task/options the environment refuses"},

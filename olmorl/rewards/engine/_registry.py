@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from olmorl.rewards._models import ChatMessage, Status, VerifierInfo
 
 if TYPE_CHECKING:
-    from olmorl.rewards._engine import RewardEngine
+    from olmorl.rewards.engine._engine import RewardEngine
     from olmorl.rewards._settings import Settings
 
 # Modules whose import registers the built-in verifiers. Third-party verifiers register through the
@@ -35,13 +35,12 @@ BUILTIN_MODULES = (
     "olmorl.rewards.math",
     "olmorl.rewards.instructions._verifier",
     "olmorl.rewards.judge",
-    "olmorl.rewards.compat_openrlhf",
     "olmorl.rewards.code",
     "olmorl.rewards.function_call",
     "olmorl.rewards.sql",
     "olmorl.rewards.environments",
     "olmorl.rewards.shaping",
-    "olmorl.rewards.composite",
+    "olmorl.rewards.engine._composite",
 )
 
 

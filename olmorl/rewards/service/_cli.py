@@ -84,19 +84,19 @@ def settings_from(args: argparse.Namespace, names: tuple[str, ...]) -> Settings:
 
 def serve(args: argparse.Namespace) -> int:
     if args.stop_with_parent is not None:  # first: a parent SIGKILLed during our start-up must not leave us running
-        from olmorl.rewards._lifetime import stop_with_parent
+        from olmorl.rewards.engine._lifetime import stop_with_parent
 
         stop_with_parent(args.stop_with_parent)  # SIGTERM: a clean stop (sessions, workers, sandboxes)
     import uvicorn
 
-    from olmorl.rewards._server import create_app
+    from olmorl.rewards.service._server import create_app
 
     settings = settings_from(args, ("host", "port", "workers", "item_timeout_s", "plugins", "log_level",
                                     "allow_unauthenticated_remote"))
     check_exposure(settings)
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.ray_address:  # Ray Serve's proxy listens for the deployment
-        from olmorl.rewards._ray_serve import run_until_signalled
+        from olmorl.rewards.service._ray_serve import run_until_signalled
 
         run_until_signalled(settings, ray_address=args.ray_address, replicas=args.replicas,
                             min_replicas=args.min_replicas, max_replicas=args.max_replicas,
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         if args.command == "serve":
             sys.exit(serve(args))
-        from olmorl.rewards._evaluate import InputError, NothingScored, run_evaluation
+        from olmorl.rewards.service._evaluate import InputError, NothingScored, run_evaluation
 
         try:
             sys.exit(run_evaluation(args, settings_from(args, ("workers", "plugins"))))

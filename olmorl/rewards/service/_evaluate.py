@@ -123,7 +123,7 @@ async def _score_batches(batches: list[list[dict[str, Any]]], args: argparse.Nam
                 results += await client.verify(batch)
                 progress.advance(task_id, len(batch))
         return results
-    from olmorl.rewards._engine import RewardEngine
+    from olmorl.rewards.engine._engine import RewardEngine
 
     engine = RewardEngine(settings)
     await engine.start()

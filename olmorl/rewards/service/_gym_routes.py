@@ -19,8 +19,8 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 
-from olmorl.rewards._session_routes import create_session
-from olmorl.rewards._sessions import SessionManager, SessionNotFound
+from olmorl.rewards.service._session_routes import create_session
+from olmorl.rewards.sessions._sessions import SessionManager, SessionNotFound
 
 COOKIE = "olmorl_session"
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from olmorl.sandbox._memory import children_map, machine_memory_bytes
 
 if TYPE_CHECKING:
-    from olmorl.rewards._sessions import Session
+    from olmorl.rewards.sessions._sessions import Session
     from olmorl.rewards._settings import SessionSettings
 
 

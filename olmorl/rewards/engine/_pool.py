@@ -27,9 +27,9 @@ from functools import partial
 from typing import Any
 
 from olmorl.rewards._metrics import RewardMetrics
-from olmorl.rewards._registry import Score, Task
+from olmorl.rewards.engine._registry import Score, Task
 from olmorl.rewards._settings import Settings
-from olmorl.rewards._workers import PoolFailure, WorkerProcess, build_pool_verifiers
+from olmorl.rewards.engine._workers import PoolFailure, WorkerProcess, build_pool_verifiers
 
 __all__ = ["ChunkedPool", "PoolFailure", "PoolJob"]
 

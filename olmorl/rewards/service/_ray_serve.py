@@ -34,7 +34,7 @@ def reward_deployment(settings: Settings, *, replicas: int = 1, min_replicas: in
     reserves `replica_cpus` CPUs (default: its worker count), which is what spreads replicas over nodes."""
     from ray import serve
 
-    from olmorl.rewards._server import create_app
+    from olmorl.rewards.service._server import create_app
 
     def build_app() -> Any:  # runs in each replica
         logging.basicConfig(level=settings.log_level.upper(),

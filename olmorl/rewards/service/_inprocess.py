@@ -25,7 +25,7 @@ from pydantic import TypeAdapter
 from olmorl.rewards._models import VerifierInfo, VerifyItem, VerifyResult
 
 if TYPE_CHECKING:
-    from olmorl.rewards._engine import RewardEngine
+    from olmorl.rewards.engine._engine import RewardEngine
     from olmorl.rewards._settings import Settings
 
 __all__ = ["AsyncInProcessVerifier", "InProcessVerifier", "averify", "verify"]
@@ -52,7 +52,7 @@ def make_settings(overrides: dict[str, Any]) -> "Settings":
 
 def _engine(settings: "Settings") -> "RewardEngine":
     try:
-        from olmorl.rewards._engine import RewardEngine
+        from olmorl.rewards.engine._engine import RewardEngine
     except ImportError as exc:
         raise ImportError(f"scoring in-process needs the [server] extra: pip install 'olmorl[server]' ({exc})") from None
     return RewardEngine(settings)

@@ -35,11 +35,10 @@ from pydantic import BaseModel, Field
 
 from olmorl.rewards._models import VerifyResult
 from olmorl.rewards._not_ok import NotOkLog
-from olmorl.rewards._registry import register_routes
-from olmorl.rewards.composite import component_rewards
+from olmorl.rewards.engine._composite import component_rewards
 
 if TYPE_CHECKING:
-    from olmorl.rewards._engine import RewardEngine
+    from olmorl.rewards.engine._engine import RewardEngine
 
 END_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", "<|end|>", "</s>", "<eos>",
               "<end_of_turn>")
@@ -91,7 +90,6 @@ def item_of(query: str, prompt: str | None, label: Any, default_verifier: str | 
     return item
 
 
-@register_routes
 def openrlhf_routes(engine: RewardEngine) -> APIRouter:
     router = APIRouter(tags=["compat"])
     not_ok = NotOkLog(logging.getLogger("olmorl.rewards"), "/openrlhf/get_reward", every_s=30.0)

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from olmorl.rewards._registry import InvalidInput, NoOptions, Score, _first_error
-from olmorl.rewards._session_models import EnvInfo, ToolStatus
+from olmorl.rewards.engine._registry import InvalidInput, NoOptions, Score, _first_error
+from olmorl.rewards.sessions._session_models import EnvInfo, ToolStatus
 
 if TYPE_CHECKING:
-    from olmorl.rewards._sessions import SessionServices
+    from olmorl.rewards.sessions._sessions import SessionServices
 
 
 @dataclass(frozen=True)

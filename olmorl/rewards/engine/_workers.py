@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Callable, Literal
 
-from olmorl.rewards._lifetime import die_with_parent
-from olmorl.rewards._registry import InvalidInput, Score, Task, Verifier, load_verifiers
+from olmorl.rewards.engine._lifetime import die_with_parent
+from olmorl.rewards.engine._registry import InvalidInput, Score, Task, Verifier, load_verifiers
 from olmorl.rewards._settings import Settings
 
 log = logging.getLogger("olmorl.rewards")

@@ -36,7 +36,7 @@ from typing import Annotated, Any, Callable, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue, field_validator
 
 from olmorl.rewards._models import Status, VerifyResult
-from olmorl.rewards._registry import InvalidInput, Task, Verifier, register
+from olmorl.rewards.engine._registry import InvalidInput, Task, Verifier, register
 
 COMPOSITE = "composite"
 MAX_COMPONENTS = 16

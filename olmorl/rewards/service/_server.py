@@ -23,13 +23,14 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from olmorl import __version__
-from olmorl.rewards._body_limits import BodyLimits
-from olmorl.rewards._engine import RewardEngine
-from olmorl.rewards._gym_routes import build_gym_routes
+from olmorl.rewards.service._body_limits import BodyLimits
+from olmorl.rewards.engine._engine import RewardEngine
+from olmorl.rewards.service._gym_routes import build_gym_routes
+from olmorl.rewards.service._openrlhf_routes import openrlhf_routes
 from olmorl.rewards._models import VerifierInfo, VerifyRequest, VerifyResponse
-from olmorl.rewards._registry import route_builders
-from olmorl.rewards._session_routes import build_session_routes
-from olmorl.rewards._sessions import SessionManager
+from olmorl.rewards.engine._registry import route_builders
+from olmorl.rewards.service._session_routes import build_session_routes
+from olmorl.rewards.sessions._sessions import SessionManager
 from olmorl.rewards._settings import Settings
 
 log = logging.getLogger("olmorl.rewards")
@@ -126,6 +127,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
     app.include_router(build_session_routes(sessions), dependencies=[Depends(require_api_key)])
+    app.include_router(openrlhf_routes(engine), dependencies=[Depends(require_api_key)])
     for build in route_builders():
         app.include_router(build(engine), dependencies=[Depends(require_api_key)])
     # Last: its `POST /{tool}` route must not shadow the single-segment routes above.

@@ -1,5 +1,5 @@
 """Scores batches: validates each item, sends CPU-bound verifiers to a killable process pool in
-chunks (olmorl.rewards._pool) and runs I/O-bound ones on the event loop, and gives every item
+chunks (olmorl.rewards.engine._pool) and runs I/O-bound ones on the event loop, and gives every item
 exactly one result, in order.
 """
 
@@ -19,11 +19,11 @@ from pydantic_core import PydanticSerializationError
 
 from olmorl.rewards._metrics import RewardMetrics
 from olmorl.rewards._models import Status, VerifierInfo, VerifyItem, VerifyResult
-from olmorl.rewards._pool import ChunkedPool, PoolFailure, PoolJob
-from olmorl.rewards._registry import (InvalidInput, Score, Task, Verifier, canonical_name, current_request,
+from olmorl.rewards.engine._pool import ChunkedPool, PoolFailure, PoolJob
+from olmorl.rewards.engine._registry import (InvalidInput, Score, Task, Verifier, canonical_name, current_request,
                                       load_verifiers)
 from olmorl.rewards._settings import Settings
-from olmorl.rewards.composite import COMPOSITE, CompositePlan
+from olmorl.rewards.engine._composite import COMPOSITE, CompositePlan
 
 log = logging.getLogger("olmorl.rewards")
 

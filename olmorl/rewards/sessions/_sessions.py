@@ -20,16 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from olmorl.rewards._environment import Environment, Step
+from olmorl.rewards.sessions._environment import Environment, Step
 from olmorl.rewards._models import VerifyResult
-from olmorl.rewards._registry import InvalidInput, load_environments
-from olmorl.rewards._session_memory import MemoryUse, idle_memory_budget, measure, to_evict
-from olmorl.rewards._session_models import EnvInfo, SessionCreated, ToolResult
+from olmorl.rewards.engine._registry import InvalidInput, load_environments
+from olmorl.rewards.sessions._session_memory import MemoryUse, idle_memory_budget, measure, to_evict
+from olmorl.rewards.sessions._session_models import EnvInfo, SessionCreated, ToolResult
 from olmorl.sandbox import SandboxUnavailable
 from olmorl.sandbox._session import InterpreterFailed
 
 if TYPE_CHECKING:
-    from olmorl.rewards._engine import RewardEngine
+    from olmorl.rewards.engine._engine import RewardEngine
     from olmorl.sandbox._session import Interpreter
 
 log = logging.getLogger("olmorl.rewards")

@@ -1,0 +1,7 @@
+"""Stateful multi-turn sessions and the Environment API.
+
+An `Environment` (`_environment`) declares tools and a verify step; `_sessions` keeps live sessions (open,
+tool calls, verify, close, idle TTL, limits), `_session_memory` the memory budget of idle sessions, and
+`_session_models` the wire types of the session routes. The concrete environments live in
+`olmorl.rewards.environments`; the HTTP routes in `olmorl.rewards.service`.
+"""
