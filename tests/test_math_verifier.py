@@ -7,12 +7,13 @@ import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 import httpx
 import pytest
 import sympy
 
-from olmorl.rewards.engine._registry import InvalidInput, load_verifiers
+from olmorl.rewards.engine._registry import InvalidInput, ItemError, load_verifiers
 from olmorl.rewards._settings import Settings
 from olmorl.rewards.math import equivalent, extract_answer, normalize_answer, parse_number
 from olmorl.rewards.math import _normalize, _numbers, _sympy, _verifier
@@ -21,9 +22,22 @@ DEV_SET = Path(__file__).parents[1] / "benchmarks" / "data" / "math_dev.jsonl"
 VERIFIERS = load_verifiers()
 
 
-def score(response: str, ground_truth, name: str = "math", **options):
+class Outcome(NamedTuple):
+    status: str
+    reward: float
+    details: dict
+    error: str | None
+
+
+def score(response: str, ground_truth, name: str = "math", **options) -> Outcome:
+    """The verifier's outcome as an item's: a Score is `ok`, an ItemError its own status (reward 0 here)."""
     verifier = VERIFIERS[name](Settings())
-    return verifier.score(verifier.make_task(response, ground_truth, options, None))
+    task = verifier.make_task(response, ground_truth, options, None)
+    try:
+        result = verifier.score(task)
+    except ItemError as exc:
+        return Outcome(exc.status, 0.0, exc.details, exc.message)
+    return Outcome("ok", result.reward, result.details, None)
 
 
 def same(reference: str, answer: str, rel_tol: float = 1e-6) -> bool:

@@ -80,7 +80,7 @@ def test_a_result_that_cannot_be_sent_costs_its_item_only(reward_server):
     assert results["opaque"]["status"] == "error" and results["opaque"]["reward"] is None
     assert "not JSON" in results["opaque"]["error"]
     assert results["malformed"]["status"] == "error" and results["malformed"]["reward"] is None
-    assert "malformed Score" in results["malformed"]["error"] and "'maybe'" in results["malformed"]["error"]
+    assert "malformed Score" in results["malformed"]["error"] and "'not a dict'" in results["malformed"]["error"]
     assert results["number_keys"]["status"] == "error" and results["number_keys"]["reward"] is None
     assert "cannot carry" in results["number_keys"]["error"] and "details" in results["number_keys"]["error"]
     assert results["unpicklable"]["status"] == "error" and results["unpicklable"]["reward"] is None

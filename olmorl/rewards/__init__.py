@@ -16,6 +16,7 @@ from olmorl.rewards._models import (
 from olmorl.rewards.sessions._environment import Environment, Step, Tool
 from olmorl.rewards.engine._registry import (
     InvalidInput,
+    ItemError,
     NoOptions,
     Score,
     Task,
@@ -44,6 +45,7 @@ __all__ = [
     "EnvInfo",
     "Environment",
     "InvalidInput",
+    "ItemError",
     "NoOptions",
     "Score",
     "SessionClosed",

@@ -66,10 +66,10 @@ class OpaqueDetailsVerifier(Verifier):
 @register
 class MalformedScoreVerifier(Verifier):
     name = "test_malformed_score"
-    description = "Returns a Score whose status and details break the result's types."
+    description = "Returns a Score whose details break the result's types."
 
     def score(self, task: Task) -> Score:
-        return Score(1.0, details="not a dict", status="maybe")  # type: ignore[arg-type]
+        return Score(1.0, details="not a dict")  # type: ignore[arg-type]
 
 
 @register

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from olmorl.rewards.engine._registry import InvalidInput, Score, Task, Verifier, current_request, register
+from olmorl.rewards.engine._registry import InvalidInput, ItemError, Score, Task, Verifier, current_request, register
 from olmorl.rewards._settings import SandboxSettings, Settings
 from olmorl.rewards.code._grading import Compare, grade, reward
 from olmorl.rewards.code._languages import compile_details, compile_error, extract_source, split_build
@@ -145,9 +145,9 @@ class SandboxVerifier(Verifier):
                     "no seccomp). Enabled by sandbox.allow_insecure; use only for trusted code."]
         return []
 
-    def unavailable_score(self) -> Score:
-        return Score(0.0, {"reason": "sandbox_unavailable"}, status="error",
-                     error=f"code sandbox unavailable: {self.unavailable or 'not started'}")
+    def unavailable_error(self) -> ItemError:
+        return ItemError("error", f"code sandbox unavailable: {self.unavailable or 'not started'}",
+                         {"reason": "sandbox_unavailable"})
 
     def deadline_s(self, task: Task) -> None:
         # The sandbox pool bounds each run from the moment a slot is free (per-test limits plus a
@@ -176,7 +176,7 @@ class _CodeVerifierBase(SandboxVerifier):
 
     async def score_async(self, task: Task) -> Score:
         if self.pool is None:
-            return self.unavailable_score()
+            raise self.unavailable_error()
         suite: TestSuite = task.ground_truth
         opts: CodeOptions = task.options
         lang = sandbox_language(opts.language)
@@ -190,8 +190,7 @@ class _CodeVerifierBase(SandboxVerifier):
                                                 compare=opts.compare, owner=current_request.get(),
                                                 language=lang.name, compile_timeout_s=opts.compile_timeout_s)
         except LanguageUnavailable as exc:
-            return Score(0.0, {"reason": "language_unavailable", "language": lang.name}, status="error",
-                         error=str(exc))
+            raise ItemError("error", str(exc), {"reason": "language_unavailable", "language": lang.name}) from None
         in_sandbox_s = sum(run.runtime_s for run in runs)  # its time, not the time it waited for a slot
         build, runs = split_build(runs)
         compile_timeout = min(opts.compile_timeout_s or self.settings.sandbox.compile_timeout_s,

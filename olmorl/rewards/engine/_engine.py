@@ -19,8 +19,8 @@ from pydantic_core import PydanticSerializationError
 
 from olmorl.rewards._metrics import RewardMetrics
 from olmorl.rewards._models import Status, VerifierInfo, VerifyItem, VerifyResult
-from olmorl.rewards.engine._pool import ChunkedPool, PoolFailure, PoolJob
-from olmorl.rewards.engine._registry import (InvalidInput, Score, Task, Verifier, canonical_name, current_request,
+from olmorl.rewards.engine._pool import ChunkedPool, PoolJob
+from olmorl.rewards.engine._registry import (InvalidInput, ItemError, Score, Task, Verifier, canonical_name, current_request,
                                       load_verifiers)
 from olmorl.rewards._settings import Settings
 from olmorl.rewards.engine._composite import COMPOSITE, CompositePlan
@@ -241,8 +241,8 @@ class RewardEngine:
         verifier = self.verifiers[name]
         try:
             task = verifier.make_task(response, ground_truth, options, prompt)
-        except InvalidInput as exc:
-            return _result(item_id, name, "invalid", str(exc))
+        except ItemError as exc:
+            return _result(item_id, name, exc.status, exc.message, details=exc.details)
         except Exception as exc:  # a validation bug must cost one item, not the batch
             log.exception("verifier %s could not read an item", name)
             return _result(item_id, name, "error", f"{type(exc).__name__}: {exc}")
@@ -252,53 +252,48 @@ class RewardEngine:
         return item_id, name, verifier, task, truth
 
     async def _score_in_pool(self, items: list[Prepared], pool_items: list[tuple[int, Any]],
-                             jobs: list[PoolJob]) -> list[tuple[Score | PoolFailure, float]]:
+                             jobs: list[PoolJob]) -> list[tuple[Score | ItemError, float]]:
         """The pool's outcomes, each followed up on the event loop where its verifier asks for it (the math
         verifiers' judge fallback); a follow-up's seconds add to the worker's."""
         outcomes = list(await self.pool.score(jobs))
         follow: list[tuple[int, Any]] = []  # (position in outcomes, coroutine)
         for at, ((index, _), (outcome, _)) in enumerate(zip(pool_items, outcomes)):
             verifier, task = items[index][2], items[index][3]
-            if isinstance(outcome, Score) and outcome.status == "ok" and verifier.needs_follow_up(task, outcome):
+            if isinstance(outcome, Score) and verifier.needs_follow_up(task, outcome):
                 follow.append((at, self._on_loop(verifier, verifier.follow_up(task, outcome), None)))
         for (at, _), (outcome, seconds) in zip(follow, await asyncio.gather(*(work for _, work in follow))):
             outcomes[at] = (outcome, outcomes[at][1] + seconds)
         return outcomes
 
     async def _on_loop(self, verifier: Verifier, work: Any,
-                       deadline: float | None) -> tuple[Score | PoolFailure, float]:
+                       deadline: float | None) -> tuple[Score | ItemError, float]:
         """An I/O-bound verifier's score (or a pool verifier's follow-up), or the failure that stands for it, and
         the seconds from this item's start (same shape as the pool's)."""
         started = time.perf_counter()
         try:
-            outcome: Score | PoolFailure = await asyncio.wait_for(work, timeout=deadline)
-        except InvalidInput as exc:
-            outcome = PoolFailure("invalid", str(exc))
+            outcome: Score | ItemError = await asyncio.wait_for(work, timeout=deadline)
+        except ItemError as exc:
+            outcome = exc
         except asyncio.TimeoutError:
-            outcome = PoolFailure("timeout", f"no result within {deadline:g} s" if deadline else "timed out")
+            outcome = ItemError("timeout", f"no result within {deadline:g} s" if deadline else "timed out",
+                                {"reason": "timeout"})
         except MemoryError:
-            outcome = PoolFailure("memory")
+            outcome = ItemError("error", "out of memory on the event loop")
         except Exception as exc:  # a verifier bug must cost one item, not the batch
             log.exception("verifier %s failed", verifier.name)
-            outcome = PoolFailure("error", f"{type(exc).__name__}: {exc}")
+            outcome = ItemError("error", f"{type(exc).__name__}: {exc}")
         return outcome, time.perf_counter() - started
 
-    def _finish(self, item_id: Any, name: str, outcome: Score | PoolFailure, seconds: float) -> VerifyResult:
-        if isinstance(outcome, PoolFailure):
-            if outcome.kind == "timeout":
-                return _result(item_id, name, "timeout", outcome.message, seconds, details={"reason": "timeout"})
-            if outcome.kind == "memory":
-                return _result(item_id, name, "error",
-                               f"out of memory (worker ceiling {self.settings.worker_memory_mb} MiB)", seconds)
-            status: Status = "invalid" if outcome.kind == "invalid" else "error"
-            return _result(item_id, name, status, outcome.message, seconds)
+    def _finish(self, item_id: Any, name: str, outcome: Score | ItemError, seconds: float) -> VerifyResult:
         ran = getattr(outcome, "elapsed_s", None)
         if isinstance(ran, (int, float)) and math.isfinite(ran):
             seconds = max(float(ran), 0.0)  # the verifier timed where its item ran
+        if isinstance(outcome, ItemError):
+            return _result(item_id, name, outcome.status, outcome.message, seconds, details=outcome.details)
         if not isinstance(outcome.reward, (int, float)) or not math.isfinite(outcome.reward):
             return _result(item_id, name, "error", f"verifier returned a non-finite reward {outcome.reward!r}",
                            seconds, details=outcome.details if isinstance(outcome.details, dict) else {})
-        return _result(item_id, name, outcome.status, outcome.error, seconds, float(outcome.reward), outcome.details)
+        return _result(item_id, name, "ok", None, seconds, float(outcome.reward), outcome.details)
 
 
 def _encode(results: list[VerifyResult]) -> tuple[list[VerifyResult], bytes]:

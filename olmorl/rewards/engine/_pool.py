@@ -27,11 +27,11 @@ from functools import partial
 from typing import Any
 
 from olmorl.rewards._metrics import RewardMetrics
-from olmorl.rewards.engine._registry import Score, Task
+from olmorl.rewards.engine._registry import ItemError, Score, Task
 from olmorl.rewards._settings import Settings
-from olmorl.rewards.engine._workers import PoolFailure, WorkerProcess, build_pool_verifiers
+from olmorl.rewards.engine._workers import WorkerProcess, build_pool_verifiers
 
-__all__ = ["ChunkedPool", "PoolFailure", "PoolJob"]
+__all__ = ["ChunkedPool", "PoolJob"]
 
 log = logging.getLogger("olmorl.rewards")
 
@@ -66,7 +66,7 @@ class _Slot:
 
 
 class ChunkedPool:
-    """`await pool.score(jobs)` -> one (Score or PoolFailure, seconds the job ran) per job, in order."""
+    """`await pool.score(jobs)` -> one (Score or ItemError, seconds the job ran) per job, in order."""
 
     def __init__(self, settings: Settings, metrics: RewardMetrics) -> None:
         self.settings = settings
@@ -140,7 +140,7 @@ class ChunkedPool:
         self._dispatch()
 
     # -- scoring ---------------------------------------------------------------------------------------
-    async def score(self, jobs: list[PoolJob]) -> list[tuple[Score | PoolFailure, float]]:
+    async def score(self, jobs: list[PoolJob]) -> list[tuple[Score | ItemError, float]]:
         if not jobs:
             return []
         if not self._running:
@@ -238,7 +238,7 @@ class ChunkedPool:
             return
         ran = asyncio.get_running_loop().time() - slot.started
         chunk = self._take_down(slot)
-        self._failed(slot, chunk, PoolFailure("timeout", f"no result within {deadline:g} s"), "timeout", ran)
+        self._failed(slot, chunk, ItemError("timeout", f"no result within {deadline:g} s", {"reason": "timeout"}), "timeout", ran)
 
     def _exited(self, slot: _Slot, worker: WorkerProcess) -> None:
         """A worker's process ended. If the server did not end it, it died: its current chunk fails (item by
@@ -251,8 +251,8 @@ class ChunkedPool:
         if chunk is None:
             self._replace(slot)
             return
-        self._failed(slot, chunk, PoolFailure("died", f"worker process died (exit code {worker.exitcode}); memory "
-                                                      f"ceiling is {self.settings.worker_memory_mb} MiB"), "died", ran)
+        self._failed(slot, chunk, ItemError("error", f"worker process died (exit code {worker.exitcode}); memory "
+                                                   f"ceiling is {self.settings.worker_memory_mb} MiB"), "died", ran)
 
     def _take_down(self, slot: _Slot) -> _Chunk:
         """Kill the slot's worker and start its replacement; returns the chunk it was scoring. The chunks sent
@@ -274,7 +274,7 @@ class ChunkedPool:
             self._spawning.add(task)
             task.add_done_callback(self._spawning.discard)
 
-    def _failed(self, slot: _Slot, chunk: _Chunk, failure: PoolFailure, reason: str, ran: float) -> None:
+    def _failed(self, slot: _Slot, chunk: _Chunk, failure: ItemError, reason: str, ran: float) -> None:
         """`ran`: seconds the chunk ran before it failed; a lone item's time, else the chunk is retried."""
         if len(chunk.jobs) > 1:  # find the culprit: every item again, alone, with its own deadline
             self.metrics.chunk_splits.inc()

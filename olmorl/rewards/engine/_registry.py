@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from olmorl.rewards._models import ChatMessage, Status, VerifierInfo
+from olmorl.rewards._models import ChatMessage, Status, VerifierInfo, VerifyResult
 
 if TYPE_CHECKING:
     from olmorl.rewards.engine._engine import RewardEngine
@@ -44,8 +44,44 @@ BUILTIN_MODULES = (
 )
 
 
-class InvalidInput(ValueError):
-    """Raised by a verifier when the item itself is malformed; the item gets status `invalid`."""
+class ItemError(Exception):
+    """The one way a verifier or environment says an item has no reward: raise it, and the item gets `status`
+    (`invalid`: the item itself is malformed; `error`: something outside the item failed, e.g. the sandbox or
+    the judge; `timeout`), `message` as its error and `details` as its details, never a reward.
+    `elapsed_s`: seconds the item itself ran, as `Score.elapsed_s`."""
+
+    def __init__(self, status: Status, message: str, details: dict[str, Any] | None = None,
+                 elapsed_s: float | None = None) -> None:
+        if status not in ("invalid", "error", "timeout"):
+            raise ValueError(f"ItemError status must be invalid, error or timeout, not {status!r}")
+        super().__init__(message)
+        self.status: Status = status
+        self.message = message
+        self.details: dict[str, Any] = details or {}
+        self.elapsed_s = elapsed_s
+
+    def __reduce__(self) -> tuple[Any, ...]:  # crosses from a pool worker to the server by pickle
+        return ItemError, (self.status, self.message, self.details, self.elapsed_s)
+
+
+class InvalidInput(ItemError, ValueError):
+    """`ItemError("invalid", message, details)`: the item itself is malformed (a bad ground truth, options or
+    response), said the way validation code reads best."""
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__("invalid", message, details)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return InvalidInput, (self.message, self.details)
+
+
+def score_of(result: VerifyResult) -> Score:
+    """A nested verification's result (an environment scoring its answer through `services.verify`, a composite's
+    component) as the Score it stands for; raises its ItemError when it is not `ok`."""
+    if result.status != "ok" or result.reward is None:
+        raise ItemError(result.status if result.status != "ok" else "error",
+                        result.error or f"{result.verifier} gave no reward", dict(result.details))
+    return Score(result.reward, dict(result.details), result.elapsed_ms / 1000 if result.elapsed_ms else None)
 
 
 class NoOptions(BaseModel):
@@ -70,12 +106,10 @@ class Task:
 
 @dataclass
 class Score:
-    """What `score` returns. Raise `InvalidInput` rather than returning status `invalid`."""
+    """What `score` returns: a reward (the item is `ok`). An item without a reward raises `ItemError`."""
 
     reward: float
     details: dict[str, Any] = field(default_factory=dict)
-    status: Status = "ok"
-    error: str | None = None
     # Seconds the item itself ran, for a verifier that first waits on a shared resource (the code verifier's
     # sandbox slots, the judge's call slots): the result's elapsed_ms. None: the engine's clock around score()/score_async().
     elapsed_s: float | None = None

@@ -21,25 +21,17 @@ import socket
 import struct
 import threading
 import time
-from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Callable, Literal
+from typing import Callable
 
 from olmorl.rewards.engine._lifetime import die_with_parent
-from olmorl.rewards.engine._registry import InvalidInput, Score, Task, Verifier, load_verifiers
+from olmorl.rewards.engine._registry import ItemError, Score, Task, Verifier, load_verifiers
 from olmorl.rewards._settings import Settings
 
 log = logging.getLogger("olmorl.rewards")
 
 _READY = b"ready"
-
-
-@dataclass(frozen=True)
-class PoolFailure:
-    """Why a job has no Score; the engine turns it into the item's status and error."""
-
-    kind: Literal["invalid", "timeout", "died", "memory", "error"]
-    message: str = ""
+_memory_mb = 0  # this worker's memory ceiling, for the out-of-memory error
 
 
 # -- built in the server, inherited by every worker ----------------------------------------------------
@@ -69,31 +61,33 @@ def build_pool_verifiers(settings: Settings) -> None:
 def _init_worker(settings: Settings) -> None:
     """Yield the CPU to the event loop, then set the memory ceiling that bounds what scoring may add."""
     os.nice(settings.worker_nice)  # the event loop (health checks, I/O verifiers) wins the CPU over a busy worker
+    global _memory_mb
+    _memory_mb = settings.worker_memory_mb
     limit = settings.worker_memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def score_chunk(jobs: list[tuple[str, Task]]) -> tuple[list[Score | PoolFailure], list[float]]:
-    """Score a chunk in order; one failing item is that item's PoolFailure. Returns the outcomes and the seconds
+def score_chunk(jobs: list[tuple[str, Task]]) -> tuple[list[Score | ItemError], list[float]]:
+    """Score a chunk in order; one failing item is that item's ItemError. Returns the outcomes and the seconds
     each item took (its result's elapsed_ms; their sum is the parent's cost estimate)."""
-    outcomes: list[Score | PoolFailure] = []
+    outcomes: list[Score | ItemError] = []
     seconds: list[float] = []
     for name, task in jobs:
         started = time.perf_counter()
         try:
             outcomes.append(_pool_verifiers[name].score(task))
-        except InvalidInput as exc:
-            outcomes.append(PoolFailure("invalid", str(exc)))
+        except ItemError as exc:
+            outcomes.append(exc)
         except MemoryError:
-            outcomes.append(PoolFailure("memory"))
+            outcomes.append(ItemError("error", f"out of memory (worker ceiling {_memory_mb} MiB)"))
         except Exception as exc:  # a verifier bug must cost one item, not the chunk
             log.exception("verifier %s failed", name)
-            outcomes.append(PoolFailure("error", f"{type(exc).__name__}: {exc}"))
+            outcomes.append(ItemError("error", f"{type(exc).__name__}: {exc}"))
         seconds.append(time.perf_counter() - started)
     return outcomes, seconds
 
 
-def _reply(outcomes: list[Score | PoolFailure], seconds: list[float]) -> bytes:
+def _reply(outcomes: list[Score | ItemError], seconds: list[float]) -> bytes:
     try:
         return pickle.dumps((outcomes, seconds), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # one outcome the wire cannot carry (a lambda in details, ...) costs that item only
@@ -103,8 +97,8 @@ def _reply(outcomes: list[Score | PoolFailure], seconds: list[float]) -> bytes:
                 pickle.dumps(outcome)
                 sendable.append(outcome)
             except Exception as exc:
-                sendable.append(PoolFailure("error", f"verifier returned a result that cannot leave the worker "
-                                                     f"process: {type(exc).__name__}: {exc}"))
+                sendable.append(ItemError("error", f"verifier returned a result that cannot leave the worker "
+                                                   f"process: {type(exc).__name__}: {exc}"))
         return pickle.dumps((sendable, seconds), protocol=pickle.HIGHEST_PROTOCOL)
 
 

@@ -34,11 +34,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from olmorl.rewards.engine._registry import InvalidInput, Score, Task, register
+from olmorl.rewards.engine._registry import InvalidInput, ItemError, Score, Task, register
 from olmorl.rewards.judge._calls import CallFailed, Verdict, judge_call
 from olmorl.rewards.judge._parse import JudgementError, parse_verdict_object
 from olmorl.rewards.judge._templates import defuse_tags, strip_reasoning, truncate_middle
-from olmorl.rewards.judge._verifier import NOT_CONFIGURED_SCORE, JudgeVerifier, require_question
+from olmorl.rewards.judge._verifier import JudgeVerifier, not_configured, require_question
 
 MAX_GROUP = 16
 RANK_RULE = "(others beaten + ties / 2) / (G - 1) on the mean score over both orders"
@@ -151,7 +151,7 @@ class _Comparative(JudgeVerifier):
     async def score_async(self, task: Task) -> Score:
         backend = self._backend
         if backend is None or not backend.client.configured:
-            return NOT_CONFIGURED_SCORE
+            raise not_configured()
         question, q_cut = self.question_of(task)
         truth: GroupTruth = task.ground_truth
         limit, size = self.judge.max_input_chars, len(truth.completions)
@@ -172,8 +172,8 @@ class _Comparative(JudgeVerifier):
         failed = [(n, o) for n, o in enumerate(outcomes) if isinstance(o, CallFailed)]
         if failed:
             n, first = failed[0]
-            return Score(0.0, {**base, **first.details(), "failed_order": n}, status="error",
-                         error=f"judging the group in order {orders[n]}: {first.error}", elapsed_s=elapsed)
+            raise ItemError("error", f"judging the group in order {orders[n]}: {first.error}",
+                            {**base, **first.details(), "failed_order": n}, elapsed)
         verdicts: list[Verdict] = outcomes  # type: ignore[assignment]
         reward, details = self.reward(task.options.index, orders, verdicts)
         return Score(reward, {**base, **details, "cache_hit": all(v.cache_hit for v in verdicts),

@@ -24,12 +24,12 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from olmorl.rewards.engine._registry import InvalidInput, Score, Task, register
+from olmorl.rewards.engine._registry import InvalidInput, ItemError, Score, Task, register
 from olmorl.rewards.judge._cache import cache_key
 from olmorl.rewards.judge._calls import CallFailed, Verdict, judge_call
 from olmorl.rewards.judge._parse import JudgementError, parse_verdict_object
 from olmorl.rewards.judge._templates import defuse_tags, strip_reasoning, truncate_middle
-from olmorl.rewards.judge._verifier import NOT_CONFIGURED_SCORE, JudgeVerifier, require_question
+from olmorl.rewards.judge._verifier import JudgeVerifier, not_configured, require_question
 
 AGGREGATION = "sum(weight * met) / sum(positive weights), clipped to [0, 1]"
 
@@ -127,7 +127,7 @@ class RubricJudgeVerifier(JudgeVerifier):
         question, q_cut = self.question_of(task)
         backend = self._backend
         if backend is None or not backend.client.configured:
-            return NOT_CONFIGURED_SCORE
+            raise not_configured()
         response, r_cut = truncate_middle(strip_reasoning(task.response), self.judge.max_input_chars)
         criteria: list[Criterion] = task.ground_truth
         model = self.judge.model or ""
@@ -156,9 +156,8 @@ class RubricJudgeVerifier(JudgeVerifier):
         elapsed = max((o.elapsed_s for o in outcomes if isinstance(o, Verdict)), default=0.0)
         if failed:
             i, first = failed[0]
-            return Score(0.0, {**base, "reason": first.reason, "criteria": rows}, status="error",
-                         error=f"criterion {i} ({criteria[i].criterion[:80]!r}): {first.error}"
-                               + (f" ({len(failed) - 1} more criteria failed)" if len(failed) > 1 else ""),
-                         elapsed_s=elapsed)
+            raise ItemError("error", f"criterion {i} ({criteria[i].criterion[:80]!r}): {first.error}"
+                                     + (f" ({len(failed) - 1} more criteria failed)" if len(failed) > 1 else ""),
+                            {**base, "reason": first.reason, "criteria": rows}, elapsed)
         reward, raw = aggregate(criteria, [o.value for o in outcomes])  # type: ignore[union-attr]
         return Score(reward, {**base, "criteria": rows, "raw_score": raw}, elapsed_s=elapsed)

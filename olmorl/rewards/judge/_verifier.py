@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from olmorl.rewards.engine._registry import InvalidInput, Score, Task, Verifier, register
+from olmorl.rewards.engine._registry import InvalidInput, ItemError, Score, Task, Verifier, register
 from olmorl.rewards._settings import JudgeSettings, Settings
 from olmorl.rewards.judge._cache import CachedJudgement, JudgeCache, cache_key
 from olmorl.rewards.judge._client import JudgeCallError, JudgeClient
@@ -31,7 +31,8 @@ from olmorl.rewards.judge._templates import (
 
 NOT_CONFIGURED = ("the LM judge is not configured: set OLMORL_JUDGE_BASE_URL and OLMORL_JUDGE_MODEL in the "
                   "environment of the reward server, or of `olmorl-rewards verify` when it scores in-process")
-NOT_CONFIGURED_SCORE = Score(0.0, {"reason": "judge_not_configured"}, status="error", error=NOT_CONFIGURED)
+def not_configured() -> ItemError:
+    return ItemError("error", NOT_CONFIGURED, {"reason": "judge_not_configured"})
 _RAW_EXCERPT_CHARS = 1000
 
 
@@ -162,7 +163,7 @@ class JudgeVerifier(Verifier):
     async def score_async(self, task: Task) -> Score:
         backend = self._backend
         if backend is None or not backend.client.configured:
-            return NOT_CONFIGURED_SCORE
+            raise not_configured()
         template, mode = task.options.template, task.options.mode
         limit = self.judge.max_input_chars
         question, q_cut = self.question_of(task)
@@ -189,9 +190,14 @@ class JudgeVerifier(Verifier):
             backend.calls[key] = call
             call.add_done_callback(lambda _: backend.calls.pop(key, None))
         # Shielded: a caller that times out does not cancel the call that identical items wait on.
-        score = await asyncio.shield(call)
+        try:
+            score = await asyncio.shield(call)
+        except ItemError as exc:
+            if coalesced:
+                raise ItemError(exc.status, exc.message, {**exc.details, "coalesced": True}, exc.elapsed_s) from None
+            raise
         if coalesced:
-            score = Score(score.reward, {**score.details, "coalesced": True}, score.status, score.error)
+            score = Score(score.reward, {**score.details, "coalesced": True}, score.elapsed_s)
         return score
 
     def _reward(self, score: float) -> float:
@@ -204,21 +210,22 @@ class JudgeVerifier(Verifier):
         try:
             reply = await backend.client.complete([{"role": "user", "content": prompt_text}])
         except JudgeCallError as exc:
-            return Score(0.0, {**base, "reason": "judge_unavailable", "cache_hit": False, "attempts": exc.attempts},
-                         status="error", error=str(exc))
+            raise ItemError("error", str(exc), {**base, "reason": "judge_unavailable", "cache_hit": False,
+                                                "attempts": exc.attempts}) from None
         details = {**base, "cache_hit": False, "attempts": reply.attempts, "endpoint": reply.endpoint}
         if reply.finish_reason == "length":  # whatever it wrote last is not a verdict it finished
             raw = reply.text or ""
-            return Score(0.0, {**details, "reason": "judge_cut_off", "raw": raw[:_RAW_EXCERPT_CHARS]},
-                         status="error", error="the judge reply was cut off (finish_reason=length) before its "
-                                               "verdict; raise judge.max_tokens", elapsed_s=reply.at_judge_s)
+            raise ItemError("error", "the judge reply was cut off (finish_reason=length) before its verdict; raise "
+                                     "judge.max_tokens", {**details, "reason": "judge_cut_off",
+                                                          "raw": raw[:_RAW_EXCERPT_CHARS]}, reply.at_judge_s)
         lo, hi = self.judge.score_min, self.judge.score_max
         try:
             judgement = parse_judgement(reply.text, lo, hi)
         except JudgementError as exc:
             raw = reply.text or ""
-            return Score(0.0, {**details, "reason": "unparseable_judgement", "raw": raw[:_RAW_EXCERPT_CHARS]},
-                         status="error", error=f"could not read the judge's score: {exc}", elapsed_s=reply.at_judge_s)
+            raise ItemError("error", f"could not read the judge's score: {exc}",
+                            {**details, "reason": "unparseable_judgement", "raw": raw[:_RAW_EXCERPT_CHARS]},
+                            reply.at_judge_s) from None
         reward = self._reward(judgement.score)
         await backend.cache.put(key, CachedJudgement(reward, judgement.score, judgement.reasoning,
                                                      self.judge.model or ""))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from olmorl.rewards.engine._registry import InvalidInput, Score, Task
+from olmorl.rewards.engine._registry import InvalidInput, ItemError, Score, Task
 from olmorl.rewards._settings import Settings
 from olmorl.rewards.judge._verifier import NOT_CONFIGURED, JudgeVerifier
 
@@ -45,13 +45,16 @@ async def ask_judge(judge: JudgeVerifier, task: Task, symbolic: Score, reference
                                  task.prompt)
     try:
         verdict = await asyncio.wait_for(judge.score_async(judge_task), timeout=judge.judge.item_deadline_s)
-    except asyncio.TimeoutError:
-        verdict = Score(0.0, {"reason": "judge_timeout"}, status="error",
-                        error=f"the judge gave no verdict within {judge.judge.item_deadline_s:g} s")
-    details = {**symbolic.details, "method": "judge", "symbolic_reason": symbolic.details.get("reason"),
-               "judge": verdict.details}
-    if verdict.status != "ok":
-        return Score(0.0, {**details, "reason": "judge_failed"}, status="error",
-                     error=f"judge_fallback: {verdict.error or 'the judge gave no verdict'}")
+    except (asyncio.TimeoutError, ItemError) as exc:
+        failure = exc if isinstance(exc, ItemError) else ItemError(
+            "error", f"the judge gave no verdict within {judge.judge.item_deadline_s:g} s", {"reason": "judge_timeout"})
+        raise ItemError("error", f"judge_fallback: {failure.message or 'the judge gave no verdict'}",
+                        {**_judged(symbolic, failure.details), "reason": "judge_failed"}) from None
+    details = _judged(symbolic, verdict.details)
     match = verdict.reward >= 0.5
     return Score(float(match), {**details, "reason": None if match else "judge_mismatch"})
+
+
+def _judged(symbolic: Score, judge_details: dict) -> dict:
+    return {**symbolic.details, "method": "judge", "symbolic_reason": symbolic.details.get("reason"),
+            "judge": judge_details}

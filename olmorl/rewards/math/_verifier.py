@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from olmorl.rewards.engine._registry import InvalidInput, Score, Task, Verifier, register
+from olmorl.rewards.engine._registry import InvalidInput, ItemError, Score, Task, Verifier, register
 from olmorl.rewards._settings import Settings
 from olmorl.rewards.judge._verifier import JudgeVerifier
 from olmorl.rewards.math import _judge_fallback as fallback
@@ -231,8 +231,7 @@ class _MathFamily(Verifier):
         problems = [p for raw, ref in zip(raws, refs) if (p := reference_problem(raw, ref))]
         if len(problems) == len(refs):
             # A broken label must not train as "every answer is wrong": the item is invalid, not a 0.
-            return Score(0.0, {"reason": "unparseable_reference", "normalized_reference": refs},
-                         status="invalid", error="; ".join(problems))
+            raise InvalidInput("; ".join(problems), {"reason": "unparseable_reference", "normalized_reference": refs})
         extraction = extract_answer(task.response, minerva_only=self.minerva_only)
         if extraction.answer is None:
             return self._scored(task, 0.0, _details(extraction, refs, [], extraction.reason or "no_answer"))
@@ -257,8 +256,8 @@ class _MathFamily(Verifier):
             if verdict.match:
                 break
         if verdict.reason == "unparseable" and not any(_reference_parses(ref) for ref in refs):
-            return Score(0.0, {**_details(extraction, refs, compared, "unparseable_reference")}, status="invalid",
-                         error=f"ground_truth {raws!r} cannot be parsed as an answer")
+            raise InvalidInput(f"ground_truth {raws!r} cannot be parsed as an answer",
+                               _details(extraction, refs, compared, "unparseable_reference"))
         return self._scored(task, float(verdict.match), _details(extraction, refs, compared, verdict.reason))
 
     @staticmethod

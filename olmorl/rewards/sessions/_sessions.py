@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from olmorl.rewards.sessions._environment import Environment, Step
-from olmorl.rewards._models import VerifyResult
-from olmorl.rewards.engine._registry import InvalidInput, load_environments
+from olmorl.rewards._models import Status, VerifyResult
+from olmorl.rewards.engine._registry import InvalidInput, ItemError, load_environments
 from olmorl.rewards.sessions._session_memory import MemoryUse, idle_memory_budget, measure, to_evict
 from olmorl.rewards.sessions._session_models import EnvInfo, SessionCreated, ToolResult
 from olmorl.sandbox import SandboxUnavailable
@@ -168,7 +168,7 @@ class SessionManager:
             if isinstance(exc, asyncio.TimeoutError):
                 raise SessionFailed(f"setting up {cls.name!r} took over {self.config.call_timeout_s:g} s",
                                     503) from None
-            if isinstance(exc, (SandboxUnavailable, InterpreterFailed)):
+            if isinstance(exc, (SandboxUnavailable, InterpreterFailed, ItemError)):
                 raise SessionFailed(f"{cls.name!r} session: {exc}", 503) from None
             if isinstance(exc, Exception):
                 log.exception("setting up a %s session failed", cls.name)
@@ -204,14 +204,15 @@ class SessionManager:
         async with session.lock:
             self._check_open(session)
             started = time.perf_counter()
+            status: Status
             try:
                 if len(response) > self.settings.max_response_chars:
                     raise InvalidInput(f"response has {len(response)} characters; the limit is "
                                        f"{self.settings.max_response_chars} (max_response_chars)")
                 score = await asyncio.wait_for(session.env.verify(response, messages), self.config.call_timeout_s)
-                status, error, reward, details = score.status, score.error, float(score.reward), score.details
-            except InvalidInput as exc:
-                status, error, reward, details = "invalid", str(exc), 0.0, {}
+                status, error, reward, details = "ok", None, float(score.reward), score.details
+            except ItemError as exc:
+                status, error, reward, details = exc.status, exc.message, 0.0, exc.details
             except asyncio.TimeoutError:
                 status, error, reward, details = "timeout", f"no result within {self.config.call_timeout_s:g} s", \
                     0.0, {"reason": "timeout"}
@@ -241,8 +242,8 @@ class SessionManager:
         try:
             parsed = tool.parse(arguments)
             return await asyncio.wait_for(session.env.step(name, parsed), self.config.call_timeout_s)
-        except InvalidInput as exc:
-            return Step("", "invalid", str(exc))
+        except ItemError as exc:
+            return Step("", exc.status, exc.message)
         except asyncio.TimeoutError:
             await session.env.interrupt()
             return Step("", "timeout", f"the call ran past {self.config.call_timeout_s:g} s and was stopped")

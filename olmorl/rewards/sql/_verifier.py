@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, Json, JsonValue
 
-from olmorl.rewards.engine._registry import InvalidInput, Score, Task, current_request, register
+from olmorl.rewards.engine._registry import InvalidInput, ItemError, Score, Task, current_request, register
 from olmorl.rewards._settings import Settings
 from olmorl.rewards.code import SandboxVerifier
 from olmorl.rewards.sql._compare import extract_query, orders_result, results_match
@@ -110,7 +110,7 @@ class SqlVerifier(SandboxVerifier):
 
     async def score_async(self, task: Task) -> Score:
         if self.pool is None:
-            return self.unavailable_score()
+            raise self.unavailable_error()
         truth: SqlGroundTruth = task.ground_truth
         candidate = extract_query(task.response)
         if not candidate:
@@ -127,16 +127,15 @@ class SqlVerifier(SandboxVerifier):
         runs, failure = await self.pool.run(RUNNER, [TestInput(stdin=stdin)], timeout, owner=current_request.get())
         in_sandbox_s = sum(run.runtime_s for run in runs)
         if failure is not None or not runs:
-            return Score(0.0, {"reason": "sandbox"}, status="error", error=f"sql sandbox run failed: {failure}",
-                         elapsed_s=in_sandbox_s)
+            raise ItemError("error", f"sql sandbox run failed: {failure}", {"reason": "sandbox"}, in_sandbox_s)
         run = runs[0]
         try:
             if run.status != "passed":
                 raise ValueError(run.message)
             report = json.loads(run.stdout)
         except ValueError as exc:
-            return Score(0.0, {"reason": "sandbox", "stderr": run.stderr[-400:]}, status="error",
-                         error=f"sql run {run.status}: {exc}", elapsed_s=in_sandbox_s)
+            raise ItemError("error", f"sql run {run.status}: {exc}", {"reason": "sandbox", "stderr": run.stderr[-400:]},
+                            in_sandbox_s) from None
         return _judge(report, truth, candidate, in_sandbox_s)
 
 
@@ -147,8 +146,7 @@ def _judge(report: dict[str, Any], truth: SqlGroundTruth, candidate: str, elapse
     if "error" in reference:
         message = f"the reference query failed: {reference['error']}"
         if reference["kind"] in ("timeout", "too_many_rows", "too_large"):  # this server's limits, not a wrong truth
-            return Score(0.0, {"reason": "reference_" + reference["kind"]}, status="error", error=message,
-                         elapsed_s=elapsed_s)
+            raise ItemError("error", message, {"reason": "reference_" + reference["kind"]}, elapsed_s)
         raise InvalidInput(f"ground_truth.query: {message}")
     details: dict[str, Any] = {"query": candidate[:2000], "ordered": orders_result(truth.query),
                                "reference_rows": len(reference["rows"])}

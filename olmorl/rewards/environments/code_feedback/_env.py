@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from olmorl.rewards.sessions._environment import Environment, Step, Tool
-from olmorl.rewards.engine._registry import InvalidInput, Score, register
+from olmorl.rewards.engine._registry import InvalidInput, ItemError, Score, register, score_of
 from olmorl.rewards.environments.python._env import as_prompt
 
 _FENCED = re.compile(r"```[^\n`]*\n.*?```", re.DOTALL)
@@ -80,8 +80,7 @@ class CodeFeedbackEnvironment(Environment):
         result = await self.services.verify({"verifier": task.verifier, "response": program,
                                              "ground_truth": task.hidden_tests, "options": task.options,
                                              "prompt": as_prompt(messages)})
-        if result.status != "ok":
-            return Score(0.0, result.details, status=result.status, error=result.error)
+        score_of(result)  # not ok: its ItemError is the session's outcome
         penalty = task.attempt_penalty * max(self.attempts - 1, 0)
         hidden = result.reward or 0.0
         details = {"hidden": {k: result.details[k] for k in ("passed", "total", "pass_rate", "counts")

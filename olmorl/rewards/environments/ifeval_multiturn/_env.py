@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from olmorl.rewards.sessions._environment import Environment, Step, Tool
-from olmorl.rewards.engine._registry import InvalidInput, Score, register
+from olmorl.rewards.engine._registry import InvalidInput, ItemError, Score, register, score_of
 from olmorl.rewards.environments.python._env import as_prompt
 
 
@@ -64,15 +64,16 @@ class IFEvalMultiTurnEnvironment(Environment):
         result = await self.services.verify({"verifier": "ifeval", "response": response,
                                              "ground_truth": self._ground_truth(self.current),
                                              "options": self.task.options, "prompt": as_prompt(messages)})
-        return Score(result.reward or 0.0, result.details, status=result.status, error=result.error)
+        return score_of(result)
 
     async def step(self, tool: str, arguments: Any) -> Step:
         turns = self.task.turns
         if self.current >= len(turns):
             raise InvalidInput("every turn is answered; call verify with the final answer")
-        score = await self._score_turn(arguments.response, None)
-        if score.status != "ok":
-            return Step("", score.status, score.error)
+        try:
+            score = await self._score_turn(arguments.response, None)
+        except ItemError as exc:
+            return Step("", exc.status, exc.message)
         self.scores[self.current] = score.reward
         self.current += 1
         done = self.current >= len(turns)
@@ -81,9 +82,7 @@ class IFEvalMultiTurnEnvironment(Environment):
     async def verify(self, response: str, messages: list[Any] | None) -> Score:
         turns = self.task.turns
         self.current = min(self.current, len(turns) - 1)  # all answered: the final answer redoes the last
-        final = await self._score_turn(response, messages)
-        if final.status != "ok":
-            return final
+        final = await self._score_turn(response, messages)  # not ok: its ItemError is the session's outcome
         self.scores[self.current] = final.reward
         per_turn = [self.scores.get(k, 0.0) for k in range(len(turns))]
         reward = sum(per_turn) / len(per_turn)

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from olmorl.rewards.sessions._environment import Environment, Step, Tool
-from olmorl.rewards.engine._registry import Score, register
+from olmorl.rewards.engine._registry import ItemError, Score, register, score_of
 from olmorl.rewards.sessions._sessions import truncate
 from olmorl.sandbox._session import Interpreter, InterpreterFailed
 
@@ -42,8 +42,8 @@ async def verify_answer(env: Environment, check: AnswerCheck, response: str, mes
     result = await env.services.verify({"verifier": check.verifier, "response": response,
                                         "ground_truth": check.ground_truth, "options": check.options,
                                         "prompt": as_prompt(messages)})
-    details = dict(result.details, verifier=result.verifier, reward_components={"answer": result.reward or 0.0})
-    return Score(result.reward or 0.0, details, status=result.status, error=result.error)
+    score = score_of(result)
+    return Score(score.reward, dict(score.details, verifier=result.verifier, reward_components={"answer": score.reward}))
 
 
 def compose(stdout: str, stderr: str, error: str | None, limit: int) -> str:
