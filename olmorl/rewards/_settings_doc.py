@@ -46,7 +46,8 @@ def _source_notes(cls: type) -> tuple[dict[str, str], dict[str, str]]:
             continue
         name = node.target.id
         beside = comments.get(node.end_lineno or node.lineno)
-        above, line = [], node.lineno - 1
+        above: list[str] = []
+        line = node.lineno - 1
         while beside is None and line in comments and source.splitlines()[line - 1].lstrip().startswith("#"):
             above.insert(0, comments[line])
             line -= 1
@@ -85,7 +86,7 @@ def _rows(cls: type[BaseSettings], prefix: str) -> tuple[list[str], list[tuple[s
 def render() -> str:
     out = [_HEADER]
     rows, sections = _rows(Settings, Settings.model_config.get("env_prefix", ""))
-    parts = [("Server", Settings, rows)]
+    parts: list[tuple[str, type[BaseSettings], list[str]]] = [("Server", Settings, rows)]
     for name, section in sections:
         parts.append((f"`{name}`", section, _rows(section, section.model_config.get("env_prefix", ""))[0]))
     for title, cls, table in parts:

@@ -67,6 +67,7 @@ class TestProgramResponse(BaseModel):
 
 def _command_result(run: TestRun) -> CommandResult:
     """One step's outcome as SandboxFusion reports it; the exit status is what the zygote's `waitpid` saw."""
+    status: Literal["Finished", "Error", "TimeLimitExceeded"]
     if run.timed_out:
         status, code = "TimeLimitExceeded", None
     else:

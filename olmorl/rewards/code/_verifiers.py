@@ -166,9 +166,9 @@ class _CodeVerifierBase(SandboxVerifier):
 
     def make_task(self, response: str, ground_truth: Any, options: dict[str, Any], prompt: Any) -> Task:
         task = super().make_task(response, ground_truth, options, prompt)
-        options: CodeOptions = task.options
+        opts: CodeOptions = task.options
         try:
-            lang = sandbox_language(options.language)
+            lang = sandbox_language(opts.language)
         except UnknownLanguage as exc:
             raise InvalidInput(f"options.language: {exc}") from None
         suite = parse_ground_truth(task.ground_truth, stdio_only=self.stdio_only or lang.name != "python")

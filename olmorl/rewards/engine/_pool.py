@@ -233,7 +233,7 @@ class ChunkedPool:
         self._dispatch()
 
     # -- failures --------------------------------------------------------------------------------------
-    def _timed_out(self, slot: _Slot, worker: WorkerProcess, deadline: float) -> None:
+    def _timed_out(self, slot: _Slot, worker: WorkerProcess | None, deadline: float) -> None:
         if slot.worker is not worker or not slot.sent:
             return
         ran = asyncio.get_running_loop().time() - slot.started

@@ -8,10 +8,10 @@ import io
 import re
 import unicodedata
 
-from olmorl.rewards.instructions._constraints import NoKwargs, constraint
+from olmorl.rewards.instructions._constraints import NoKwargs, Source, constraint
 from olmorl.rewards.instructions._text import STRIP_CHARS, drop_punctuation, split_sentences_punkt
 
-SRC = "ifbench"
+SRC: Source = "ifbench"
 
 
 def _ascii_fold(text: str) -> str:

@@ -114,7 +114,7 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
         pass  # "1,000,000" is one number, not a list
     elif (seq := st.as_sequence(ref)) is not None or (pm := st.expand_pm(ref)) is not None:
         if seq is None:
-            seq = st.Sequence(tuple(pm), "", "")
+            seq = st.Sequence(tuple(pm or ()), "", "")
         return _sequence_equal(seq, ans, rel_tol, depth)
     if st.as_sequence(ans) is not None and parse_number(ans) is None:
         return False  # several answers against one reference
@@ -151,9 +151,10 @@ def _set_difference_as_union(text: str) -> str:
         values = [to_complex(_parse(p)) for p in points]
     except ValueError:
         return text
-    if any(v is None or v.imag for v in values):
+    reals = [v.real for v in values if v is not None and not v.imag]
+    if len(reals) != len(values):
         return text
-    ordered = [p for _, p in sorted(zip((v.real for v in values), points))]
+    ordered = [p for _, p in sorted(zip(reals, points))]
     bounds = ["-\\infty", *ordered, "\\infty"]
     return " \\cup ".join(f"({a}, {b})" for a, b in zip(bounds, bounds[1:]))
 
@@ -279,8 +280,8 @@ def _equation_equal(ref: list[str], ans: list[str], rel_tol: float) -> bool:
     if _same_dependent(ref, ans):
         return _value_equal(ref[1], ans[1], rel_tol)
     try:
-        ref_diff = _parse(ref[0]) - _parse(ref[1])
-        ans_diff = _parse(ans[0]) - _parse(ans[1])
+        ref_diff = _parse(ref[0]) - _parse(ref[1])  # type: ignore[operator]  # TypeError is caught below
+        ans_diff = _parse(ans[0]) - _parse(ans[1])  # type: ignore[operator]
     except (TypeError, AttributeError):
         raise Unparseable("equation sides are not expressions") from None
     if not isinstance(ref_diff, sympy.Expr) or not isinstance(ans_diff, sympy.Expr):

@@ -258,7 +258,7 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
         answer = inner_boxes[-1].text.strip()
     elif last.kind in ("phrase", "minerva", "bold"):
         answer = sentence_value(answer)
-    parts = [p.strip() for p in _OR_SPLIT_RE.split(answer) if p.strip()]
+    parts = tuple(p.strip() for p in _OR_SPLIT_RE.split(answer) if p.strip())
     if len(parts) > 1:
         return Extraction(answer, last.kind, tuple(parts), "or")
     return Extraction(answer, last.kind, (answer,))

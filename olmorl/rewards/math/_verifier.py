@@ -235,7 +235,7 @@ class _MathFamily(Verifier):
         extraction = extract_answer(task.response, minerva_only=self.minerva_only)
         if extraction.answer is None:
             return self._scored(task, 0.0, _details(extraction, refs, [], extraction.reason or "no_answer"))
-        verdict, compared = Verdict(False, "mismatch"), []
+        verdict, compared = Verdict(False, "mismatch"), list[str]()
         percent_allowed = task.options.percent_as_fraction or _prompt_allows_percent(task.prompt)
         for raw, ref in zip(references(task.ground_truth), refs):
             verdict, compared = self.compare(ref, extraction, task.options.rel_tol)
@@ -312,7 +312,7 @@ class GSM8KVerifier(_MathFamily):
 
     def compare(self, reference: str, extraction: Extraction, rel_tol: float) -> tuple[Verdict, list[str]]:
         ref_number = parse_number(reference) or parse_number(reference.replace(",", ""))
-        values = []
+        values: list[Any] = []
         for candidate in dict.fromkeys(extraction.candidates):
             text = normalize_answer(candidate)
             number = parse_number(text)

@@ -68,7 +68,7 @@ def load_rows(path: str) -> list[dict[str, Any]]:
 
 def check_columns(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
     """Every row has the columns scoring reads, before any is scored: one error naming the column and its flag."""
-    needed = [((args.response_column,), "--response-column"), ((args.ground_truth_column,), "--ground-truth-column")]
+    needed: list[tuple[tuple[str, ...], str]] = [((args.response_column,), "--response-column"), ((args.ground_truth_column,), "--ground-truth-column")]
     if not args.verifier:
         needed.append(((args.verifier_column,) if args.verifier_column else ("verifier", "dataset"),
                        "--verifier-column (or --verifier NAME for every row)"))

@@ -110,7 +110,7 @@ def openrlhf_routes(engine: RewardEngine) -> APIRouter:
         if size > engine.settings.max_items_per_request:
             raise HTTPException(413, f"batch of {size} samples exceeds "
                                      f"max_items_per_request={engine.settings.max_items_per_request}")
-        prompts = request.prompts or [None] * size
+        prompts: list[str | None] = list(request.prompts) if request.prompts else [None] * size
         labels = request.labels or []
         items = [item_of(q, p, label, verifier) for q, p, label in zip(request.query, prompts, labels)]
         named = [i for i, item in enumerate(items) if item["verifier"] is not None]

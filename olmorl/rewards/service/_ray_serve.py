@@ -78,7 +78,9 @@ def serve_rewards(settings: Settings, *, ray_address: str, replicas: int = 1, mi
     # Serve already running on the cluster keeps its own HTTP options: answer with the address it has.
     from ray.serve.context import _get_global_client
 
-    http = _get_global_client().http_config
+    client = _get_global_client()
+    assert client is not None, "serve.run returned without a Serve controller"
+    http = client.http_config
     if http.port != settings.port:
         log.warning("Ray Serve already listens on port %d; the reward server is there, not on %d", http.port,
                     settings.port)

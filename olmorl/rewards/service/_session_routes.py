@@ -19,7 +19,7 @@ from olmorl.rewards.sessions._session_models import (
 )
 from olmorl.rewards.sessions._sessions import SessionFailed, SessionManager, SessionNotFound, SessionsFull
 
-_ERRORS = {404: {"description": "Unknown, expired or closed session"},
+_ERRORS: dict[int | str, dict[str, Any]] = {404: {"description": "Unknown, expired or closed session"},
            422: {"description": "Malformed body, unknown environment, or a task/options the environment refuses"},
            503: {"description": "Session limit reached (Retry-After), or the sandbox is unavailable"}}
 
