@@ -68,7 +68,8 @@ class TrainConfig:
     async_steps: int = 1  # how many optimizer steps a sample may lag behind (0 = synchronous)
     inflight_updates: bool = True  # push weights while generating (False = wait for the engine to drain)
     update_mode: str = "inflight"  # inflight: keep the stale KV cache | abort: re-prefill running rows (AReaL)
-    max_staleness: int | None = None  # AReaL eta: drop groups whose oldest token lags more versions than this
+    max_staleness: int | None = None  # AReaL eta: no trained token lags more policy versions than this
+    staleness_policy: str = "drop"  # drop: too-stale groups are discarded | throttle: rollouts start late enough
     # -- algorithm
     advantage_norm: str = "centered"  # centered (OlmoRL, Dr GRPO) | std (vanilla GRPO)
     filter_zero_std: bool = True  # drop groups whose rewards are all equal
@@ -121,6 +122,7 @@ class TrainConfig:
     def __post_init__(self) -> None:
         choices = {"advantage_norm": ("centered", "std"),
                    "objective": OBJECTIVES,
+                   "staleness_policy": ("drop", "throttle"),
                    "loss_norm": ("token", "sequence", "constant"), "truncation": ("keep", "mask", "penalize"),
                    "update_mode": ("inflight", "abort"), "logprob_impl": ("chunked", "naive", "torch_lce"),
                    "engine_dtype": ("float32", "bfloat16"), "learner_backend": ("torch", "deepspeed")}
@@ -132,6 +134,8 @@ class TrainConfig:
         if self.group_size < 2:
             raise ValueError("group_size must be at least 2 (advantages are relative to the group)")
         _check_ranges(self)
+        if self.staleness_policy == "throttle" and self.max_staleness is None:
+            raise ValueError("staleness_policy throttle needs max_staleness (the bound it keeps every group within)")
         if (self.ray_engines or self.ray_learner_ranks or self.ray_reward_replicas) and not self.ray_address:
             raise ValueError("ray_engines / ray_learner_ranks / ray_reward_replicas need ray_address (auto, or the head's HEAD_IP:6379)")
         if self.ray_engines and (self.engine_urls or self.engine_servers or self.engine_process):
