@@ -88,6 +88,28 @@ def test_ppo_objective_takes_the_ratio_against_the_engine():
     assert loss.tolist() == pytest.approx([-2.0 * 1.272])
 
 
+def test_gspo_needs_the_sequence_of_each_token():
+    with pytest.raises(ValueError, match="seq_ids"):
+        _terms([0.0], [0.0], [0.0], [1.0], objective="gspo")
+
+
+def test_sapo_gate_at_ratio_one_has_the_plain_policy_gradient():
+    # d/dlogp [(4/tau) sigmoid(tau (r - 1)) A] at r = 1 is A * 4 * 1/4 = A, whatever tau
+    logp, loss, stats = _terms([0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [2.0, -1.0], objective="sapo",
+                               sapo_tau_pos=3.0, sapo_tau_neg=0.5)
+    loss.sum().backward()
+    assert logp.grad.tolist() == pytest.approx([-2.0, 1.0])
+    assert stats["clip_low"].sum() == 0 and stats["clip_high"].sum() == 0  # no hard clip
+
+
+def test_cispo_keeps_the_gradient_of_tokens_whose_weight_is_clipped():
+    # r = 3 > 1 + 0.272: PPO would drop the token's gradient (A > 0); CISPO weighs log pi by sg(1.272)
+    logp, loss, stats = _terms([math.log(3.0)], [0.0], [0.0], [1.0], objective="cispo")
+    loss.sum().backward()
+    assert logp.grad.tolist() == pytest.approx([-1.272])
+    assert stats["clip_high"].tolist() == [1.0]
+
+
 def test_k3_kl_hand_values():
     # d = log(0.25) - log(0.5) = log 0.5 -> 0.5 - log 0.5 - 1 = 0.193147
     assert k3_kl(T([math.log(0.5)]), T([math.log(0.25)])).tolist() == pytest.approx([0.5 + math.log(2) - 1])
@@ -159,7 +181,7 @@ def test_gradient_accumulation_equals_the_full_batch_gradient(norm):
     torch.testing.assert_close(grads[0], grads[1], rtol=1e-4, atol=1e-7)
 
 
-@pytest.mark.parametrize("objective", ["olmorl", "decoupled", "ppo"])
+@pytest.mark.parametrize("objective", ["olmorl", "decoupled", "ppo", "gspo", "cispo", "sapo"])
 def test_learner_options_run_and_report(objective):
     model = _tiny_model()
     learner = Learner(model, loss=LossSettings(objective=objective, kl_beta=0.05), learning_rate=1e-3,

@@ -12,7 +12,8 @@ from olmorl.trainer._loop import Trainer
 from olmorl.trainer._multiturn import MultiTurnEngine, RolloutLimits
 from olmorl.trainer._sessions import RolloutError, SessionCalls
 from olmorl.trainer._toolcalls import HermesToolCalls, ToolCall, ToolCallParser, ToolChat
-from olmorl.trainer._objective import LossSettings, group_advantages, k3_kl, per_sequence_token_weight, token_loss_terms
+from olmorl.trainer._objective import (OBJECTIVES, LossSettings, group_advantages, k3_kl, per_sequence_token_weight,
+                                       token_loss_terms)
 from olmorl.trainer.engines import (Completion, Engine, EngineError, EnginePool, EngineServerProcess, GenerationRequest,
                                     Group, ProcessEngine, RemoteEngine, TorchEngine, VLLMEngine, VLLMServerEngine,
                                     WeightSyncError)
@@ -31,6 +32,7 @@ __all__ = [
     "Learner",
     "LossSettings",
     "MultiTurnEngine",
+    "OBJECTIVES",
     "ProcessEngine",
     "RemoteEngine",
     "RolloutError",

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from olmorl.trainer.engines._sampling import check_sampling
+from olmorl.trainer._objective import OBJECTIVES
 from olmorl.trainer._trackers import TRACKERS
 
 
@@ -67,16 +68,19 @@ class TrainConfig:
     async_steps: int = 1  # how many optimizer steps a sample may lag behind (0 = synchronous)
     inflight_updates: bool = True  # push weights while generating (False = wait for the engine to drain)
     update_mode: str = "inflight"  # inflight: keep the stale KV cache | abort: re-prefill running rows (AReaL)
-    max_staleness: int | None = None  # AReaL eta: drop groups whose oldest token lags more versions than this
+    max_staleness: int | None = None  # AReaL eta: no trained token lags more policy versions than this
+    staleness_policy: str = "drop"  # drop: too-stale groups are discarded | throttle: rollouts start late enough
     # -- algorithm
     advantage_norm: str = "centered"  # centered (OlmoRL, Dr GRPO) | std (vanilla GRPO)
     filter_zero_std: bool = True  # drop groups whose rewards are all equal
     advantage_per_component: bool = False  # GDPO: composite rows' components normalized apart, then summed
     active_sampling: bool = True  # keep sampling until the batch holds prompts_per_step useful groups
     max_sampling_rounds: int = 4  # active sampling gives up after this many batches' worth of prompts
-    objective: str = "olmorl"  # olmorl (truncated IS) | decoupled (AReaL) | ppo (no engine correction)
+    objective: str = "olmorl"  # olmorl (truncated IS) | decoupled (AReaL) | ppo (uncorrected) | gspo | cispo | sapo
     eps_low: float = 0.2  # lower clip range
-    eps_high: float = 0.272  # upper clip range (clip-higher; DAPO uses 0.28)
+    eps_high: float = 0.272  # upper clip range (clip-higher; DAPO uses 0.28); cispo: IS weight cap 1 + eps_high
+    sapo_tau_pos: float = 1.0  # sapo: soft-gate temperature for positive advantages
+    sapo_tau_neg: float = 1.05  # sapo: soft-gate temperature for other advantages
     tis_cap: float | None = 2.0  # truncated-IS cap rho (olmorl) / behaviour-weight mask bound (decoupled)
     loss_norm: str = "token"  # token (whole batch) | sequence (GRPO) | constant (Dr GRPO)
     loss_constant: float | None = None  # divisor per sequence for loss_norm=constant (default max_new_tokens)
@@ -116,7 +120,9 @@ class TrainConfig:
     tracker_project: str = "olmorl"  # tracker project the run is logged under
 
     def __post_init__(self) -> None:
-        choices = {"advantage_norm": ("centered", "std"), "objective": ("olmorl", "decoupled", "ppo"),
+        choices = {"advantage_norm": ("centered", "std"),
+                   "objective": OBJECTIVES,
+                   "staleness_policy": ("drop", "throttle"),
                    "loss_norm": ("token", "sequence", "constant"), "truncation": ("keep", "mask", "penalize"),
                    "update_mode": ("inflight", "abort"), "logprob_impl": ("chunked", "naive", "torch_lce"),
                    "engine_dtype": ("float32", "bfloat16"), "learner_backend": ("torch", "deepspeed")}
@@ -128,6 +134,8 @@ class TrainConfig:
         if self.group_size < 2:
             raise ValueError("group_size must be at least 2 (advantages are relative to the group)")
         _check_ranges(self)
+        if self.staleness_policy == "throttle" and self.max_staleness is None:
+            raise ValueError("staleness_policy throttle needs max_staleness (the bound it keeps every group within)")
         if (self.ray_engines or self.ray_learner_ranks or self.ray_reward_replicas) and not self.ray_address:
             raise ValueError("ray_engines / ray_learner_ranks / ray_reward_replicas need ray_address (auto, or the head's HEAD_IP:6379)")
         if self.ray_engines and (self.engine_urls or self.engine_servers or self.engine_process):
@@ -153,6 +161,7 @@ _AT_LEAST = {
                      "ray_learner_cpus", "ray_learner_gpus"), 0),
 }
 _POSITIVE = ("engine_sync_timeout_s", "engine_ready_timeout_s", "tis_cap", "loss_constant", "adam_eps",
+             "sapo_tau_pos", "sapo_tau_neg",
              "reward_timeout_s", "reward_max_wait_s")
 
 

@@ -6,6 +6,10 @@ prompt mixer -> engine (continuous batching, own weights) -> finished groups sco
 Back-pressure (AReaL's rule): at policy version v the pipeline holds at most (v + async_steps + 1) * B
 groups that were submitted but not yet trained, so nothing trained is more than `async_steps` versions
 stale at submission. `async_steps = 0` is the synchronous loop: generate a batch, score it, train, repeat.
+
+`max_staleness` (eta) bounds the lag of every trained token. A group can still outlive it: a long rollout
+keeps running while later, shorter ones fill the batches. `staleness_policy: drop` discards such a group
+when it finishes; `throttle` never lets it happen (`_admission_cap`, `_take_batch`).
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ class Trainer:
         self.step = 0
         self.accepted: deque[ScoredGroup] = deque()
         self.pending: dict[int, Prompt] = {}  # submitted, not yet trained or dropped
+        self.admitted: dict[int, int] = {}  # policy version when each pending group was submitted
         self.ids = itertools.count()
         self.resubmit: list[Prompt] = []  # prompts in flight at the checkpoint we resumed from
         self.counters = Counter()  # since the last step
@@ -102,16 +107,37 @@ class Trainer:
             return
         if cfg.active_sampling and self.counters["filtered"] >= cfg.max_sampling_rounds * B:
             return  # active sampling budget for this step is spent: train on what there is
-        target = (self.step + cfg.async_steps + 1) * B
+        target = self._admission_cap()
         have = self.trained_groups + len(self.pending)  # pending includes the accepted, untrained groups
         requests = []
         for _ in range(max(0, target - have)):
             prompt = self.resubmit.pop(0) if self.resubmit else self.mixer.next()
             rid = next(self.ids)
             self.pending[rid] = prompt
+            self.admitted[rid] = self.step
             requests.append(GenerationRequest(rid, list(prompt.prompt_ids), cfg.group_size, meta=prompt))
         if requests:
             self.engine.submit(requests)
+
+    def _admission_cap(self) -> int:
+        """How many groups may have been submitted (trained + pending) before the next one may start.
+
+        AReaL's rule, floor((N_r - 1) / B) <= i + eta for the N_r-th rollout at policy version i, is
+        N_r <= (i + eta + 1) * B; here eta is `async_steps`. Under `throttle` the version i is also taken at the
+        oldest group still pending: while a group submitted at v is pending, trained + pending <= (v + eta + 1) * B,
+        so the others fill at most v + eta full batches and that group is trained at a step <= v + eta."""
+        cfg, B = self.config, self.config.prompts_per_step
+        cap = (self.step + cfg.async_steps + 1) * B
+        if cfg.staleness_policy == "throttle":
+            assert cfg.max_staleness is not None  # TrainConfig checks it
+            oldest = min(self.admitted.values(), default=self.step)
+            cap = min(cap, (oldest + cfg.max_staleness + 1) * B)
+        return cap
+
+    def _release(self, request_id: int) -> None:
+        """The group leaves the pipeline (trained or dropped): its place may go to a new one."""
+        del self.pending[request_id]
+        self.admitted.pop(request_id, None)
 
     # -- scoring -----------------------------------------------------------------------------------------
     async def _score_forever(self) -> None:
@@ -138,7 +164,7 @@ class Trainer:
         if bad:  # never scored as a wrong answer: the whole group leaves the batch
             log.warning("dropping group of %s: %s %s", prompt.verifier_label, bad[0].status, bad[0].error)
             self.counters["dropped_" + bad[0].status] += 1
-            del self.pending[group.request_id]
+            self._release(group.request_id)
             return
         rewards = [float(r.reward) for r in results]
         truncated = [c.finish_reason == "length" for c in group.completions]
@@ -162,7 +188,7 @@ class Trainer:
         if cfg.filter_zero_std and zero_std:
             self.counters["filtered"] += 1
             if cfg.active_sampling:  # replaced by a fresh prompt on the next _feed
-                del self.pending[group.request_id]
+                self._release(group.request_id)
                 return
         else:
             adv = (decoupled_group_advantages(components, cfg.advantage_norm) if decoupled
@@ -181,17 +207,33 @@ class Trainer:
                 oldest = min((min(s.loss_versions) for s in sg.samples if s.loss_versions), default=self.step)
                 if self.step - oldest > cfg.max_staleness:
                     self.counters["stale_dropped"] += 1
-                    del self.pending[sg.group.request_id]
+                    self._release(sg.group.request_id)
                 else:
                     fresh.append(sg)
             self.accepted = fresh
         budget_spent = cfg.active_sampling and self.counters["filtered"] >= cfg.max_sampling_rounds * B
         if len(self.accepted) >= B or (budget_spent and self.accepted):
+            if cfg.staleness_policy == "throttle":
+                return self._oldest_batch(min(B, len(self.accepted)))
             return [self.accepted.popleft() for _ in range(min(B, len(self.accepted)))]
         if budget_spent and not self.accepted and not self.pending:
             raise RuntimeError(f"no learning signal: {self.counters['filtered']} groups in a row had identical "
                                "rewards (check the verifier and the data, or disable filter_zero_std)")
         return None
+
+    def _oldest_batch(self, size: int) -> list[ScoredGroup] | None:
+        """throttle: the `size` groups submitted first (AReaL trains the older trajectories first), or None to wait
+        while a group still generating would lag more than max_staleness if this step went without it (a short
+        batch, when active sampling gave up, could otherwise step past it)."""
+        order = sorted(self.accepted, key=lambda sg: self.admitted[sg.group.request_id])
+        batch, rest = order[:size], order[size:]
+        finished = {sg.group.request_id for sg in order}
+        running = [v for rid, v in self.admitted.items() if rid not in finished]
+        assert self.config.max_staleness is not None
+        if running and self.step + 1 - min(running) > self.config.max_staleness:
+            return None
+        self.accepted = deque(rest)
+        return batch
 
     async def _train_forever(self) -> None:
         cfg = self.config
@@ -213,7 +255,7 @@ class Trainer:
             self.step += 1
             self.trained_groups += len(batch)
             for sg in batch:
-                del self.pending[sg.group.request_id]
+                self._release(sg.group.request_id)
             await self._push_weights()
             now = time.perf_counter()
             es = self.engine.stats()

@@ -46,13 +46,20 @@ def is_zero_std(rewards: torch.Tensor) -> bool:
     return bool((rewards == rewards[0]).all())
 
 
+# Objectives whose engine mismatch is corrected by the truncated IS weight min(pi_old/pi_behav, tis_cap).
+_TRUNCATED_IS = ("olmorl", "gspo", "cispo", "sapo")
+OBJECTIVES = ("olmorl", "decoupled", "ppo", "gspo", "cispo", "sapo")
+
+
 @dataclass(frozen=True)
 class LossSettings:
-    objective: str = "olmorl"  # olmorl (truncated IS) | decoupled (AReaL) | ppo (ratio against the engine)
+    objective: str = "olmorl"  # one of OBJECTIVES (token_loss_terms says what each computes)
     eps_low: float = 0.2  # lower clip: ratio >= 1 - eps_low
-    eps_high: float = 0.272  # upper clip (clip-higher): ratio <= 1 + eps_high
+    eps_high: float = 0.272  # upper clip (clip-higher): ratio <= 1 + eps_high; cispo: IS weight <= 1 + eps_high
     tis_cap: float | None = 2.0  # olmorl: IS weight min(pi_old/pi_behav, cap); decoupled: tokens above are masked
     kl_beta: float = 0.0  # weight of the k3 KL to the reference policy (0 = no reference)
+    sapo_tau_pos: float = 1.0  # sapo: gate temperature of tokens with A > 0 (SAPO paper, TRL default)
+    sapo_tau_neg: float = 1.05  # sapo: gate temperature of tokens with A <= 0
 
 
 def token_loss_terms(
@@ -63,48 +70,81 @@ def token_loss_terms(
     mask: torch.Tensor,
     settings: LossSettings,
     logp_ref: torch.Tensor | None = None,
+    seq_ids: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Per-token loss (to be summed under `mask` and normalized by the caller) and per-token diagnostics.
 
-    olmorl:    -min(pi_old/pi_behav, cap) * min(r A, clip(r, 1-el, 1+eh) A), r = pi/pi_old
+    With w = min(pi_old/pi_behav, cap) (the truncated IS weight) and r = pi/pi_old:
+    olmorl:    -w * min(r A, clip(r, 1-el, 1+eh) A)
     decoupled: same with the behaviour weight uncapped, tokens whose weight exceeds `cap` masked (AReaL)
     ppo:       -min(r A, clip(r) A), r = pi/pi_behav (the "coupled" baseline; no correction)
+    gspo:      olmorl's form with r replaced by the sequence ratio s = exp(mean of log r over the sequence's
+               masked tokens), the same value on each of its tokens (GSPO; `seq_ids` numbers each token's sequence)
+    cispo:     -w * sg(min(r, 1+eh)) * A * log pi (MiniMax-M1: the IS weight is clipped, never a token)
+    sapo:      -w * (4/tau) sigmoid(tau (r - 1)) * A, tau = sapo_tau_pos if A > 0 else sapo_tau_neg (SAPO's gate)
     """
     advantages = advantages.to(logp.dtype)
     if settings.objective == "ppo":
         anchor = logp_behav
         weight = torch.ones_like(logp)
-    elif settings.objective in ("olmorl", "decoupled"):
+    elif settings.objective in _TRUNCATED_IS or settings.objective == "decoupled":
         anchor = logp_old
         weight = torch.exp((logp_old - logp_behav).clamp(-_MAX_LOG_RATIO, _MAX_LOG_RATIO)).detach()
     else:
-        raise ValueError(f"unknown objective {settings.objective!r} (olmorl | decoupled | ppo)")
+        raise ValueError(f"unknown objective {settings.objective!r} ({' | '.join(OBJECTIVES)})")
     raw_weight = weight
     capped = torch.zeros_like(mask, dtype=torch.bool)
-    if settings.tis_cap is not None and settings.objective == "olmorl":
+    if settings.tis_cap is not None and settings.objective in _TRUNCATED_IS:
         capped = weight > settings.tis_cap
         weight = weight.clamp(max=settings.tis_cap)
     elif settings.tis_cap is not None and settings.objective == "decoupled":
         capped = weight > settings.tis_cap
         weight = torch.where(capped, torch.zeros_like(weight), weight)
 
-    ratio = torch.exp((logp - anchor.detach()).clamp(-_MAX_LOG_RATIO, _MAX_LOG_RATIO))
-    clipped_ratio = ratio.clamp(1.0 - settings.eps_low, 1.0 + settings.eps_high)
-    surrogate = torch.minimum(ratio * advantages, clipped_ratio * advantages)
+    log_ratio = logp - anchor.detach()
+    if settings.objective == "gspo":
+        if seq_ids is None:
+            raise ValueError("objective gspo needs seq_ids (the sequence of each token)")
+        log_ratio = _sequence_mean(log_ratio, seq_ids, mask)
+    ratio = torch.exp(log_ratio.clamp(-_MAX_LOG_RATIO, _MAX_LOG_RATIO))
+    surrogate, clip_low, clip_high = _surrogate(logp, ratio, advantages, settings)
     loss = -weight * surrogate
     if settings.kl_beta:
         if logp_ref is None:
             raise ValueError("kl_beta > 0 needs reference logprobs")
         loss = loss + settings.kl_beta * k3_kl(logp, logp_ref)
-    stats = {
-        "ratio": ratio.detach(),
-        "is_weight": raw_weight,
-        "is_capped": capped.float(),
-        # the clipped branch is active (no gradient through the ratio) below 1-el with A<0 / above 1+eh with A>0
-        "clip_low": ((ratio < 1.0 - settings.eps_low) & (advantages < 0)).float(),
-        "clip_high": ((ratio > 1.0 + settings.eps_high) & (advantages > 0)).float(),
-    }
+    stats = {"ratio": ratio.detach(), "is_weight": raw_weight, "is_capped": capped.float(),
+             "clip_low": clip_low.float(), "clip_high": clip_high.float()}
     return loss, stats
+
+
+def _surrogate(logp: torch.Tensor, ratio: torch.Tensor, advantages: torch.Tensor,
+               settings: LossSettings) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per-token policy term to maximize, and where its clip acts low / high (whatever carries no gradient
+    through the ratio: PPO's clipped branch; cispo's clipped weight, whose token keeps its log pi gradient)."""
+    upper = 1.0 + settings.eps_high
+    if settings.objective == "cispo":
+        clipped = ratio > upper
+        return ratio.clamp(max=upper).detach() * advantages * logp, torch.zeros_like(clipped), clipped
+    if settings.objective == "sapo":  # a smooth gate: its slope 4 s(1-s) r is 1 at r = 1 and fades both ways
+        tau = torch.where(advantages > 0, settings.sapo_tau_pos, settings.sapo_tau_neg).to(ratio.dtype)
+        gate = torch.sigmoid(tau * (ratio - 1.0)) * 4.0 / tau
+        none = torch.zeros_like(ratio, dtype=torch.bool)
+        return gate * advantages, none, none
+    clipped_ratio = ratio.clamp(1.0 - settings.eps_low, upper)
+    surrogate = torch.minimum(ratio * advantages, clipped_ratio * advantages)
+    # the clipped branch is active (no gradient through the ratio) below 1-el with A<0 / above 1+eh with A>0
+    return surrogate, (ratio < 1.0 - settings.eps_low) & (advantages < 0), (ratio > upper) & (advantages > 0)
+
+
+def _sequence_mean(values: torch.Tensor, seq_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Each token gets the mean of `values` over the masked tokens of its sequence (differentiable)."""
+    seq_ids = seq_ids.to(values.device, torch.long)
+    n = int(seq_ids.max()) + 1 if seq_ids.numel() else 0
+    m = mask.to(values.dtype)
+    sums = torch.zeros(n, dtype=values.dtype, device=values.device).index_add(0, seq_ids, values * m)
+    counts = torch.zeros(n, dtype=values.dtype, device=values.device).index_add(0, seq_ids, m)
+    return (sums / counts.clamp(min=1.0))[seq_ids]
 
 
 def k3_kl(logp: torch.Tensor, logp_ref: torch.Tensor) -> torch.Tensor:

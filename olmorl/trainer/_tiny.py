@@ -5,7 +5,9 @@ Used by the tests, the toy example and the benchmarks; nothing here is needed fo
 
 from __future__ import annotations
 
+import itertools
 import string
+from collections.abc import Callable
 from pathlib import Path
 
 SPECIAL_TOKENS = ("<pad>", "<s>", "</s>", "<unk>")
@@ -152,3 +154,18 @@ def product_trace(chat, row: dict, tool_output: str) -> tuple[list[int], list[in
     answer = tok("\\boxed{" + row["task"]["ground_truth"] + "}", add_special_tokens=False).input_ids + [tok.eos_token_id]
     ids = prompt + call + reply + answer
     return ids, [0] * len(prompt) + [1] * len(call) + [0] * len(reply) + [1] * len(answer)
+
+
+def fix_completion_lengths(trainer, length: Callable[[int], int]) -> None:
+    """Harness for controlled rollout lengths: the n-th request `trainer` submits decodes exactly `length(n)`
+    tokens (EOS ignored, as with long reasoning traces). Benchmarks and tests set long tails with it."""
+    submit = trainer.engine.submit
+    count = itertools.count()
+
+    def submit_with_lengths(requests):
+        for request in requests:
+            request.max_new_tokens = length(next(count))
+            request.ignore_eos = True
+        submit(requests)
+
+    trainer.engine.submit = submit_with_lengths

@@ -12,7 +12,8 @@ from olmorl.trainer.learners._plain import Learner
 
 def build_local_learner(cfg: TrainConfig, model: torch.nn.Module) -> Learner:
     kwargs = dict(
-        loss=LossSettings(cfg.objective, cfg.eps_low, cfg.eps_high, cfg.tis_cap, cfg.kl_beta),
+        loss=LossSettings(cfg.objective, cfg.eps_low, cfg.eps_high, cfg.tis_cap, cfg.kl_beta, cfg.sapo_tau_pos,
+                          cfg.sapo_tau_neg),
         learning_rate=cfg.learning_rate, adam_betas=cfg.adam_betas, adam_eps=cfg.adam_eps, weight_decay=cfg.weight_decay,
         max_grad_norm=cfg.max_grad_norm, minibatches=cfg.minibatches, micro_batch_tokens=cfg.micro_batch_tokens,
         loss_norm=cfg.loss_norm, loss_constant=cfg.loss_constant or cfg.max_new_tokens,

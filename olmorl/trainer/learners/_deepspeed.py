@@ -23,7 +23,7 @@ import torch
 import torch.distributed as dist
 
 from olmorl.trainer.learners._plain import Learner, completion_states, token_logprobs
-from olmorl.trainer.learners._samples import TrainSample
+from olmorl.trainer.learners._samples import TrainSample, token_sequence_ids
 from olmorl.trainer._objective import LossSettings, loss_counts, per_sequence_token_weight, token_loss_terms
 
 log = logging.getLogger("olmorl.trainer")
@@ -253,7 +253,9 @@ class DeepSpeedLearner(Learner):
                 behav = torch.tensor([lp for s in micro for lp in s.behav_logprobs], dtype=logp.dtype)
                 adv = torch.tensor([s.advantage for s in micro for _ in s.completion_ids], dtype=logp.dtype)
                 ref = self._reference_logprobs(micro) if self.reference is not None else None
-                loss_tok, tok_stats = token_loss_terms(logp, logp_old, behav, adv, w > 0, self.loss, logp_ref=ref)
+                seq = torch.tensor(token_sequence_ids(micro), device=logp.device)
+                loss_tok, tok_stats = token_loss_terms(logp, logp_old, behav, adv, w > 0, self.loss, logp_ref=ref,
+                                                       seq_ids=seq)
                 loss = (loss_tok * w.to(logp.dtype)).sum()
                 engine.backward(loss * self.world)  # DeepSpeed averages gradients over ranks; ours are partial sums
                 engine.step()

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from olmorl.trainer._objective import LossSettings, per_sequence_token_weight, token_loss_terms
 from olmorl.trainer.learners._packing import enable_activation_checkpointing, pack_rows, packed_inputs
-from olmorl.trainer.learners._samples import TrainSample
+from olmorl.trainer.learners._samples import TrainSample, token_sequence_ids
 
 
 class _ChunkedTokenLogprob(torch.autograd.Function):
@@ -187,8 +187,9 @@ class Learner:
                 adv = torch.tensor([s.advantage for s in micro for _ in s.completion_ids], dtype=logp.dtype)
                 w = torch.tensor([x for i in idx for x in mb[i].token_weights(weights[i])], dtype=logp.dtype)
                 ref = self._reference_logprobs(micro) if self.reference is not None else None
+                seq = torch.tensor(token_sequence_ids(micro), device=logp.device)
                 loss_tok, tok_stats = token_loss_terms(logp, logp_old, behav.to(logp.device), adv.to(logp.device),
-                                                       w > 0, self.loss, logp_ref=ref)
+                                                       w > 0, self.loss, logp_ref=ref, seq_ids=seq)
                 loss = (loss_tok * w.to(logp.device)).sum()
                 loss.backward()
                 total += float(loss.detach())

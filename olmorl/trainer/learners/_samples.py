@@ -30,3 +30,9 @@ class TrainSample:
     def loss_versions(self) -> list[int]:
         """Policy versions of the sampled tokens (staleness counts these)."""
         return self.versions if self.loss_mask is None else [v for v, m in zip(self.versions, self.loss_mask) if m]
+
+
+def token_sequence_ids(samples: list[TrainSample]) -> list[int]:
+    """The index of its sample for each completion token of `samples`, in the learners' flat token order
+    (sequence-level objectives such as GSPO average over a sequence's tokens)."""
+    return [i for i, s in enumerate(samples) for _ in s.completion_ids]
