@@ -23,7 +23,7 @@ from olmorl.trainer.engines._types import GenerationRequest
 from olmorl.trainer.learners._build import build_local_learner
 
 NEVER = -1  # an EOS id no token has: every completion runs to max_new_tokens
-LORA = dict(lora_rank=4, lora_alpha=8.0)
+LORA = dict(lora_rank=4, lora_alpha=8)
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +121,7 @@ def test_an_http_engine_applies_an_adapter_only_update_to_its_base_model(base, t
 
 @pytest.mark.parametrize("field, value, message", [
     ("lora_rank", -1, "lora_rank must be >= 0"),
-    ("lora_alpha", 0.0, "lora_alpha must be > 0"),
+    ("lora_alpha", 0, "lora_alpha must be > 0"),
     ("lora_dropout", 1.0, r"lora_dropout must be in \[0, 1\)"),
     ("lora_target_modules", ("q_proj", " "), "lora_target_modules must be module names"),
     ("learner_backend", "deepspeed", "plain torch learner"),
@@ -135,3 +135,30 @@ def test_target_modules_that_adapt_nothing_are_an_error(base):
     with pytest.raises(ValueError, match="no_such_proj"):
         build_local_learner(dataclasses.replace(TrainConfig(**LORA), lora_target_modules=("no_such_proj",)),
                             copy.deepcopy(base))
+
+
+def test_the_vllm_adapter_directories_load_as_the_learners_adapter_and_are_deleted_when_unused(base):
+    """What vLLM's LoRA path reads (the engines themselves need a GPU): each version's PEFT adapter directory
+    gives the learner's merged model under peft, and a version no request uses any more is deleted."""
+    from peft import PeftModel
+
+    from olmorl.trainer.engines._vllm_lora import AdapterVersions
+
+    learner = _lora_learner(base, lora_target_modules=("q_proj", "v_proj", "down_proj"))
+    versions = AdapterVersions()
+    try:
+        path = versions.write(learner.weights(), 1)
+        assert sorted(p.name for p in path.iterdir()) == ["adapter_config.json", "adapter_model.safetensors"]
+        loaded = PeftModel.from_pretrained(copy.deepcopy(base), str(path)).eval()
+        ids = torch.tensor([[3, 4, 5, 6]])
+        with torch.no_grad():
+            torch.testing.assert_close(loaded(ids).logits, _merged(learner)(ids).logits, rtol=0, atol=1e-5)
+        assert versions.acquire() == 1  # a request generating with version 1
+        versions.write(learner.weights(), 2)
+        assert versions.retired() == [] and (versions.root / "v1").is_dir()  # still in use
+        versions.release(1)
+        assert versions.retired() == [1] and not (versions.root / "v1").exists()
+        assert (versions.root / "v2").is_dir()  # the current version stays
+    finally:
+        versions.close()
+    assert not versions.root.exists()

@@ -85,7 +85,7 @@ class TrainConfig:
     truncation_reward: float = 0.0  # reward of a truncated completion when truncation=penalize
     # -- LoRA (peft): the learner trains adapters on a frozen base; only the adapter travels to the engines
     lora_rank: int = 0  # rank of the LoRA adapters (0 = full fine-tune, no adapters)
-    lora_alpha: float = 16.0  # LoRA scaling numerator: the update is (lora_alpha / lora_rank) * B @ A
+    lora_alpha: int = 16  # LoRA scaling numerator: the update is (lora_alpha / lora_rank) * B @ A
     lora_target_modules: tuple[str, ...] = ()  # module names (or name suffixes) to adapt; empty = every linear but the head
     lora_dropout: float = 0.0  # dropout on the adapters' input while training (engines sample without it)
     # -- optimisation

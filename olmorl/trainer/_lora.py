@@ -26,7 +26,7 @@ SAFETENSORS_METADATA_KEY = "olmorl_lora"  # a weights file holding an adapter up
 class LoraSpec:
     """What injecting the adapter into a model needs: rank, alpha and the full names of the adapted modules."""
     rank: int
-    alpha: float
+    alpha: int
     target_modules: tuple[str, ...]
 
     def peft_config(self, dropout: float = 0.0):
@@ -41,7 +41,7 @@ class LoraSpec:
     @classmethod
     def from_json(cls, text: str) -> LoraSpec:
         values = json.loads(text)
-        return cls(int(values["rank"]), float(values["alpha"]), tuple(values["target_modules"]))
+        return cls(int(values["rank"]), int(values["alpha"]), tuple(values["target_modules"]))
 
 
 class AdapterWeights(dict):
@@ -64,7 +64,7 @@ def same_kind(weights: Mapping[str, Any], tensors: Mapping[str, Any]) -> dict[st
 
 
 # -- learner side ----------------------------------------------------------------------------------------------
-def wrap_policy(model: torch.nn.Module, rank: int, alpha: float, target_modules: tuple[str, ...],
+def wrap_policy(model: torch.nn.Module, rank: int, alpha: int, target_modules: tuple[str, ...],
                 dropout: float) -> torch.nn.Module:
     """`model` as a peft LoRA model (its base frozen); target_modules empty = every linear layer but the head."""
     from peft import LoraConfig, get_peft_model
@@ -85,11 +85,11 @@ def unwrapped(model: torch.nn.Module) -> torch.nn.Module:
 
 def adapter_weights(model: torch.nn.Module) -> AdapterWeights:
     """The adapter of a peft-wrapped policy as an engine update (live tensors: copy before the next step)."""
-    config = model.peft_config[ADAPTER_NAME]  # type: ignore[index]
+    config: Any = model.peft_config[ADAPTER_NAME]  # type: ignore[index]
     tensors = {name.removeprefix(PEFT_PREFIX): p.detach() for name, p in model.named_parameters()
                if ".lora_A." in name or ".lora_B." in name}
     layers = sorted({name.split(".lora_A.")[0] for name in tensors if ".lora_A." in name})  # full names, not suffixes
-    return AdapterWeights(tensors, LoraSpec(int(config.r), float(config.lora_alpha), tuple(layers)))
+    return AdapterWeights(tensors, LoraSpec(int(config.r), int(config.lora_alpha), tuple(layers)))
 
 
 def load_adapter_into_policy(model: torch.nn.Module, weights: Mapping[str, torch.Tensor]) -> None:
