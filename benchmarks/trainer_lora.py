@@ -6,8 +6,10 @@ torch learner (`lora_rank` 0 or R, every linear layer but the head adapted), tra
 synthetic batch (random token ids; the loss value does not matter here), and after each step pushes
 `learner.weights()` to an engine server started on the base model (`RemoteEngine.update_weights`: the safetensors
 file written to /dev/shm, the server loads it and applies it; the time returns when the server acknowledges).
-"Learner memory" is the child's peak RSS minus its RSS with the model loaded: gradients, optimizer state and
-activations. CPU, 1 torch thread per process.
+"Learner memory" is the child's peak RSS after the model is loaded (the peak reset then) minus its RSS with the
+model loaded: gradients, optimizer state, activations and the sync's copy of the weights. "Grad+Adam" is what
+the trainable parameters' gradients and two Adam moments take by count (3 x 4 bytes each). CPU, 1 torch thread
+per process.
 
     python benchmarks/trainer_lora.py [--hidden 512] [--layers 4] [--rank 16] [--steps 4] [--batch 16]
 """
@@ -17,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -46,9 +47,15 @@ def build_model(out: Path, hidden: int, layers: int) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+def _status_mb(field: str) -> float:
+    """VmRSS (now) or VmHWM (peak since the last reset) of this process, in MiB."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(field + ":")) / 1024
+
+
+def _reset_peak() -> None:
+    with open("/proc/self/clear_refs", "w") as f:  # "5": reset the peak RSS (VmHWM) to the current RSS
+        f.write("5")
 
 
 def child(args: argparse.Namespace) -> dict:
@@ -65,7 +72,8 @@ def child(args: argparse.Namespace) -> dict:
     server.start()
     try:
         model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32)
-        loaded_mb = _rss_mb()
+        loaded_mb = _status_mb("VmRSS")
+        _reset_peak()  # loading the model peaks higher than holding it; the learner's peak is what follows
         cfg = TrainConfig(lora_rank=args.rank if args.variant == "lora" else 0, lora_alpha=2 * args.rank,
                           learning_rate=1e-4, micro_batch_tokens=args.batch * 64)
         learner = build_local_learner(cfg, model)
@@ -85,7 +93,7 @@ def child(args: argparse.Namespace) -> dict:
             engine.update_weights(weights, version)
             sync_s.append(time.perf_counter() - start)
         engine.stop()
-        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        peak_mb = _status_mb("VmHWM")
         trainable = sum(p.numel() for p in learner.model.parameters() if p.requires_grad)
         return {"variant": args.variant, "trainable": trainable, "loaded_mb": loaded_mb, "peak_mb": peak_mb,
                 "learner_mb": peak_mb - loaded_mb, "step_s": statistics.median(step_s[1:] or step_s),
@@ -119,11 +127,12 @@ def main() -> None:
     print(f"model: Llama, hidden {args.hidden}, {args.layers} layers, vocab {VOCAB}: {params / 1e6:.1f}M parameters "
           f"({params * 4 / 2**20:.0f} MiB fp32); LoRA rank {args.rank} on every linear layer but the head; "
           f"{args.batch} samples x 64 tokens per step, {args.steps} steps; CPU, 1 thread")
-    print(f"{'':6s} {'trainable':>11s} {'learner MiB':>12s} {'peak RSS MiB':>13s} {'step s':>8s} "
-          f"{'sync MiB':>10s} {'sync tensors':>13s} {'sync s':>8s}")
+    print(f"{'':6s} {'trainable':>11s} {'grad+Adam MiB':>14s} {'learner MiB':>12s} {'peak RSS MiB':>13s} "
+          f"{'step s':>8s} {'sync MiB':>10s} {'sync tensors':>13s} {'sync s':>8s}")
     for r in rows:
-        print(f"{r['variant']:6s} {r['trainable'] / 1e6:10.2f}M {r['learner_mb']:12.0f} {r['peak_mb']:13.0f} "
-              f"{r['step_s']:8.2f} {r['sync_bytes'] / 2**20:10.2f} {r['sync_tensors']:13d} {r['sync_s']:8.3f}")
+        print(f"{r['variant']:6s} {r['trainable'] / 1e6:10.2f}M {r['trainable'] * 12 / 2**20:14.1f} "
+              f"{r['learner_mb']:12.0f} {r['peak_mb']:13.0f} {r['step_s']:8.2f} {r['sync_bytes'] / 2**20:10.2f} "
+              f"{r['sync_tensors']:13d} {r['sync_s']:8.3f}")
     full, lora = rows
     print(f"LoRA / full: learner memory {lora['learner_mb'] / full['learner_mb']:.2f}x, step time "
           f"{lora['step_s'] / full['step_s']:.2f}x, sync bytes {lora['sync_bytes'] / full['sync_bytes']:.4f}x, "

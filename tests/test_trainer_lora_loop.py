@@ -124,7 +124,7 @@ def test_the_lora_grpo_example_trains_and_exports(tmp_path, reward_server):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {**os.environ, "OLMORL_URL": reward_server(), "PYTHONPATH": root}
     proc = subprocess.run([sys.executable, os.path.join(root, "examples", "lora_grpo.py"), "--out", str(tmp_path / "w"),
-                           "--steps", "3", "--warm-steps", "20"], capture_output=True, text=True, env=env,
+                           "--steps", "3", "--warm-steps", "100"], capture_output=True, text=True, env=env,
                           timeout=500, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     # 2 layers x (q, k, v, o) x (A, B), each 8 x 192 floats: the adapter, not the 4.8 MB model

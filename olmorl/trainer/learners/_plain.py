@@ -48,7 +48,8 @@ class _ChunkedTokenLogprob(torch.autograd.Function):
         chunk, inv_temp = ctx.chunk, ctx.inv_temp
         grad_hidden = torch.empty_like(hidden)
         acc = lse_all.dtype
-        grad_weight = torch.zeros(weight.shape, dtype=acc, device=weight.device)
+        # a frozen head (a LoRA policy's) needs no [vocab, hidden] gradient: neither its memory nor its matmuls
+        grad_weight = torch.zeros(weight.shape, dtype=acc, device=weight.device) if ctx.needs_input_grad[1] else None
         for s in range(0, hidden.shape[0], chunk):
             h = hidden[s:s + chunk]
             g = (h @ weight.T).to(acc).mul_(inv_temp)
@@ -58,8 +59,9 @@ class _ChunkedTokenLogprob(torch.autograd.Function):
             g.scatter_add_(1, targets[s:s + chunk, None], g_out[:, None])
             g.mul_(inv_temp)
             grad_hidden[s:s + chunk] = (g @ weight.to(acc)).to(hidden.dtype)
-            grad_weight += g.T @ h.to(acc)
-        return grad_hidden, grad_weight.to(weight.dtype), None, None, None
+            if grad_weight is not None:
+                grad_weight += g.T @ h.to(acc)
+        return grad_hidden, None if grad_weight is None else grad_weight.to(weight.dtype), None, None, None
 
 
 def token_logprobs(hidden: torch.Tensor, head: torch.nn.Linear, targets: torch.Tensor, *, temperature: float = 1.0,
