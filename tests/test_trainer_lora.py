@@ -119,6 +119,21 @@ def test_an_http_engine_applies_an_adapter_only_update_to_its_base_model(base, t
         server.stop()
 
 
+def test_a_child_process_engine_receives_the_adapter_with_its_spec(base, tmp_path):
+    from olmorl.trainer.engines._process import ProcessEngine
+
+    base.save_pretrained(str(tmp_path / "base"))
+    engine = ProcessEngine(str(tmp_path / "base"), eos_token_id=NEVER, pad_token_id=0, max_new_tokens=6, seed=0)
+    engine.start()
+    try:
+        learner = _lora_learner(base)
+        engine.update_weights(learner.weights(), 1, wait=True)  # pickled across the pipe, spec included
+        engine.submit([GenerationRequest(i, [i + 1, 2, 3], n=2) for i in range(2)])
+        _assert_engine_follows(collect_groups(engine, 2), _merged(learner), base)
+    finally:
+        engine.stop()
+
+
 @pytest.mark.parametrize("field, value, message", [
     ("lora_rank", -1, "lora_rank must be >= 0"),
     ("lora_alpha", 0, "lora_alpha must be > 0"),

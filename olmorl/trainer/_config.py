@@ -83,7 +83,7 @@ class TrainConfig:
     kl_beta: float = 0.0  # k3 KL weight against the frozen initial policy (0 = no reference model)
     truncation: str = "keep"  # keep | mask (drop from the loss) | penalize (reward := truncation_reward)
     truncation_reward: float = 0.0  # reward of a truncated completion when truncation=penalize
-    # -- LoRA (peft): the learner trains adapters on a frozen base; only the adapter travels to the engines
+    # -- LoRA (peft; only the adapter trains and travels to the engines)
     lora_rank: int = 0  # rank of the LoRA adapters (0 = full fine-tune, no adapters)
     lora_alpha: int = 16  # LoRA scaling numerator: the update is (lora_alpha / lora_rank) * B @ A
     lora_target_modules: tuple[str, ...] = ()  # module names (or name suffixes) to adapt; empty = every linear but the head
