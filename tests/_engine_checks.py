@@ -21,3 +21,13 @@ def collect_groups(engine, n, timeout=120):
         assert time.monotonic() < deadline, f"{label}: only {len(groups)} of {n} groups in {timeout} s"
         groups += engine.get_groups(timeout=0.5)
     return groups
+
+
+def tiny_random_llama(max_positions=128):
+    """A seeded random 2-layer Llama of vocabulary 40 (the engine tests' model), in eval mode."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=40, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=4, max_position_embeddings=max_positions, tie_word_embeddings=True)
+    return LlamaForCausalLM(cfg).eval()

@@ -7,19 +7,14 @@ import torch
 
 from olmorl.trainer.engines._torch import TorchEngine
 from olmorl.trainer.engines._types import GenerationRequest
-from _engine_checks import full_logprobs
+from _engine_checks import full_logprobs, tiny_random_llama
 
 NEVER = -1  # an EOS id that is never sampled: completion lengths are set by max_new_tokens alone
 
 
 @pytest.fixture(scope="module")
 def model():
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=40, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, max_position_embeddings=128, tie_word_embeddings=True)
-    return LlamaForCausalLM(cfg).eval()
+    return tiny_random_llama()
 
 
 def _engine(model, **kw):

@@ -5,9 +5,10 @@ Where things are: the loop reads top to bottom in `_loop.py` (settings: `_config
 rewards over HTTP: `_rewards.py`); generation engines live in `engines/`, learners in `learners/`; `_scaleout.py`
 places them (engine processes and servers, DeepSpeed ranks) from the config. Multi-turn, tool-using rollouts
 (rows with `env`, `task`): `_multiturn.py` drives them over sessions (`_sessions.py`) in the chat template's
-tool-call format (`_toolcalls.py`)."""
+tool-call format (`_toolcalls.py`). LoRA policies and their adapter-only weight sync: `_lora.py`."""
 
 from olmorl.trainer._config import TrainConfig, load_config
+from olmorl.trainer._lora import AdapterWeights, LoraSpec
 from olmorl.trainer._loop import Trainer
 from olmorl.trainer._multiturn import MultiTurnEngine, RolloutLimits
 from olmorl.trainer._sessions import RolloutError, SessionCalls
@@ -20,6 +21,7 @@ from olmorl.trainer.engines import (Completion, Engine, EngineError, EnginePool,
 from olmorl.trainer.learners import DeepSpeedLearner, Learner, TrainSample, pack_rows, token_logprobs
 
 __all__ = [
+    "AdapterWeights",
     "Completion",
     "DeepSpeedLearner",
     "Engine",
@@ -30,6 +32,7 @@ __all__ = [
     "Group",
     "HermesToolCalls",
     "Learner",
+    "LoraSpec",
     "LossSettings",
     "MultiTurnEngine",
     "OBJECTIVES",

@@ -1,5 +1,6 @@
 """`olmorl-train --config run.yaml [--field-name value ...]`: the async GRPO trainer.
-`olmorl-train filter ...`: offline difficulty filtering. `olmorl-train plot OUTPUT_DIR`: metric curves as PNG."""
+`olmorl-train filter ...`: offline difficulty filtering. `olmorl-train plot OUTPUT_DIR`: metric curves as PNG.
+`olmorl-train export CHECKPOINT OUT`: a LoRA checkpoint merged into a Hugging Face model directory."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from olmorl.trainer._model_source import ModelNotFound, check_model
 SUBCOMMANDS = """subcommands:
   filter     offline difficulty filter: keep prompts whose pass rate is in range (olmorl-train filter --help)
   plot       PNG curves of a run's metrics.jsonl (olmorl-train plot --help)
+  export     merge a LoRA checkpoint's adapter into a Hugging Face model directory (olmorl-train export --help)
 
 settings: every config field is a flag (--learning-rate 3e-4, --train-files [a.jsonl,b.parquet]; values are
 YAML) and a key of the --config file; `olmorl-train --help-config` lists them all with type, default and
@@ -37,12 +39,16 @@ def main(argv: list[str] | None = None) -> int:
         from olmorl.trainer._filter import main as filter_main
 
         return filter_main(argv[1:])
+    if argv and argv[0] == "export":  # `olmorl-train export CHECKPOINT OUT`: a LoRA adapter merged into its base
+        from olmorl.trainer._export import main as export_main
+
+        return export_main(argv[1:])
     if argv and argv[0] == "plot":  # `olmorl-train plot OUTPUT_DIR`: curves from metrics.jsonl
         from olmorl.trainer._plot import main as plot_main
 
         return plot_main(argv[1:])
     parser = argparse.ArgumentParser(
-        prog="olmorl-train", usage="%(prog)s [--config FILE] [--FIELD VALUE ...] | filter ... | plot ...",
+        prog="olmorl-train", usage="%(prog)s [--config FILE] [--FIELD VALUE ...] | filter ... | plot ... | export ...",
         description="Async GRPO (OlmoRL defaults) with rewards from an olmorl reward server.",
         epilog=SUBCOMMANDS, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", help="YAML file of config fields")

@@ -87,6 +87,11 @@ class TrainConfig:
     kl_beta: float = 0.0  # k3 KL weight against the frozen initial policy (0 = no reference model)
     truncation: str = "keep"  # keep | mask (drop from the loss) | penalize (reward := truncation_reward)
     truncation_reward: float = 0.0  # reward of a truncated completion when truncation=penalize
+    # -- LoRA (peft; only the adapter trains and travels to the engines)
+    lora_rank: int = 0  # rank of the LoRA adapters (0 = full fine-tune, no adapters)
+    lora_alpha: int = 16  # LoRA scaling numerator: the update is (lora_alpha / lora_rank) * B @ A
+    lora_target_modules: tuple[str, ...] = ()  # module names (or name suffixes) to adapt; empty = every linear but the head
+    lora_dropout: float = 0.0  # dropout on the adapters' input while training (engines sample without it)
     # -- optimisation
     learning_rate: float = 1e-6  # AdamW learning rate (constant after warm-up)
     warmup_steps: int = 0  # optimizer steps of linear learning-rate warm-up
@@ -141,6 +146,7 @@ class TrainConfig:
         if self.ray_engines and (self.engine_urls or self.engine_servers or self.engine_process):
             raise ValueError("choose one engine placement: ray_engines, engine_urls/engine_servers or engine_process")
         check_sampling(self.temperature, self.top_k, self.top_p)
+        _check_lora(self)
         unknown = sorted(set(self.report_to) - set(TRACKERS))
         if unknown:
             raise ValueError(f"report_to: unknown tracker(s) {unknown}; choose from {list(TRACKERS)}")
@@ -181,6 +187,23 @@ def _check_ranges(config: TrainConfig) -> None:
         raise ValueError(f"adam_betas must each be in [0, 1), not {list(config.adam_betas)}")
     if any(not w >= 0 for w in config.train_weights) or (config.train_weights and not sum(config.train_weights) > 0):
         raise ValueError(f"train_weights must be >= 0 with a positive sum, not {list(config.train_weights)}")
+
+
+def _check_lora(config: TrainConfig) -> None:
+    """ValueError for LoRA settings out of range or with a placement that cannot train an adapter."""
+    if config.lora_rank < 0:
+        raise ValueError(f"lora_rank must be >= 0 (0 = full fine-tune), not {config.lora_rank!r}")
+    if not config.lora_rank:
+        return
+    if not config.lora_alpha > 0:
+        raise ValueError(f"lora_alpha must be > 0, not {config.lora_alpha!r}")
+    if not 0 <= config.lora_dropout < 1:
+        raise ValueError(f"lora_dropout must be in [0, 1), not {config.lora_dropout!r}")
+    if any(not name.strip() for name in config.lora_target_modules):
+        raise ValueError(f"lora_target_modules must be module names, not {list(config.lora_target_modules)}")
+    if config.learner_backend != "torch" or config.ray_learner_ranks:
+        raise ValueError("lora_rank > 0 trains with the plain torch learner in this process "
+                         "(not with learner_backend deepspeed nor ray_learner_ranks)")
 
 
 def _plain(value: Any) -> Any:

@@ -57,8 +57,9 @@ class Trainer:
         torch.manual_seed(cfg.seed)
         self.tokenizer = AutoTokenizer.from_pretrained(cfg.model)
         model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=torch.float32)
-        self.learner = build_learner(cfg, model)  # plain torch, or DeepSpeed rank 0 (_scaleout.py)
+        # the engines first: they start from the base model, which a LoRA learner then wraps in place
         self.engine = build_engine(cfg, model, self.tokenizer)  # in-process, child, HTTP or Ray (_scaleout.py)
+        self.learner = build_learner(cfg, model)  # plain torch (LoRA or full), or DeepSpeed rank 0 (_scaleout.py)
         kw = dict(max_prompt_tokens=cfg.max_prompt_tokens, verifier_override=cfg.verifier_override)
         self.mixer = PromptMixer(load_sources(cfg.train_files, self.tokenizer, **kw), cfg.train_weights or None, cfg.seed)
         self.eval_prompts = [p for src in load_sources(cfg.eval_files, self.tokenizer, **kw).values() for p in src]
@@ -97,8 +98,9 @@ class Trainer:
                  "data": self.mixer.state_dict(), "rng": rng_states(), "engine_rng": self.engine.get_rng_state(),
                  "step": self.step, "version": self.step, "trained_groups": self.trained_groups,
                  "pending": [self.pending[k] for k in sorted(self.pending)]}
+        # a LoRA policy's model/ is its PEFT adapter directory (peft writes it), which `olmorl-train export` merges
         save_checkpoint(cfg.output_dir, self.step, state, dump_config(cfg), self.learner.model, self.tokenizer,
-                        keep=cfg.keep_checkpoints, weights=weights)
+                        keep=cfg.keep_checkpoints, weights=None if cfg.lora_rank else weights)
 
     # -- feeding the engine ----------------------------------------------------------------------------
     def _feed(self) -> None:

@@ -29,6 +29,7 @@ from ray.util.placement_group import placement_group, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from olmorl.trainer._config import TrainConfig
+from olmorl.trainer._lora import same_kind
 from olmorl.trainer.engines._http import EngineError, EnginePool, WeightSyncError
 from olmorl.trainer.engines._torch import TorchEngine
 from olmorl.trainer.engines._types import GenerationRequest, Group
@@ -50,14 +51,15 @@ def to_object_store(weights: Mapping[str, torch.Tensor]) -> dict[str, tuple[Any,
         tensor = tensor.detach().cpu().contiguous()
         carrier = tensor.view(torch.int16) if tensor.dtype == torch.bfloat16 else tensor
         out[name] = (carrier.numpy(), str(tensor.dtype).removeprefix("torch."))
-    return out
+    return same_kind(weights, out)  # an adapter update keeps its LoRA spec
 
 
 def from_object_store(payload: Mapping[str, tuple[Any, str]]) -> dict[str, torch.Tensor]:
     """The tensors of `to_object_store`, still backed by the (read-only) shared memory: copy before writing."""
     with warnings.catch_warnings():  # torch warns that the arrays are read-only; nothing writes them
         warnings.simplefilter("ignore", UserWarning)
-        return {name: torch.from_numpy(array).view(getattr(torch, dtype)) for name, (array, dtype) in payload.items()}
+        return same_kind(payload, {name: torch.from_numpy(array).view(getattr(torch, dtype))
+                                   for name, (array, dtype) in payload.items()})
 
 
 def _build_model(model_config: Any, weights: Mapping[str, torch.Tensor], dtype: torch.dtype) -> torch.nn.Module:

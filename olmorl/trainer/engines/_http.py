@@ -25,6 +25,7 @@ from typing import Any, Mapping
 import httpx
 import torch
 
+from olmorl.trainer._lora import same_kind, weights_file_metadata
 from olmorl.trainer.engines._types import Completion, GenerationRequest, Group, take_groups
 
 
@@ -46,7 +47,8 @@ def write_weights_file(weights: Mapping[str, torch.Tensor], version: int, direct
 
     path = os.path.join(directory or weights_dir(), f"olmorl-weights-{uuid.uuid4().hex[:12]}-v{version}.safetensors")
     # tied weights share storage; safetensors wants each tensor on its own
-    save_file({k: v.detach().to("cpu").contiguous().clone() for k, v in weights.items()}, path)
+    save_file({k: v.detach().to("cpu").contiguous().clone() for k, v in weights.items()}, path,
+              metadata=weights_file_metadata(weights))  # an adapter update names its LoRA spec
     return path
 
 
@@ -359,7 +361,7 @@ class EnginePool:
 
     def update_weights(self, weights: Mapping[str, torch.Tensor], version: int, wait: bool = False) -> None:
         self._wait_sync()
-        snapshot = {k: v.detach().to("cpu", copy=True) for k, v in weights.items()}  # the learner moves on
+        snapshot = same_kind(weights, {k: v.detach().to("cpu", copy=True) for k, v in weights.items()})  # the learner moves on
         self.version = version
         if wait:
             self._broadcast(snapshot, version)

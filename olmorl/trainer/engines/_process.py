@@ -13,6 +13,7 @@ from typing import Any, Mapping
 import torch
 import torch.multiprocessing as mp
 
+from olmorl.trainer._lora import same_kind
 from olmorl.trainer.engines._types import GenerationRequest, Group
 
 
@@ -141,7 +142,7 @@ class ProcessEngine:
             return out
 
     def update_weights(self, weights: Mapping[str, torch.Tensor], version: int, wait: bool = False) -> None:
-        copied = {k: v.detach().to("cpu", copy=True) for k, v in weights.items()}
+        copied = same_kind(weights, {k: v.detach().to("cpu", copy=True) for k, v in weights.items()})
         self.version = version
         if wait:
             self._stats = self._call("update", copied, version)

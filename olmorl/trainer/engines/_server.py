@@ -7,7 +7,8 @@ The control protocol follows vLLM's RL routes, so a learner drives olmorl's tran
   POST /pause?mode=keep|abort keep: freeze running requests; abort: end them now with their partial output
   POST /resume               continue; waits (deadline) until staged weights are live
   POST /update_weights       {"path", "version", "timeout_s"}: load a safetensors file (e.g. in /dev/shm);
-                             applied between two decode steps (inflight) or, while paused, at resume
+                             applied between two decode steps (inflight) or, while paused, at resume;
+                             a file whose metadata names a LoRA spec is an adapter-only update (_lora.py)
   GET  /health               version, paused, in-flight groups, counters
   GET/PUT /rng_state         the sampling generator (checkpoints)
 
@@ -37,6 +38,7 @@ import torch
 
 from olmorl import __version__
 from olmorl.rewards.service._local import stop_process_group
+from olmorl.trainer._lora import AdapterWeights, adapter_problems, read_weights_file
 from olmorl.trainer.engines._torch import TorchEngine
 from olmorl.trainer.engines._types import GenerationRequest, Group
 
@@ -79,7 +81,6 @@ def group_to_json(group: Group) -> dict[str, Any]:
 def create_app(engine: ServedTorchEngine, *, model_info: dict[str, Any] | None = None):
     from fastapi import Body, FastAPI, HTTPException, Query, Request
     from fastapi.responses import JSONResponse, Response, StreamingResponse
-    from safetensors.torch import load_file
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
@@ -204,14 +205,17 @@ def create_app(engine: ServedTorchEngine, *, model_info: dict[str, Any] | None =
             if version < state["staged_version"]:
                 raise HTTPException(409, f"stale weight update: version {version} < current {state['staged_version']}")
             try:
-                weights = await asyncio.wait_for(asyncio.to_thread(load_file, path), timeout_s)
+                weights = await asyncio.wait_for(asyncio.to_thread(read_weights_file, path), timeout_s)
             except asyncio.TimeoutError:
                 raise HTTPException(504, f"loading {path} took longer than {timeout_s:g} s")
             except (OSError, ValueError, RuntimeError) as exc:  # safetensors raises SafetensorError (an OSError subclass or ValueError)
                 raise HTTPException(400, f"cannot read weights from {path}: {exc}")
-            problems = [f"unknown tensor {k}" for k in weights if k not in expected]
-            problems += [f"{k}: shape {tuple(v.shape)} != {expected[k][0]}" for k, v in weights.items()
-                         if k in expected and tuple(v.shape) != expected[k][0]]
+            if isinstance(weights, AdapterWeights):  # adapter-only update: the base model stays as loaded
+                problems = adapter_problems(engine.model, weights)
+            else:
+                problems = [f"unknown tensor {k}" for k in weights if k not in expected]
+                problems += [f"{k}: shape {tuple(v.shape)} != {expected[k][0]}" for k, v in weights.items()
+                             if k in expected and tuple(v.shape) != expected[k][0]]
             if problems:
                 raise HTTPException(400, "weights do not fit the model: " + "; ".join(problems[:5]))
             engine.update_weights(weights, version)

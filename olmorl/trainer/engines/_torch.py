@@ -21,6 +21,7 @@ from typing import Any, Mapping
 
 import torch
 
+from olmorl.trainer._lora import load_policy_weights, same_kind
 from olmorl.trainer.engines._sampling import check_sampling, sampling_logprobs
 from olmorl.trainer.engines._types import Completion, GenerationRequest, Group, take_groups
 
@@ -125,8 +126,8 @@ class TorchEngine:
         applied_before_return = wait and self._running  # not started (a resume's first sync): at the first token
         # A copy only when the caller may write its tensors before they are applied: loading straight from them
         # saves one pass over the weights (Ray's read-only shared memory, a learner's live parameters).
-        staged = dict(weights) if applied_before_return else {k: v.detach().to("cpu", copy=True)
-                                                               for k, v in weights.items()}
+        staged = same_kind(weights, weights if applied_before_return else {k: v.detach().to("cpu", copy=True)
+                                                                           for k, v in weights.items()})
         with self._cv:
             self._commands.append(("update", staged, version, done))
             self._cv.notify_all()
@@ -209,9 +210,7 @@ class TorchEngine:
                     self._waiting.append(_Sequence(pending, i, list(req.prompt_ids)))
         else:
             _, weights, version, done = command
-            missing, unexpected = self.model.load_state_dict(weights, strict=False)
-            if unexpected:
-                raise KeyError(f"unknown weights in update: {unexpected[:5]}")
+            load_policy_weights(self.model, weights)  # full weights, or a LoRA adapter (_lora.py)
             self.version = version
             self._stats["updates"] += 1
             if self._rows and self.update_mode == "abort":

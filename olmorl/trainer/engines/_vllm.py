@@ -17,6 +17,9 @@ trainer broadcasts over NCCL (`NCCLWeightTransferEngine.trainer_send_weights`) -
 the distribution actually sampled from), the behaviour policy for truncated importance sampling, as with
 `TorchEngine`. `top_k=0` means off: vLLM >= 0.9 (PR #17773) documents 0 as "disabled" and still accepts -1,
 older versions only -1. Versions per token are stamped as tokens stream back.
+
+A LoRA policy's updates (`AdapterWeights`) take vLLM's LoRA request path instead: only the adapter travels,
+as a PEFT adapter directory (`_vllm_lora.py`, also unverified).
 """
 
 from __future__ import annotations
@@ -32,8 +35,10 @@ from typing import Any, Mapping
 import torch
 
 from olmorl.trainer.engines._types import Completion, GenerationRequest, Group, take_groups
-from olmorl.trainer.engines._http import EngineError, WeightSyncError
+from olmorl.trainer._lora import AdapterWeights
+from olmorl.trainer.engines._http import EngineError, WeightSyncError, weights_dir
 from olmorl.trainer.engines._sampling import check_sampling
+from olmorl.trainer.engines._vllm_lora import SERVER_ADAPTER_NAME, AdapterVersions
 
 VLLM_MISSING = ("vLLM is not installed: `pip install olmorl[vllm]` on a CUDA machine (vLLM ships CUDA-only "
                 "wheels; it cannot run on CPU-only hosts)")
@@ -111,6 +116,7 @@ class VLLMEngine:
         self.llm = None
         self.sender = _NcclSender()
         self.ids = itertools.count()
+        self.adapters: AdapterVersions | None = None  # a LoRA policy's adapter versions (from its first update)
 
     @property
     def version(self) -> int:
@@ -138,6 +144,8 @@ class VLLMEngine:
         if self.llm is not None:
             self.llm.shutdown()
         self.loop.call_soon_threadsafe(self.loop.stop)
+        if self.adapters is not None:
+            self.adapters.close()
 
     def submit(self, requests: list[GenerationRequest]) -> None:
         self.streams.check()
@@ -149,6 +157,7 @@ class VLLMEngine:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
+        adapter = self.adapters.acquire() if self.adapters is not None else None
         try:
             params = SamplingParams(n=req.n, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
                                     logprobs=0,
@@ -157,11 +166,13 @@ class VLLMEngine:
             submitted = self.version
             versions: dict[int, list[int]] = {}
             final = None
+            lora = self.adapters.lora_request(adapter) if self.adapters is not None and adapter is not None else None
             async for output in self.llm.generate(TokensPrompt(prompt_token_ids=list(req.prompt_ids)), params,
-                                                  request_id=f"olmorl-{next(self.ids)}"):
+                                                  request_id=f"olmorl-{next(self.ids)}", lora_request=lora):
                 for c in output.outputs:  # cumulative outputs: stamp the tokens that are new since last time
                     seen = versions.setdefault(c.index, [])
-                    seen.extend([self.version] * (len(c.token_ids) - len(seen)))
+                    # a LoRA request generates with the adapter it was submitted with, to its end
+                    seen.extend([self.version if adapter is None else adapter] * (len(c.token_ids) - len(seen)))
                 final = output
             completions = []
             for c in sorted(final.outputs, key=lambda c: c.index):
@@ -174,6 +185,9 @@ class VLLMEngine:
             self.streams.error = exc
         finally:
             self.streams.in_flight -= 1
+            if self.adapters is not None:
+                self.adapters.release(adapter)
+                await self._retire_adapters()
 
     def get_groups(self, timeout: float | None = None) -> list[Group]:
         return self.streams.get_groups(timeout)
@@ -181,6 +195,18 @@ class VLLMEngine:
     @property
     def in_flight_groups(self) -> int:
         return self.streams.in_flight
+
+    async def _load_adapter(self, weights: AdapterWeights, version: int) -> None:
+        if self.adapters is None:
+            self.adapters = AdapterVersions(weights_dir())
+        self.adapters.write(weights, version)
+        await self.llm.add_lora(self.adapters.lora_request(version))  # requests submitted from now on use it
+        self.version = version
+        await self._retire_adapters()
+
+    async def _retire_adapters(self) -> None:
+        for version in self.adapters.retired() if self.adapters is not None else []:
+            await self.llm.remove_lora(version + 1)
 
     async def _sync(self, weights: Mapping[str, torch.Tensor], version: int) -> None:
         from vllm.distributed.weight_transfer.base import WeightTransferInitRequest, WeightTransferUpdateRequest
@@ -203,8 +229,9 @@ class VLLMEngine:
             await llm.resume_generation()
 
     def update_weights(self, weights: Mapping[str, torch.Tensor], version: int, wait: bool = True) -> None:
+        sync = self._load_adapter(weights, version) if isinstance(weights, AdapterWeights) else self._sync(weights, version)
         try:
-            self._run(asyncio.wait_for(self._sync(weights, version), self.sync_timeout_s), self.sync_timeout_s + 5)
+            self._run(asyncio.wait_for(sync, self.sync_timeout_s), self.sync_timeout_s + 5)
         except (asyncio.TimeoutError, TimeoutError) as exc:
             raise WeightSyncError(f"vLLM weight sync to version {version} missed its {self.sync_timeout_s:g} s "
                                   "deadline (NCCL has no timeout of its own: restart the engine)") from exc
@@ -230,7 +257,7 @@ class VLLMServerEngine:
 
     def __init__(self, url: str, *, model: str, max_new_tokens: int, temperature: float = 1.0, top_k: int = 0,
                  top_p: float = 1.0, seed: int = 0, sync_timeout_s: float = 300.0, nccl_address: str = "127.0.0.1",
-                 nccl_port: int = 29556) -> None:
+                 nccl_port: int = 29556, adapter_dir: str | None = None) -> None:
         import httpx
 
         check_sampling(temperature, top_k, top_p)
@@ -242,6 +269,8 @@ class VLLMServerEngine:
         self.streams = _Streams()
         self.sender = _NcclSender()
         self.ids = itertools.count()
+        self.adapter_dir = adapter_dir  # where adapter versions are written: a path the server can read
+        self.adapters: AdapterVersions | None = None
 
     @property
     def version(self) -> int:
@@ -258,6 +287,8 @@ class VLLMServerEngine:
 
     def stop(self) -> None:
         self.http.close()
+        if self.adapters is not None:
+            self.adapters.close()
 
     def submit(self, requests: list[GenerationRequest]) -> None:
         self.streams.check()
@@ -267,7 +298,8 @@ class VLLMServerEngine:
 
     def _generate(self, req: GenerationRequest) -> None:
         try:
-            body = {"model": self.model, "prompt": list(req.prompt_ids), "n": req.n, "stream": True,
+            model = self.model if self.adapters is None else SERVER_ADAPTER_NAME
+            body = {"model": model, "prompt": list(req.prompt_ids), "n": req.n, "stream": True,
                     "max_tokens": req.max_new_tokens or self.max_new_tokens, "temperature": self.temperature,
                     "top_p": self.top_p, "top_k": self.top_k, "logprobs": 0, "return_tokens_as_token_ids": True,
                     "ignore_eos": req.ignore_eos, "seed": self.seed + next(self.ids)}
@@ -338,6 +370,9 @@ class VLLMServerEngine:
             raise WeightSyncError(f"{what} to {self.url} failed: {thread.box['error']}")  # type: ignore[attr-defined]
 
     def update_weights(self, weights: Mapping[str, torch.Tensor], version: int, wait: bool = True) -> None:
+        if isinstance(weights, AdapterWeights):
+            self._load_adapter(weights, version)
+            return
         deadline = time.monotonic() + self.sync_timeout_s
         if self.sender.group is None:
             world = 1 + int(self.http.get("/get_world_size").json()["world_size"])
@@ -357,6 +392,15 @@ class VLLMServerEngine:
             self.version = version
         finally:
             self._post("/resume")
+
+    def _load_adapter(self, weights: AdapterWeights, version: int) -> None:
+        if self.adapters is None:
+            self.adapters = AdapterVersions(self.adapter_dir)
+        path = self.adapters.write(weights, version)
+        self._post("/v1/load_lora_adapter", json={"lora_name": SERVER_ADAPTER_NAME, "lora_path": str(path),
+                                                  "load_inplace": True})
+        self.version = version
+        self.adapters.retired()  # the server holds one adapter name, reloaded in place: older directories go
 
     def pause(self, mode: str = "keep") -> None:
         self._post("/pause", params={"mode": mode, "clear_cache": "false"})

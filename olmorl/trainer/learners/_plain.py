@@ -10,6 +10,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from olmorl.trainer._lora import adapter_weights, is_lora, load_adapter_into_policy, unwrapped
 from olmorl.trainer._objective import LossSettings, per_sequence_token_weight, token_loss_terms
 from olmorl.trainer.learners._packing import enable_activation_checkpointing, pack_rows, packed_inputs
 from olmorl.trainer.learners._samples import TrainSample, token_sequence_ids
@@ -47,7 +48,8 @@ class _ChunkedTokenLogprob(torch.autograd.Function):
         chunk, inv_temp = ctx.chunk, ctx.inv_temp
         grad_hidden = torch.empty_like(hidden)
         acc = lse_all.dtype
-        grad_weight = torch.zeros(weight.shape, dtype=acc, device=weight.device)
+        # a frozen head (a LoRA policy's) needs no [vocab, hidden] gradient: neither its memory nor its matmuls
+        grad_weight = torch.zeros(weight.shape, dtype=acc, device=weight.device) if ctx.needs_input_grad[1] else None
         for s in range(0, hidden.shape[0], chunk):
             h = hidden[s:s + chunk]
             g = (h @ weight.T).to(acc).mul_(inv_temp)
@@ -57,8 +59,9 @@ class _ChunkedTokenLogprob(torch.autograd.Function):
             g.scatter_add_(1, targets[s:s + chunk, None], g_out[:, None])
             g.mul_(inv_temp)
             grad_hidden[s:s + chunk] = (g @ weight.to(acc)).to(hidden.dtype)
-            grad_weight += g.T @ h.to(acc)
-        return grad_hidden, grad_weight.to(weight.dtype), None, None, None
+            if grad_weight is not None:
+                grad_weight += g.T @ h.to(acc)
+        return grad_hidden, None if grad_weight is None else grad_weight.to(weight.dtype), None, None, None
 
 
 def token_logprobs(hidden: torch.Tensor, head: torch.nn.Linear, targets: torch.Tensor, *, temperature: float = 1.0,
@@ -117,7 +120,9 @@ class Learner:
         if activation_checkpointing:
             enable_activation_checkpointing(model)
         self.loss = loss
-        self.optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, betas=adam_betas, eps=adam_eps,
+        # only what trains: a LoRA policy's frozen base gets no optimizer state
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(trainable, lr=learning_rate, betas=adam_betas, eps=adam_eps,
                                            weight_decay=weight_decay)
         # linear warm-up, then constant (Adam's first steps are full-size whatever the gradient scale)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
@@ -131,8 +136,9 @@ class Learner:
         self.reference = None
         if loss.kl_beta:
             self.reference = copy.deepcopy(model).eval().requires_grad_(False)
-        self.base = getattr(model, model.base_model_prefix)
-        self.head = model.get_output_embeddings()
+        inner = unwrapped(model)  # a LoRA policy's adapted layers are inside the HF model peft wraps
+        self.base = getattr(inner, inner.base_model_prefix)
+        self.head = inner.get_output_embeddings()
 
     # -- logprobs ----------------------------------------------------------------------------------------
     def _micro_batches(self, samples: list[TrainSample]) -> list[list[int]]:
@@ -158,7 +164,7 @@ class Learner:
 
     @torch.no_grad()
     def _reference_logprobs(self, samples: list[TrainSample]) -> torch.Tensor:
-        ref = self.reference
+        ref = unwrapped(self.reference)
         return self._logprobs(getattr(ref, ref.base_model_prefix), ref.get_output_embeddings(), samples)[0]
 
     # -- one optimizer batch --------------------------------------------------------------------------
@@ -223,6 +229,9 @@ class Learner:
         return out
 
     def weights(self) -> dict[str, torch.Tensor]:
+        """What the engines load: the whole state dict, or a LoRA policy's adapter tensors only."""
+        if is_lora(self.model):
+            return adapter_weights(self.model)
         return {k: v.detach() for k, v in self.model.state_dict().items()}
 
     # -- checkpoints: what resuming needs beyond the weights (the loop saves `weights()` itself) ----------
@@ -233,6 +242,9 @@ class Learner:
         if state.get("format", "torch") != "torch":
             raise ValueError(f"this checkpoint's learner state was written by the {state['format']} learner; "
                              f"resume it with learner_backend {state['format']}")
-        self.model.load_state_dict(weights)
+        if is_lora(self.model):
+            load_adapter_into_policy(self.model, weights)
+        else:
+            self.model.load_state_dict(weights)
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
