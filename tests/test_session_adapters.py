@@ -94,7 +94,10 @@ def test_nemo_gym_v07_environment_server_bodies(url):
     with httpx.Client(base_url=url) as env_server:  # closed before verify: the verify is masked, not a 0
         session_id = env_server.post("/seed_session", json={"episode_id": episode, "task_id": task_id,
                                                             "task_data": ROW}).json()["resources_session_id"]
-        env_server.post("/close_session", json={"resources_session_id": session_id, "episode_id": episode})
+        assert env_server.post("/close_session", json={"resources_session_id": session_id, "episode_id": {
+            "rollout_id": "9-0"}}).status_code == 409  # not this session's episode: nothing closed
+        assert env_server.post("/close_session", json={"resources_session_id": session_id}).json() == {
+            "resources_session_id": session_id}  # the session id alone, as some Gym revisions send it
         lost = env_server.post("/verify", json={"episode_id": episode, "task_id": task_id,
                                                 "verification_input": activation}).json()
         assert lost["mask_sample"] is True and "closed (deleted)" in lost["failure_reason"]

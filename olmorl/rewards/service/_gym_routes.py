@@ -17,7 +17,7 @@ routes accept them too, told apart by their fields:
   answered `{"resources_session_id"}` only (Gym validates that answer with no extra fields allowed);
 - verify: `{"episode_id", "task_id", "verification_input": {"responses_create_params", "response"}}`, answered
   with `verification_input`'s fields plus `reward` and the rest, as above;
-- close: `{"resources_session_id", "episode_id"}`, answered `{"resources_session_id"}`.
+- close: `{"resources_session_id", "episode_id"}` (or the session id alone), answered `{"resources_session_id"}`.
 The episode named at seed is kept with the session; a verify or close that names another episode is a 409.
 """
 
@@ -70,7 +70,7 @@ class EpisodeVerify(BaseModel):
 class EpisodeClose(BaseModel):
     model_config = ConfigDict(extra="forbid")
     resources_session_id: str = Field(min_length=1)
-    episode_id: EpisodeId
+    episode_id: EpisodeId | None = None  # some Gym revisions send the session id alone
 
 
 def _parse(model: type[BaseModel], body: dict[str, Any], what: str) -> Any:
@@ -163,7 +163,8 @@ def build_gym_routes(manager: SessionManager) -> APIRouter:
         closing = _parse(EpisodeClose, body, "close_session") if v07 else None
         session_id = closing.resources_session_id if closing is not None else request.cookies.get(COOKIE)
         if closing is not None:
-            check_episode(session_id, closing.episode_id)
+            if closing.episode_id is not None:
+                check_episode(session_id, closing.episode_id)
             episodes.pop(closing.resources_session_id, None)
         if session_id is not None:
             try:
