@@ -18,13 +18,13 @@ from olmorl.rewards.sessions._warm_pool import PoolStats, WarmPool
 from olmorl.sandbox._session import Interpreter, InterpreterFailed, InterpreterLimits
 
 if TYPE_CHECKING:
-    from olmorl.rewards._metrics import Metrics
+    from olmorl.rewards._metrics import RewardMetrics
 
 log = logging.getLogger("olmorl.rewards")
 
 
 class SessionInterpreters:
-    def __init__(self, settings: Any, state_dir: Path, metrics: Metrics) -> None:
+    def __init__(self, settings: Any, state_dir: Path, metrics: RewardMetrics) -> None:
         self.settings = settings
         self.config = settings.sessions
         self.state_dir = state_dir

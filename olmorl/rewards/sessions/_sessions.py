@@ -172,6 +172,7 @@ class SessionManager:
                                    "retry later")
             self._sandboxed_open += 1
         self._pending += 1
+        started = time.perf_counter()
         env: Environment | None = None
         services = SessionServices(self, cls.sandboxed)
         try:
@@ -194,6 +195,7 @@ class SessionManager:
             self._pending -= 1
         session = Session(id=secrets.token_urlsafe(16), env_name=cls.name, env=env, services=services)
         self._sessions[session.id] = session
+        self.metrics.session_open_latency.labels(cls.name).observe(time.perf_counter() - started)
         self.metrics.sessions_created.labels(cls.name).inc()
         self.metrics.sessions_open.labels(cls.name).inc()
         return SessionCreated(session_id=session.id, env=cls.name, tools=[t.schema() for t in cls.tools],

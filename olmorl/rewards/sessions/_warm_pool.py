@@ -12,7 +12,9 @@ must say it still works; a dead one is stopped, counted as `discarded`, and the 
 
 Refill runs in the background after each take, one task per spec, with at most `max_starting` starts at once
 over all specs (a burst of takes must not start a burst of processes); a failed start is logged and retried
-after a growing pause. A miss starts its item at once, outside that bound: the caller is waiting for it.
+after a growing pause. It begins `refill_delay_s` after the take, so that the taker's reply goes out first: a
+start forks a process, which holds the event loop for milliseconds (tens under load). A miss starts its item
+at once, outside that bound: the caller is waiting for it.
 """
 
 from __future__ import annotations
@@ -58,23 +60,25 @@ class _Shelf(Generic[T]):
 class WarmPool(Generic[K, T]):
     def __init__(self, start: Callable[[K], Awaitable[T]], stop: Callable[[T], Awaitable[None]], size: int,
                  healthy: Callable[[T], bool] = lambda _: True, max_starting: int = 1, name: str = "pool",
-                 on_take: Callable[[K, bool], None] | None = None) -> None:
+                 on_take: Callable[[K, bool], None] | None = None, refill_delay_s: float = 0.05) -> None:
         if size < 0 or max_starting < 1:
             raise ValueError(f"{name}: size must be >= 0 and max_starting >= 1 (got {size}, {max_starting})")
         self.name = name
         self.size = size
+        self.refill_delay_s = refill_delay_s
         self._start, self._stop, self._healthy, self._on_take = start, stop, healthy, on_take
         self._starts = asyncio.Semaphore(max_starting)
         self._shelves: dict[K, _Shelf[T]] = {}
         self._closed = False
 
-    def fill(self, spec: K) -> None:
-        """Start filling `spec`'s pool up to `size` in the background (no-op when full or size is 0)."""
+    def fill(self, spec: K, delay_s: float = 0.0) -> None:
+        """Start filling `spec`'s pool up to `size` in the background, after `delay_s` (no-op when a fill is
+        already running, or size is 0)."""
         if self._closed or self.size == 0:
             return
         shelf = self._shelf(spec)
         if shelf.refill is None or shelf.refill.done():
-            shelf.refill = asyncio.ensure_future(self._refill(spec, shelf))
+            shelf.refill = asyncio.ensure_future(self._refill(spec, shelf, delay_s))
 
     async def take(self, spec: K) -> T:
         """A started item for `spec`: a ready, healthy one if there is one, else one started now."""
@@ -95,7 +99,7 @@ class WarmPool(Generic[K, T]):
             shelf.misses += 1
         if self._on_take is not None:
             self._on_take(spec, hit)
-        self.fill(spec)  # replace what was taken, in the background
+        self.fill(spec, self.refill_delay_s)  # replace what was taken, in the background, after the reply
         return item if item is not None else await self._start(spec)
 
     def stats(self, spec: K) -> PoolStats:
@@ -122,7 +126,9 @@ class WarmPool(Generic[K, T]):
             shelf = self._shelves[spec] = _Shelf(ready=deque())
         return shelf
 
-    async def _refill(self, spec: K, shelf: _Shelf[T]) -> None:
+    async def _refill(self, spec: K, shelf: _Shelf[T], delay_s: float) -> None:
+        if delay_s > 0:
+            await asyncio.sleep(delay_s)
         pause = _RETRY_FIRST_S
         while not self._closed and len(shelf.ready) + shelf.starting < self.size:
             async with self._starts:
