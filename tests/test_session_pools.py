@@ -114,6 +114,22 @@ def test_refill_is_bounded_keyed_by_spec_and_survives_failed_starts():
     asyncio.run(run())
 
 
+def test_the_refill_after_a_take_waits_for_the_takers_reply_to_go_out():
+    """A start forks (it holds the event loop), so the refill begins refill_delay_s after the take, not at once."""
+    async def run() -> None:
+        factory = Factory()
+        pool = WarmPool(factory.start, factory.stop, size=1, refill_delay_s=0.3)
+        pool.fill("a")  # at server start: no delay
+        await settle(pool, "a", 1)
+        await pool.take("a")
+        await asyncio.sleep(0.1)
+        assert len(factory.made) == 1 and factory.running == 0  # nothing started yet
+        assert (await settle(pool, "a", 1)).ready == 1 and len(factory.made) == 2
+        await pool.close()
+
+    asyncio.run(run())
+
+
 def test_a_pool_of_size_zero_starts_on_demand_only():
     async def run() -> None:
         factory = Factory()
