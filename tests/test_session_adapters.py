@@ -69,6 +69,45 @@ def test_nemo_gym_resources_server_contract(url):
         assert agent.post("/python", json={"code": "1"}).status_code == 404
 
 
+def test_nemo_gym_v07_environment_server_bodies(url):
+    """Gym v0.7's Environment Server seeds, verifies and closes with typed bodies (episode and task identity, the
+    row in `task_data`, the Responses activation in `verification_input`); the answers carry no extra fields."""
+    episode = {"rollout_id": "7-0", "attempt": 1}
+    task_id = {"taskset": "olmorl:python", "task_id": "7"}
+    activation = {"responses_create_params": ROW["responses_create_params"],
+                  "response": responses_object("It is \\boxed{42}.")}
+    with httpx.Client(base_url=url) as env_server:
+        seeded = env_server.post("/seed_session", json={"episode_id": episode, "task_id": task_id, "task_data": ROW})
+        assert seeded.status_code == 200 and set(seeded.json()) == {"resources_session_id"}
+        session_id = seeded.json()["resources_session_id"]
+        assert env_server.post("/python", json={"code": "x = 6 * 7\nprint(x)"}).json()["output"] == "42\n"
+        other = env_server.post("/verify", json={"episode_id": {"rollout_id": "8-0"}, "task_id": task_id,
+                                                 "verification_input": activation})
+        assert other.status_code == 409 and "'7-0' attempt 1" in other.json()["detail"]
+        verified = env_server.post("/verify", json={"episode_id": episode, "task_id": task_id,
+                                                    "verification_input": activation}).json()
+        assert verified["reward"] == 1.0 and verified["reward_components"] == {"answer": 1.0}
+        assert verified["response"]["id"] == "resp_1" and "responses_create_params" in verified
+        assert "episode_id" not in verified and "mask_sample" not in verified
+        closed = env_server.post("/close_session", json={"resources_session_id": session_id, "episode_id": episode})
+        assert closed.json() == {"resources_session_id": session_id}  # idempotent: verify had closed it
+    with httpx.Client(base_url=url) as env_server:  # closed before verify: the verify is masked, not a 0
+        session_id = env_server.post("/seed_session", json={"episode_id": episode, "task_id": task_id,
+                                                            "task_data": ROW}).json()["resources_session_id"]
+        assert env_server.post("/close_session", json={"resources_session_id": session_id, "episode_id": {
+            "rollout_id": "9-0"}}).status_code == 409  # not this session's episode: nothing closed
+        assert env_server.post("/close_session", json={"resources_session_id": session_id}).json() == {
+            "resources_session_id": session_id}  # the session id alone, as some Gym revisions send it
+        lost = env_server.post("/verify", json={"episode_id": episode, "task_id": task_id,
+                                                "verification_input": activation}).json()
+        assert lost["mask_sample"] is True and "closed (deleted)" in lost["failure_reason"]
+        bad = env_server.post("/seed_session", json={"episode_id": {"attempt": 0}, "task_id": task_id,
+                                                     "task_data": ROW})
+        assert bad.status_code == 422 and "episode_id.rollout_id" in bad.json()["detail"]
+        no_env = env_server.post("/seed_session", json={"episode_id": episode, "task_id": task_id, "task_data": {}})
+        assert no_env.status_code == 422 and "(task_data) needs an `env`" in no_env.json()["detail"]
+
+
 def test_trl_grpo_trainer_runs_olmorl_session_environments(url, tmp_path):
     import trl
     from datasets import Dataset

@@ -44,6 +44,12 @@ class RewardMetrics:
         self.sessions_evicted = Counter("olmorl_sessions_evicted_total",
                                         "Idle sessions closed to keep within the idle memory budget, by environment.",
                                         ["env"], registry=self.registry)
+        self.session_pool_takes = Counter("olmorl_session_pool_takes_total",
+                                          "Sandboxes taken from a warm pool: ready (hit) or started on demand (miss).",
+                                          ["kind", "result"], registry=self.registry)
+        self.session_open_latency = Histogram("olmorl_session_open_duration_seconds",
+                                              "Wall-clock time of opening a session (setup included), by environment.",
+                                              ["env"], buckets=_LATENCY_BUCKETS, registry=self.registry)
         self.tool_calls = Counter("olmorl_tool_calls_total", "Session tool calls by environment, tool and status.",
                                   ["env", "tool", "status"], registry=self.registry)
         self.tool_latency = Histogram("olmorl_tool_call_duration_seconds", "Wall-clock time of one tool call.",

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from olmorl.rewards.sessions._environment import Environment, Step
+from olmorl.rewards.sessions._interpreters import SessionInterpreters
 from olmorl.rewards._models import Status, VerifyResult
 from olmorl.rewards.engine._registry import InvalidInput, ItemError, load_environments
 from olmorl.rewards.sessions._session_memory import MemoryUse, idle_memory_budget, measure, to_evict
@@ -59,7 +60,6 @@ class Session:
     env_name: str
     env: Environment
     services: SessionServices
-    sandbox_slot: int | None
     last_used: float = field(default_factory=time.monotonic)
     calls: int = 0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -69,10 +69,10 @@ class Session:
 class SessionServices:
     """What an environment may use: the server's verifiers, settings and session sandboxes."""
 
-    def __init__(self, manager: SessionManager, slot: int | None) -> None:
+    def __init__(self, manager: SessionManager, sandboxed: bool) -> None:
         self._manager = manager
         self.settings = manager.settings
-        self.slot = slot
+        self.sandboxed = sandboxed
         self.interpreters: list[Interpreter] = []  # what it opened, measured against the idle memory budget
 
     async def verify(self, item: dict[str, Any]) -> VerifyResult:
@@ -84,10 +84,22 @@ class SessionServices:
         return self._manager.engine.check_item(verifier, ground_truth, options or {})
 
     async def open_interpreter(self) -> Interpreter:
-        """A started persistent interpreter in this session's own sandbox (sandboxed environments only)."""
-        interpreter = await self._manager.open_interpreter(self.slot)
-        self.interpreters = [i for i in self.interpreters if i.alive] + [interpreter]
+        """A started persistent interpreter in this session's own sandbox (sandboxed environments only),
+        never used by anyone before (warm from the pool when it has one). Interpreters this session opened
+        that are no longer running are released first (their sandbox slots freed)."""
+        if not self.sandboxed:
+            raise RuntimeError("this environment is not marked sandboxed, so its sessions get no sandbox")
+        await self.release_interpreters(only_dead=True)
+        interpreter = await self._manager.interpreters.open()
+        self.interpreters.append(interpreter)
         return interpreter
+
+    async def release_interpreters(self, only_dead: bool = False) -> None:
+        """Stop this session's interpreters (all, or those no longer running) and free their slots."""
+        gone = [i for i in self.interpreters if not (only_dead and i.alive)]
+        self.interpreters = [i for i in self.interpreters if i not in gone]
+        for interpreter in gone:
+            await self._manager.interpreters.release(interpreter)
 
 
 def truncate(text: str, limit: int, keep: str = "head") -> str:
@@ -107,12 +119,12 @@ class SessionManager:
         self.envs = load_environments(self.settings.plugins)
         self._sessions: dict[str, Session] = {}
         self._gone: OrderedDict[str, str] = OrderedDict()  # closed id -> why
-        self._free_slots = list(range(self.config.max_sandboxed))
+        self._sandboxed_open = 0  # sessions of sandboxed environments (at most max_sandboxed)
         self._pending = 0  # sessions being set up (they count against the limits)
         self._reaper: asyncio.Task[None] | None = None
-        self._backend: Any = None
         self.memory = MemoryUse(budget_bytes=idle_memory_budget(self.config))
         self.state_dir = Path(self.config.state_dir or Path(tempfile.gettempdir()) / "olmorl-sessions")
+        self.interpreters = SessionInterpreters(self.settings, self.state_dir, self.metrics)
 
     # -- lifecycle -------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -122,16 +134,21 @@ class SessionManager:
         if swept:
             log.warning("removed %d session sandboxes left by a server that did not stop cleanly", swept)
         self._reaper = asyncio.ensure_future(self._reap_forever())
+        if any(cls.sandboxed for cls in self.envs.values()):
+            self.interpreters.fill()
 
     async def stop(self) -> None:
         if self._reaper is not None:
             self._reaper.cancel()
             self._reaper = None
         await asyncio.gather(*(self._close(s, "server stopped") for s in list(self._sessions.values())))
+        await self.interpreters.close()
 
     def readiness(self) -> dict[str, int]:
-        """For /readyz: open sessions and the idle memory budget, as of the reaper's last pass."""
-        return {"open": len(self._sessions), **self.memory.readiness()}
+        """For /readyz: open sessions, the idle memory budget (as of the reaper's last pass) and the warm
+        interpreters ready now."""
+        return {"open": len(self._sessions), **self.memory.readiness(),
+                "warm_interpreters_ready": self.interpreters.stats().ready}
 
     def describe(self) -> list[EnvInfo]:
         return [cls.info() for cls in self.envs.values()]
@@ -149,20 +166,20 @@ class SessionManager:
         typed_task, typed_options = cls.validate(task, options)
         if len(self._sessions) + self._pending >= self.config.max_sessions:
             raise SessionsFull(f"{self.config.max_sessions} sessions are open (max_sessions); retry later")
-        slot = None
         if cls.sandboxed:
-            if not self._free_slots:
+            if self._sandboxed_open >= self.config.max_sandboxed:
                 raise SessionsFull(f"{self.config.max_sandboxed} sandboxed sessions are open (max_sandboxed); "
                                    "retry later")
-            slot = self._free_slots.pop()
+            self._sandboxed_open += 1
         self._pending += 1
+        started = time.perf_counter()
         env: Environment | None = None
-        services = SessionServices(self, slot)
+        services = SessionServices(self, cls.sandboxed)
         try:
             env = cls(typed_task, typed_options, services)
             observation = await asyncio.wait_for(env.setup(), self.config.call_timeout_s)
         except BaseException as exc:
-            await self._release(env, slot)
+            await self._release(env, services)
             if isinstance(exc, InvalidInput):
                 raise
             if isinstance(exc, asyncio.TimeoutError):
@@ -176,9 +193,9 @@ class SessionManager:
             raise
         finally:
             self._pending -= 1
-        session = Session(id=secrets.token_urlsafe(16), env_name=cls.name, env=env, services=services,
-                          sandbox_slot=slot)
+        session = Session(id=secrets.token_urlsafe(16), env_name=cls.name, env=env, services=services)
         self._sessions[session.id] = session
+        self.metrics.session_open_latency.labels(cls.name).observe(time.perf_counter() - started)
         self.metrics.sessions_created.labels(cls.name).inc()
         self.metrics.sessions_open.labels(cls.name).inc()
         return SessionCreated(session_id=session.id, env=cls.name, tools=[t.schema() for t in cls.tools],
@@ -275,16 +292,19 @@ class SessionManager:
         self.metrics.sessions_open.labels(session.env_name).dec()
         if why == "expired":
             self.metrics.sessions_expired.labels(session.env_name).inc()
-        await self._release(session.env, session.sandbox_slot)
+        await self._release(session.env, session.services)
 
-    async def _release(self, env: Environment | None, slot: int | None) -> None:
+    async def _release(self, env: Environment | None, services: SessionServices) -> None:
         try:
             if env is not None:
                 await env.close()
         except Exception:
             log.exception("closing a %s session failed", env.name if env is not None else "?")
-        if slot is not None:
-            self._free_slots.append(slot)
+        try:  # whatever the environment left running is stopped here; never handed to another session
+            await services.release_interpreters()
+        finally:
+            if services.sandboxed:
+                self._sandboxed_open -= 1
 
     async def _reap_forever(self) -> None:
         interval = max(min(self.config.idle_ttl_s / 4, self.config.reap_interval_s), 0.05)
@@ -320,31 +340,3 @@ class SessionManager:
         self.memory = MemoryUse(budget_bytes=budget, idle_bytes=idle_bytes,
                                 total_bytes=sum(usage[s.id] for s in holding if not s.closed),
                                 evicted=self.memory.evicted + evicted)
-
-    async def open_interpreter(self, slot: int | None) -> Interpreter:
-        from olmorl.sandbox._session import Interpreter, InterpreterLimits
-
-        if slot is None:
-            raise RuntimeError("this environment is not marked sandboxed, so its sessions get no sandbox")
-        if self._backend is None:
-            self._backend = _session_backend(self.settings)
-        cfg = self.config
-        interpreter = Interpreter(self._backend, slot, InterpreterLimits(memory_mb=cfg.memory_mb, cpu_s=cfg.cpu_s),
-                                  self.state_dir)
-        try:
-            await interpreter.start()
-        except BaseException:  # cancelled (setup timeout, client gone) or failed: nothing may outlive it
-            await interpreter.close()
-            raise
-        return interpreter
-
-
-def _session_backend(settings: Any) -> Any:
-    """The code sandbox's backend, sized for one session (memory, processes) instead of one test."""
-    from olmorl.sandbox._backends import SandboxLimits
-    from olmorl.sandbox._pool import _pick_backend
-
-    sandbox, cfg = settings.sandbox, settings.sessions
-    limits = SandboxLimits(test_timeout_s=cfg.call_timeout_s, memory_mb=cfg.memory_mb,
-                           max_processes=cfg.max_processes, scratch_mb=sandbox.scratch_mb)
-    return _pick_backend(sandbox.backend, sandbox.allow_insecure, sandbox.python, limits)
