@@ -31,6 +31,7 @@ process judges it from outside (exit status, stdout). A compiled one is built fi
 process of its own, reported as test -1; its artifacts are restored into every test's wiped scratch.
 """
 
+import _signal  # signal.signal's enum conversions cost a fresh fork ~30 page faults: the C function
 import ctypes
 import gc
 import json
@@ -134,8 +135,8 @@ def start_program(tester):
             for target, fd in enumerate(high):
                 os.dup2(fd, target)
             os.closerange(4, 1 << 16)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+            _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
             if os.read(3, 1) == b"g":
                 start = read_frame(3)
                 set_limits(start)

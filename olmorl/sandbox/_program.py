@@ -32,6 +32,8 @@ from functools import *
 from math import *
 import bisect, collections, copy, functools, heapq, itertools, math, operator, random, re, string, sys
 """
+# Compiled once, in the zygote: a program process that compiled it itself would pay ~85 page faults.
+SOLUTION_CLASS = re.compile(r"^class Solution\b", re.M)
 
 
 class _Refs:
@@ -232,7 +234,7 @@ def run_program(program, mode, rpc_fd):
     sys.argv = ["main.py"]
     server = _Server(namespace, os.fdopen(os.dup(rpc_fd), "r", encoding="utf-8"), rpc_fd)
     try:
-        if re.search(r"^class Solution\b", program, re.M):
+        if SOLUTION_CLASS.search(program):
             exec(SOLUTION_PRELUDE, namespace)
             server.prelude = {k: v for k, v in namespace.items() if k != "__builtins__"}
         exec(compile(program, "<program>", "exec"), namespace)
