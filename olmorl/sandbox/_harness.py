@@ -48,10 +48,11 @@ import bisect, collections, copy, decimal, fractions, functools, heapq, itertool
 import operator, random, re, statistics, string, typing  # noqa: E401,F401
 
 if __name__ != "__main__":  # a module of the server; inside the sandbox the parts are one file
-    from olmorl.sandbox._cleanup import PIDNS, PROGRAM_IDS, SCRATCH, become_program, clean_as_program, cleaned, sweep
+    from olmorl.sandbox._cleanup import (PIDNS, PROGRAM_IDS, SCRATCH, become_program, clean_as_program, cleaned,
+                                         kill_group, sweep)
     from olmorl.sandbox._command import exec_command, keep_files, restore_files
     from olmorl.sandbox._judge import judge_code, judge_command, judge_stdio, wait_exit
-    from olmorl.sandbox._program import run_program
+    from olmorl.sandbox._program import open_stdio, run_program
     from olmorl.sandbox._proxy import Conn, TestTimeout, clear_deadline
     from olmorl.sandbox._wire import note_tamper
 
@@ -68,6 +69,7 @@ sys.path.extend(sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg ==
 # Modules the operator asked every program to start with (sandbox.preload_modules): imported once here.
 PRELOAD = sys.argv[sys.argv.index("--preload") + 1].split(",") if "--preload" in sys.argv else []
 ZYGOTE = os.getpid()
+PROGRAM_STDIO = []  # a program's sys.stdin/stdout/stderr, made once by the zygote (`open_stdio`)
 
 
 # -- framing -----------------------------------------------------------------------------------------
@@ -143,7 +145,7 @@ def start_program(tester):
                 become_program()
                 if start["mode"] == "exec":
                     exec_command(start, SCRATCH, 3)
-                code = run_program(start["program"], start["mode"], 3)
+                code = run_program(start["program"], start["mode"], 3, PROGRAM_STDIO)
         finally:
             os._exit(code)
     for fd in (out_w, err_w):
@@ -342,7 +344,7 @@ def run_test(job, test, program, following, zygote, keep, budget):
     if following is not None:
         following.receive(zygote)
         keep = keep | {following.pid}
-    sweep(pid, keep)
+    kill_group(pid)  # the program process itself (a session leader keeps its group); the rest below
     zygote.send(f"wait {pid}".encode())
     raw = int(zygote.recv(64))
 
@@ -411,6 +413,7 @@ def main():
         devnull = os.memfd_create("null")
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
+    PROGRAM_STDIO.extend(open_stdio())
     if SCRATCH is None or os.path.realpath(SCRATCH) in ("/", os.path.realpath(tempfile.gettempdir())) \
             and not PIDNS:
         sys.exit("harness: --scratch DIR is required (a private directory; it is wiped after every test)")

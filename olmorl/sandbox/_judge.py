@@ -123,7 +123,7 @@ def judge_code(conn, test, job):
             if not ok:
                 return "failed", "wrong return value"
         else:
-            plan = TestPlan(test["code"], tolerance)
+            plan = cached_plan(test["code"], tolerance)
             conn.asked_specials = plan.specials
             run_test_code(conn, plan, test_namespace(conn, program, plan, test.get("entry")), tolerance)
         clear_deadline(conn)
@@ -191,8 +191,10 @@ class TestPlan:
     and the names it uses: what the program may contribute to its namespace."""
 
     def __init__(self, source, tolerance):
-        self.tree = tree = ast.parse(source)
+        self.source = source
+        tree = ast.parse(source)
         self.tolerance = tolerance
+        self.compiled = {}  # the program globals read live -> code
         self.used, self.imported, specials = set(), set(), set()
         self.module_attrs = {}  # name -> attributes the test reads from it (`math.isclose`)
         self.bound = set()  # names the test binds somewhere (never read live from the program)
@@ -220,9 +222,34 @@ class TestPlan:
     def compile(self, live):
         """The instrumented code; the names in `live` (the program's plain-data globals) are read from
         the program each time the test reads them, so a call that changed one is seen."""
-        tree = _Instrument(self.tolerance, frozenset(live) - self.bound).visit(self.tree)
-        ast.fix_missing_locations(tree)
-        return compile(tree, "<test>", "exec")
+        live = frozenset(live) - self.bound
+        code = self.compiled.get(live)
+        if code is None:  # (the instrumenting rewrites the tree it visits: a fresh one each time)
+            tree = _Instrument(self.tolerance, live).visit(ast.parse(self.source))
+            ast.fix_missing_locations(tree)
+            code = self.compiled[live] = compile(tree, "<test>", "exec")
+        return code
+
+
+# The tests of one prompt come again with every completion of its group (GRPO): their plans (parsed,
+# instrumented, compiled) are kept for the next job. Code objects are immutable, and each run gets a
+# fresh namespace. Only the test process holds them; no program can reach it.
+_PLANS = {}
+PLAN_CACHE_SIZE = 256
+PLAN_CACHE_MAX_SOURCE = 1 << 16  # a bigger test is compiled afresh each time
+
+
+def cached_plan(source, tolerance):
+    key = (source, tolerance)
+    plan = _PLANS.pop(key, None)  # re-inserted last: the dict's order is least recently used first
+    if plan is None:
+        plan = TestPlan(source, tolerance)
+        if len(source) > PLAN_CACHE_MAX_SOURCE:
+            return plan
+        if len(_PLANS) >= PLAN_CACHE_SIZE:
+            del _PLANS[next(iter(_PLANS))]
+    _PLANS[key] = plan
+    return plan
 
 
 def test_namespace(conn, program, plan, entry):
