@@ -31,7 +31,9 @@ process judges it from outside (exit status, stdout). A compiled one is built fi
 process of its own, reported as test -1; its artifacts are restored into every test's wiped scratch.
 """
 
+import _socket
 import _signal  # signal.signal's enum conversions cost a fresh fork ~30 page faults: the C function
+import array
 import ctypes
 import gc
 import json
@@ -40,7 +42,6 @@ import resource
 import signal
 import socket
 import sys
-import tempfile
 import time
 
 # Warm the modules programs commonly import, so each fork starts with them loaded.
@@ -69,6 +70,9 @@ sys.path.extend(sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg ==
 # Modules the operator asked every program to start with (sandbox.preload_modules): imported once here.
 PRELOAD = sys.argv[sys.argv.index("--preload") + 1].split(",") if "--preload" in sys.argv else []
 ZYGOTE = os.getpid()
+# Shared temporary directories, never a scratch dir outside a pid namespace (not `tempfile.gettempdir()`:
+# tempfile brings shutil, bz2 and lzma, half a megabyte more for every fork to copy).
+SYSTEM_TMP = ("/tmp", "/var/tmp", "/usr/tmp", os.environ.get("TMPDIR") or "/tmp")
 PROGRAM_STDIO = []  # a program's sys.stdin/stdout/stderr, made once by the zygote (`open_stdio`)
 
 
@@ -126,7 +130,7 @@ def start_program(tester):
     stdin_fd = os.memfd_create("stdin")
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    mine, theirs = socket.socketpair()
+    mine, theirs = _socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)  # (socket.py's wrappers: Python work per fork)
     pid = os.fork()
     if pid == 0:
         code = 0
@@ -151,7 +155,8 @@ def start_program(tester):
     for fd in (out_w, err_w):
         os.close(fd)
     theirs.close()
-    socket.send_fds(tester, [str(pid).encode()], [stdin_fd, out_r, err_r, mine.fileno()])
+    tester.sendmsg([str(pid).encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                          array.array("i", [stdin_fd, out_r, err_r, mine.fileno()]))])
     for fd in (stdin_fd, out_r, err_r):
         os.close(fd)
     mine.close()
@@ -414,7 +419,7 @@ def main():
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
     PROGRAM_STDIO.extend(open_stdio())
-    if SCRATCH is None or os.path.realpath(SCRATCH) in ("/", os.path.realpath(tempfile.gettempdir())) \
+    if SCRATCH is None or os.path.realpath(SCRATCH) in ("/", *map(os.path.realpath, SYSTEM_TMP)) \
             and not PIDNS:
         sys.exit("harness: --scratch DIR is required (a private directory; it is wiped after every test)")
     if PROGRAM_IDS is not None:  # the program's cleaner must remove what the harness restored there
