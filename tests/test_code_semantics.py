@@ -224,3 +224,22 @@ def test_a_test_seen_before_reads_each_new_programs_globals_its_own_way():
             await pool.stop()
 
     assert asyncio.run(run()) == ["failed", "passed", "failed", "passed"]
+
+
+def test_kept_test_plans_stay_within_their_budget(monkeypatch):
+    """The kept plans are bounded by their source's size: the least recently used go first, and a test
+    bigger than the whole budget is compiled but not kept."""
+    from olmorl.sandbox import _judge
+
+    monkeypatch.setattr(_judge, "_PLANS", {})
+    monkeypatch.setattr(_judge, "_KEPT", [0])
+    monkeypatch.setattr(_judge, "PLAN_CACHE_CHARS", 100)
+    tests = [f"assert f({i}) == {i}  # {'x' * 20}" for i in range(6)]  # 40 characters each
+    plans = [_judge.cached_plan(test, None) for test in tests[:2]]
+    assert _judge.cached_plan(tests[0], None) is plans[0]  # seen before: the same plan, now the most recent
+    _judge.cached_plan(tests[2], None)  # over 100: the least recently used (tests[1]) goes
+    assert set(source for source, _ in _judge._PLANS) == {tests[0], tests[2]}
+    assert _judge._KEPT[0] == 80
+    big = "assert f(0) == 0  # " + "y" * 200
+    assert _judge.cached_plan(big, None).compile([]) is not None
+    assert big not in {source for source, _ in _judge._PLANS} and _judge._KEPT[0] <= 100

@@ -73,7 +73,8 @@ ZYGOTE = os.getpid()
 # Shared temporary directories, never a scratch dir outside a pid namespace (not `tempfile.gettempdir()`:
 # tempfile brings shutil, bz2 and lzma, half a megabyte more for every fork to copy).
 SYSTEM_TMP = ("/tmp", "/var/tmp", "/usr/tmp", os.environ.get("TMPDIR") or "/tmp")
-PROGRAM_STDIO = []  # a program's sys.stdin/stdout/stderr, made once by the zygote (`open_stdio`)
+# A program's sys.stdin/stdout/stderr, made once by the zygote (`open_stdio`).
+PROGRAM_STDIO = []  # type: list[typing.TextIO]
 
 
 # -- framing -----------------------------------------------------------------------------------------
@@ -130,7 +131,7 @@ def start_program(tester):
     stdin_fd = os.memfd_create("stdin")
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    mine, theirs = _socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)  # (socket.py's wrappers: Python work per fork)
+    mine, theirs = _socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)  # (not socket.py's wrappers)
     pid = os.fork()
     if pid == 0:
         code = 0

@@ -21,9 +21,13 @@ if __name__ != "__main__":  # a module of the server; inside the sandbox the par
 def _exited(pidfd, pid):
     if pidfd is not None:
         return bool(select.select([pidfd], [], [], 0)[0])
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    try:  # a raw read, so the fd is open as briefly as can be: gVisor lets another uid open our fds
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        try:
+            stat = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        return stat.rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
     except (OSError, IndexError):
         return True
 
@@ -234,21 +238,24 @@ class TestPlan:
 # The tests of one prompt come again with every completion of its group (GRPO): their plans (parsed,
 # instrumented, compiled) are kept for the next job. Code objects are immutable, and each run gets a
 # fresh namespace. Only the test process holds them; no program can reach it.
-_PLANS = {}
-PLAN_CACHE_SIZE = 256
-PLAN_CACHE_MAX_SOURCE = 1 << 16  # a bigger test is compiled afresh each time
+_PLANS = {}  # type: dict[tuple[str, object], TestPlan]
+_KEPT = [0]  # characters of test source in _PLANS
+# Test source kept, in characters: bounded so the test process's memory stays well inside its 512 MiB
+# (a plan's code takes a few times its source).
+PLAN_CACHE_CHARS = 4 << 20
 
 
 def cached_plan(source, tolerance):
     key = (source, tolerance)
-    plan = _PLANS.pop(key, None)  # re-inserted last: the dict's order is least recently used first
+    plan = _PLANS.pop(key, None)
     if plan is None:
         plan = TestPlan(source, tolerance)
-        if len(source) > PLAN_CACHE_MAX_SOURCE:
-            return plan
-        if len(_PLANS) >= PLAN_CACHE_SIZE:
-            del _PLANS[next(iter(_PLANS))]
-    _PLANS[key] = plan
+        _KEPT[0] += len(source)
+    _PLANS[key] = plan  # last: the dict's order is least recently used first
+    while _KEPT[0] > PLAN_CACHE_CHARS:  # (a test bigger than the whole budget is not kept either)
+        oldest = next(iter(_PLANS))
+        del _PLANS[oldest]
+        _KEPT[0] -= len(oldest[0])
     return plan
 
 
