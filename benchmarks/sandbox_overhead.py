@@ -7,6 +7,8 @@
   for bwrap and (when an engine and the image are there) the docker backend's warm container, rounds
   interleaved so both see the same machine load. Target: <= 1.5 ms per test on the warm path.
 - what the uid separation costs: the same warm path with harness and program under one uid.
+- where a bwrap slot's time goes, whatever the machine's load: CPU time and page faults per test of
+  the slot's processes (zygote, test process and every program process the zygote reaped), from /proc.
 - the cost of the hardening: a bare fork per test inside the same bwrap sandbox, program and test run
   in the forked child with nothing reported (the floor of the unhardened design, where the test ran
   in the program's own process), against the warm path.
@@ -27,6 +29,7 @@ import time
 
 from olmorl.sandbox import SandboxLimits, SandboxPool, TestInput
 from olmorl.sandbox._backends import BwrapBackend, sandbox_python
+from olmorl.sandbox._memory import descendants
 
 
 def time_subprocess(argv: list[str], n: int) -> list[float]:
@@ -70,23 +73,47 @@ def bare_fork_per_test(argv: list[str], rounds: int) -> list[float]:
             for _ in range(rounds)]
 
 
-async def warm_per_test(backends: list[str], n: int, code: str | None, rounds: int = 5) -> dict[str, list[float]]:
-    """Per-test wall time of an n-test job in a warm slot, per backend, rounds interleaved."""
+def sandbox_cpu() -> tuple[float, int]:
+    """CPU seconds and page faults so far of this process's bwrap sandboxes: every descendant, with the
+    children it reaped (the zygote reaps every program process). Docker's containers are not ours."""
+    cpu, faults = 0, 0
+    for pid in descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        cpu += sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
+        faults += int(fields[7]) + int(fields[8])  # minflt, cminflt
+    return cpu / os.sysconf("SC_CLK_TCK"), faults
+
+
+async def warm_per_test(backends: list[str], n: int, code: str | None,
+                        rounds: int = 5) -> tuple[dict[str, list[float]], dict[str, tuple[float, float]]]:
+    """Per-test wall time of an n-test job in a warm slot, per backend, rounds interleaved; and for the
+    bwrap slots, their CPU seconds and page faults per test over all rounds."""
     pools = {name: SandboxPool(**POOLS[name], slots=1, limits=SandboxLimits()) for name in backends}
     if "bwrap, one uid" in pools:
         pools["bwrap, one uid"].backend.separate_uids = False
     per_test: dict[str, list[float]] = {name: [] for name in backends}
+    used = {name: [0.0, 0] for name in backends}
     try:
         for pool in pools.values():
             await pool.start()
             await pool.run("pass", [TestInput(code=code)] * 10)
         for _ in range(rounds):
             for name, pool in pools.items():
+                cpu, faults = sandbox_cpu()  # (the other pools' slots are idle meanwhile)
                 started = time.perf_counter()
                 runs, failure = await pool.run("x = 1", [TestInput(code=code)] * n)
                 assert failure is None and len(runs) == n
                 per_test[name].append((time.perf_counter() - started) / n)
-        return per_test
+                cpu_after, faults_after = sandbox_cpu()
+                used[name][0] += cpu_after - cpu
+                used[name][1] += faults_after - faults
+        costs = {name: (cpu / (rounds * n), faults / (rounds * n)) for name, (cpu, faults) in used.items()
+                 if name.startswith("bwrap")}
+        return per_test, costs
     finally:
         for pool in pools.values():
             await pool.stop()
@@ -160,8 +187,8 @@ def main() -> None:
     for step in launch.cleanup:
         step()
     bare = bare_fork_per_test(bwrap_argv[:cut + 1] + [python, "-c", BARE_FORK_LOOP, str(args.n)], 5)
-    warm_assert = asyncio.run(warm_per_test(backends, args.n, "assert x == 1"))
-    warm_stdio = asyncio.run(warm_per_test(backends, args.n, None))
+    warm_assert, assert_costs = asyncio.run(warm_per_test(backends, args.n, "assert x == 1"))
+    warm_stdio, stdio_costs = asyncio.run(warm_per_test(backends, args.n, None))
     rows = [
         ("python3 -c pass (fresh process)", base),
         ("fresh bwrap sandbox + python3 -c pass", cold),
@@ -193,6 +220,10 @@ def main() -> None:
         overhead = statistics.median(warm_assert[name])
         print(f"{name} warm per-test cost: {overhead * 1000:.2f} ms (target <= 1.5 ms); "
               f"{statistics.median(base) / overhead:.1f}x cheaper than a fresh python3")
+    for kind, costs in (("assert", assert_costs), ("stdio", stdio_costs)):
+        for name, (cpu, faults) in costs.items():
+            print(f"{name} slot, one {kind} test: {cpu * 1000:.2f} ms CPU, {faults:.0f} page faults "
+                  f"(zygote, test process and program process together)")
     print(f"cost of the hardening (bwrap, one assert test): "
           f"{(statistics.median(warm_assert['bwrap']) - statistics.median(bare)) * 1000:.2f} ms per test over a bare fork")
     if reason:

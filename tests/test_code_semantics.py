@@ -15,12 +15,15 @@ Each attack below scored 1.0 on the code before these changes (checked by runnin
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shutil
 
 import httpx
 import pytest
 
+from olmorl.sandbox import SandboxLimits, SandboxPool
+from olmorl.sandbox import TestInput as Input  # (not collected as a test class)
 from test_code_hardening import server, verify  # noqa: F401 (the module's server fixture)
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
@@ -194,3 +197,49 @@ def test_tamper_is_reported_per_item_and_counted_in_metrics(server):
     assert result["reward"] == 0.0 and result["details"]["tamper"] == {"protocol": 1}, result["details"]
     assert _tamper_count(server, "taint") == before["taint"] + 2
     assert _tamper_count(server, "protocol") == before["protocol"] + 2
+
+
+# -- a test seen before (the test process keeps its compiled plan for the next job) -------------------
+def test_a_test_seen_before_reads_each_new_programs_globals_its_own_way():
+    """A GRPO group sends the same tests with every completion, so the test process keeps a test's
+    compiled plan. A plain-data global is read from the program each time the test reads it (a call may
+    have changed it); an object global is not. The same test source, on one slot: first against an
+    object global, then against a plain one that the call changes: a plan kept by its source alone
+    would read the stale `count` of the ready message and fail the correct program."""
+    test = [Input(code="bump()\nassert count == 1")]
+    wrong = "class C:\n    pass\ncount = C()\ndef bump():\n    pass\n"
+    right = "count = 0\ndef bump():\n    global count\n    count += 1\n"
+
+    async def run() -> list[str]:
+        pool = SandboxPool("bwrap", slots=1, limits=SandboxLimits(test_timeout_s=5.0))
+        await pool.start()
+        try:
+            statuses = []
+            for program in (wrong, right, wrong, right):
+                runs, failure = await pool.run(program, test)
+                assert failure is None, failure
+                statuses.append(runs[0].status)
+            return statuses
+        finally:
+            await pool.stop()
+
+    assert asyncio.run(run()) == ["failed", "passed", "failed", "passed"]
+
+
+def test_kept_test_plans_stay_within_their_budget(monkeypatch):
+    """The kept plans are bounded by their source's size: the least recently used go first, and a test
+    bigger than the whole budget is compiled but not kept."""
+    from olmorl.sandbox import _judge
+
+    monkeypatch.setattr(_judge, "_PLANS", {})
+    monkeypatch.setattr(_judge, "_KEPT", [0])
+    monkeypatch.setattr(_judge, "PLAN_CACHE_CHARS", 100)
+    tests = [f"assert f({i}) == {i}  # {'x' * 20}" for i in range(6)]  # 40 characters each
+    plans = [_judge.cached_plan(test, None) for test in tests[:2]]
+    assert _judge.cached_plan(tests[0], None) is plans[0]  # seen before: the same plan, now the most recent
+    _judge.cached_plan(tests[2], None)  # over 100: the least recently used (tests[1]) goes
+    assert set(source for source, _ in _judge._PLANS) == {tests[0], tests[2]}
+    assert _judge._KEPT[0] == 80
+    big = "assert f(0) == 0  # " + "y" * 200
+    assert _judge.cached_plan(big, None).compile([]) is not None
+    assert big not in {source for source, _ in _judge._PLANS} and _judge._KEPT[0] <= 100

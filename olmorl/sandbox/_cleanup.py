@@ -27,14 +27,18 @@ SYSV_IPC = ("shm", "msg", "sem")  # /proc/sysvipc/<kind>; the id is the second c
 SCRATCH = sys.argv[sys.argv.index("--scratch") + 1] if "--scratch" in sys.argv else None
 
 
+def kill_group(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
 def sweep(pgid, keep, reap=None):
     """Kill every process a test left (its group; in a pid namespace, every pid not in `keep`), and
     with `reap` (which has their parents reap them), until they are gone."""
     if pgid > 0:
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except OSError:
-            pass
+        kill_group(pgid)
     if not PIDNS:
         return
     deadline = time.monotonic() + SWEEP_LIMIT_S

@@ -31,6 +31,9 @@ process judges it from outside (exit status, stdout). A compiled one is built fi
 process of its own, reported as test -1; its artifacts are restored into every test's wiped scratch.
 """
 
+import _socket
+import _signal  # signal.signal's enum conversions cost a fresh fork ~30 page faults: the C function
+import array
 import ctypes
 import gc
 import json
@@ -39,7 +42,6 @@ import resource
 import signal
 import socket
 import sys
-import tempfile
 import time
 
 # Warm the modules programs commonly import, so each fork starts with them loaded.
@@ -47,10 +49,11 @@ import bisect, collections, copy, decimal, fractions, functools, heapq, itertool
 import operator, random, re, statistics, string, typing  # noqa: E401,F401
 
 if __name__ != "__main__":  # a module of the server; inside the sandbox the parts are one file
-    from olmorl.sandbox._cleanup import PIDNS, PROGRAM_IDS, SCRATCH, become_program, clean_as_program, cleaned, sweep
+    from olmorl.sandbox._cleanup import (PIDNS, PROGRAM_IDS, SCRATCH, become_program, clean_as_program, cleaned,
+                                         kill_group, sweep)
     from olmorl.sandbox._command import exec_command, keep_files, restore_files
     from olmorl.sandbox._judge import judge_code, judge_command, judge_stdio, wait_exit
-    from olmorl.sandbox._program import run_program
+    from olmorl.sandbox._program import open_stdio, run_program
     from olmorl.sandbox._proxy import Conn, TestTimeout, clear_deadline
     from olmorl.sandbox._wire import note_tamper
 
@@ -67,6 +70,11 @@ sys.path.extend(sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg ==
 # Modules the operator asked every program to start with (sandbox.preload_modules): imported once here.
 PRELOAD = sys.argv[sys.argv.index("--preload") + 1].split(",") if "--preload" in sys.argv else []
 ZYGOTE = os.getpid()
+# Shared temporary directories, never a scratch dir outside a pid namespace (not `tempfile.gettempdir()`:
+# tempfile brings shutil, bz2 and lzma, half a megabyte more for every fork to copy).
+SYSTEM_TMP = ("/tmp", "/var/tmp", "/usr/tmp", os.environ.get("TMPDIR") or "/tmp")
+# A program's sys.stdin/stdout/stderr, made once by the zygote (`open_stdio`).
+PROGRAM_STDIO = []  # type: list[typing.TextIO]
 
 
 # -- framing -----------------------------------------------------------------------------------------
@@ -123,7 +131,7 @@ def start_program(tester):
     stdin_fd = os.memfd_create("stdin")
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    mine, theirs = socket.socketpair()
+    mine, theirs = _socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)  # (not socket.py's wrappers)
     pid = os.fork()
     if pid == 0:
         code = 0
@@ -134,21 +142,22 @@ def start_program(tester):
             for target, fd in enumerate(high):
                 os.dup2(fd, target)
             os.closerange(4, 1 << 16)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+            _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
             if os.read(3, 1) == b"g":
                 start = read_frame(3)
                 set_limits(start)
                 become_program()
                 if start["mode"] == "exec":
                     exec_command(start, SCRATCH, 3)
-                code = run_program(start["program"], start["mode"], 3)
+                code = run_program(start["program"], start["mode"], 3, PROGRAM_STDIO)
         finally:
             os._exit(code)
     for fd in (out_w, err_w):
         os.close(fd)
     theirs.close()
-    socket.send_fds(tester, [str(pid).encode()], [stdin_fd, out_r, err_r, mine.fileno()])
+    tester.sendmsg([str(pid).encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                          array.array("i", [stdin_fd, out_r, err_r, mine.fileno()]))])
     for fd in (stdin_fd, out_r, err_r):
         os.close(fd)
     mine.close()
@@ -341,7 +350,7 @@ def run_test(job, test, program, following, zygote, keep, budget):
     if following is not None:
         following.receive(zygote)
         keep = keep | {following.pid}
-    sweep(pid, keep)
+    kill_group(pid)  # the program process itself (a session leader keeps its group); the rest below
     zygote.send(f"wait {pid}".encode())
     raw = int(zygote.recv(64))
 
@@ -410,7 +419,8 @@ def main():
         devnull = os.memfd_create("null")
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
-    if SCRATCH is None or os.path.realpath(SCRATCH) in ("/", os.path.realpath(tempfile.gettempdir())) \
+    PROGRAM_STDIO.extend(open_stdio())
+    if SCRATCH is None or os.path.realpath(SCRATCH) in ("/", *map(os.path.realpath, SYSTEM_TMP)) \
             and not PIDNS:
         sys.exit("harness: --scratch DIR is required (a private directory; it is wiped after every test)")
     if PROGRAM_IDS is not None:  # the program's cleaner must remove what the harness restored there

@@ -21,9 +21,13 @@ if __name__ != "__main__":  # a module of the server; inside the sandbox the par
 def _exited(pidfd, pid):
     if pidfd is not None:
         return bool(select.select([pidfd], [], [], 0)[0])
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    try:  # a raw read, so the fd is open as briefly as can be: gVisor lets another uid open our fds
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        try:
+            stat = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        return stat.rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
     except (OSError, IndexError):
         return True
 
@@ -123,7 +127,7 @@ def judge_code(conn, test, job):
             if not ok:
                 return "failed", "wrong return value"
         else:
-            plan = TestPlan(test["code"], tolerance)
+            plan = cached_plan(test["code"], tolerance)
             conn.asked_specials = plan.specials
             run_test_code(conn, plan, test_namespace(conn, program, plan, test.get("entry")), tolerance)
         clear_deadline(conn)
@@ -191,8 +195,10 @@ class TestPlan:
     and the names it uses: what the program may contribute to its namespace."""
 
     def __init__(self, source, tolerance):
-        self.tree = tree = ast.parse(source)
+        self.source = source
+        tree = ast.parse(source)
         self.tolerance = tolerance
+        self.compiled = {}  # the program globals read live -> code
         self.used, self.imported, specials = set(), set(), set()
         self.module_attrs = {}  # name -> attributes the test reads from it (`math.isclose`)
         self.bound = set()  # names the test binds somewhere (never read live from the program)
@@ -220,9 +226,37 @@ class TestPlan:
     def compile(self, live):
         """The instrumented code; the names in `live` (the program's plain-data globals) are read from
         the program each time the test reads them, so a call that changed one is seen."""
-        tree = _Instrument(self.tolerance, frozenset(live) - self.bound).visit(self.tree)
-        ast.fix_missing_locations(tree)
-        return compile(tree, "<test>", "exec")
+        live = frozenset(live) - self.bound
+        code = self.compiled.get(live)
+        if code is None:  # (the instrumenting rewrites the tree it visits: a fresh one each time)
+            tree = _Instrument(self.tolerance, live).visit(ast.parse(self.source))
+            ast.fix_missing_locations(tree)
+            code = self.compiled[live] = compile(tree, "<test>", "exec")
+        return code
+
+
+# The tests of one prompt come again with every completion of its group (GRPO): their plans (parsed,
+# instrumented, compiled) are kept for the next job. Code objects are immutable, and each run gets a
+# fresh namespace. Only the test process holds them; no program can reach it.
+_PLANS = {}  # type: dict[tuple[str, object], TestPlan]
+_KEPT = [0]  # characters of test source in _PLANS
+# Test source kept, in characters: bounded so the test process's memory stays well inside its 512 MiB
+# (a plan's code takes a few times its source).
+PLAN_CACHE_CHARS = 4 << 20
+
+
+def cached_plan(source, tolerance):
+    key = (source, tolerance)
+    plan = _PLANS.pop(key, None)
+    if plan is None:
+        plan = TestPlan(source, tolerance)
+        _KEPT[0] += len(source)
+    _PLANS[key] = plan  # last: the dict's order is least recently used first
+    while _KEPT[0] > PLAN_CACHE_CHARS:  # (a test bigger than the whole budget is not kept either)
+        oldest = next(iter(_PLANS))
+        del _PLANS[oldest]
+        _KEPT[0] -= len(oldest[0])
+    return plan
 
 
 def test_namespace(conn, program, plan, entry):
