@@ -83,6 +83,13 @@ class TrainConfig:
     kl_beta: float = 0.0  # k3 KL weight against the frozen initial policy (0 = no reference model)
     truncation: str = "keep"  # keep | mask (drop from the loss) | penalize (reward := truncation_reward)
     truncation_reward: float = 0.0  # reward of a truncated completion when truncation=penalize
+    # -- on-policy distillation (_distill.py, docs/trainer.md): a teacher's per-token reverse KL as the advantage
+    teacher_model: str | None = None  # teacher HF model directory, scored in-process (same tokenizer as the policy)
+    teacher_url: str | None = None  # or an olmorl-engine server of the teacher (POST /v1/logprobs)
+    distill_weight: float = 0.0  # weight of the per-token reverse-KL advantage log p_teacher - log p_student (0 = off)
+    reward_weight: float = 1.0  # weight of the verifiable-reward (GRPO) advantage; 0 = distillation alone
+    teacher_batch_size: int = 64  # sequences per teacher call (calls to a teacher_url go out 4 at a time)
+    teacher_timeout_s: float = 120.0  # per teacher HTTP request; a teacher that fails stops the run (TeacherError)
     # -- optimisation
     learning_rate: float = 1e-6  # AdamW learning rate (constant after warm-up)
     warmup_steps: int = 0  # optimizer steps of linear learning-rate warm-up
@@ -133,6 +140,7 @@ class TrainConfig:
         if self.ray_engines and (self.engine_urls or self.engine_servers or self.engine_process):
             raise ValueError("choose one engine placement: ray_engines, engine_urls/engine_servers or engine_process")
         check_sampling(self.temperature, self.top_k, self.top_p)
+        _check_distillation(self)
         unknown = sorted(set(self.report_to) - set(TRACKERS))
         if unknown:
             raise ValueError(f"report_to: unknown tracker(s) {unknown}; choose from {list(TRACKERS)}")
@@ -172,6 +180,23 @@ def _check_ranges(config: TrainConfig) -> None:
         raise ValueError(f"adam_betas must each be in [0, 1), not {list(config.adam_betas)}")
     if any(not w >= 0 for w in config.train_weights) or (config.train_weights and not sum(config.train_weights) > 0):
         raise ValueError(f"train_weights must be >= 0 with a positive sum, not {list(config.train_weights)}")
+
+
+def _check_distillation(config: TrainConfig) -> None:
+    """ValueError unless the distillation fields make one consistent choice."""
+    if config.teacher_model and config.teacher_url:
+        raise ValueError("choose one teacher: teacher_model or teacher_url")
+    if not config.distill_weight >= 0 or not config.reward_weight >= 0:
+        raise ValueError(f"distill_weight and reward_weight must be >= 0, not {config.distill_weight!r}, "
+                         f"{config.reward_weight!r}")
+    has_teacher = bool(config.teacher_model or config.teacher_url)
+    if has_teacher != (config.distill_weight > 0):
+        raise ValueError("distillation needs both a teacher (teacher_model or teacher_url) and distill_weight > 0")
+    if config.distill_weight == 0 and config.reward_weight != 1.0:
+        raise ValueError("reward_weight only weighs the reward against distillation: set distill_weight and a teacher")
+    if not config.teacher_batch_size >= 1 or not config.teacher_timeout_s > 0:
+        raise ValueError(f"teacher_batch_size must be >= 1 and teacher_timeout_s > 0, not "
+                         f"{config.teacher_batch_size!r}, {config.teacher_timeout_s!r}")
 
 
 def _plain(value: Any) -> Any:
