@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 import torch
@@ -51,9 +51,9 @@ def mixed_advantages(group_advantage: float, student_logprobs: list[float], teac
 
 
 @torch.no_grad()
-def sequence_logprobs(model: torch.nn.Module, sequences: list[Sequence]) -> list[list[float]]:
-    """Logprob (temperature 1) of every completion token of each (prompt, completion) under `model`, one forward
-    pass for all of them. The learner's own logprob path (right-padded rows, the chunked head)."""
+def sequence_logprobs(model: Any, sequences: list[Sequence]) -> list[list[float]]:
+    """Logprob (temperature 1) of every completion token of each (prompt, completion) under `model` (a transformers
+    causal LM), one forward pass for all of them. The learner's own logprob path (right-padded rows, the chunked head)."""
     from olmorl.trainer.learners._plain import completion_states, token_logprobs
     from olmorl.trainer.learners._samples import TrainSample
 
