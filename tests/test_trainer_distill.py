@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import math
 from collections import Counter
 from pathlib import Path
 
@@ -196,6 +197,19 @@ def test_the_learner_trains_on_each_tokens_own_advantage(tiny):
                for (p, c), b, a in zip(sequences, behav, token_adv)]
     stats = learner.train_step(samples)
     assert stats["loss"] == pytest.approx(-(1.0 - 2.0 + 0.5 + 3.0 + 0.25) / 5, abs=1e-5)
+
+
+def test_the_trainer_distills_from_a_url_teacher_over_http(tiny, tmp_path, reward_server, teacher_server):
+    """The async loop with the teacher behind a real olmorl-engine: every step trains on teacher-scored groups."""
+    root, _ = tiny
+    cfg = _config(root, tmp_path / "run", teacher_model=None, teacher_url=teacher_server.url, reward_weight=0.0,
+                  reward_urls=(reward_server(workers=1),), total_steps=3, teacher_batch_size=3)
+    history = Trainer(cfg).run()
+    assert len(history) == 3
+    scored = [h for h in history if "reward" in h]  # the steps that scored new groups scored them with the teacher
+    assert scored and all(math.isfinite(h["distill/reverse_kl"]) and h["teacher_latency_s"] > 0 for h in scored)
+    # the random model's rewards are all 0: without the teacher every group would be filtered as zero-std
+    assert all(h["groups_trained"] == 2 for h in history)
 
 
 def test_a_teacher_that_fails_stops_the_run_with_its_error(tiny, tmp_path, reward_server):
