@@ -66,15 +66,16 @@ def prepare(work: Path, warm_steps: int) -> Path:
 
 
 # -- olmorl-train ----------------------------------------------------------------------------------------
-def run_olmorl(base: Path, out: Path, args) -> list[dict]:
-    """The example's config, stopped (SIGTERM) at the first evaluation that reaches the target."""
+def run_olmorl(base: Path, out: Path, args, extra: tuple[str, ...] = ()) -> list[dict]:
+    """The example's config (`extra` flags on top), stopped (SIGTERM) at the first evaluation that reaches the
+    target."""
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     cmd = [sys.executable, "-m", "olmorl.trainer._cli", "--config", str(EXAMPLE_CONFIG),
            "--model", str(base / "model"), "--train-files", f"[{base / 'train.jsonl'}]",
            "--eval-files", f"[{base / 'eval.jsonl'}]", "--output-dir", str(out), "--eval-every", str(args.eval_every),
            "--eval-max-prompts", str(args.eval_prompts), "--total-steps", "100000", "--save-every", "0",
-           "--resume", "false", "--tensorboard", "false", "--log-every", "20"]
+           "--resume", "false", "--tensorboard", "false", "--log-every", "20", *extra]
     log = open(out / "stdout.log", "w")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     metrics = out / "metrics.jsonl"
@@ -235,7 +236,9 @@ def time_to(curve: list[dict], target: float) -> dict | None:
     return next((p for p in curve if p["accuracy"] >= target), None)
 
 
-def print_report(curves: dict[str, list[dict]], target: float) -> None:
+def print_curves(curves: dict[str, list[dict]], target: float) -> dict[str, float]:
+    """Each curve as a table, then one summary row per curve; returns the RL wall-clock (s) of those that reached
+    the target."""
     print(f"\nHeld-out sampled accuracy (T=1) against RL wall-clock, evaluation time excluded:")
     for name, curve in curves.items():
         print(f"\n{name}\n| step | RL wall (s) | sampled | greedy | median step (s) |\n|---|---|---|---|---|")
@@ -258,6 +261,11 @@ def print_report(curves: dict[str, list[dict]], target: float) -> None:
         else:
             print(f"| {name} | not in {last['step']} steps | > {last['rl_wall_s']:.0f} | {last['step_s_median']:.2f} "
                   f"| {best:.3f} |")
+    return reached
+
+
+def print_report(curves: dict[str, list[dict]], target: float) -> None:
+    reached = print_curves(curves, target)
     names = list(curves)
     if len(reached) == 2:
         print(f"\nspeed-up (TRL wall / olmorl wall to {target}): {reached[names[1]] / reached[names[0]]:.2f}x")
@@ -268,14 +276,20 @@ def print_report(curves: dict[str, list[dict]], target: float) -> None:
         print(f"\nolmorl-train did not reach {target} within the budget")
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def comparison_parser(description: str) -> argparse.ArgumentParser:
+    """The flags of a wall-clock-to-accuracy comparison on the toy task (this one and trainer_distillation.py)."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--work", type=Path, default=REPO / "benchmarks" / ".trl_vs")
     p.add_argument("--target", type=float, default=0.8)
-    p.add_argument("--budget-min", type=float, default=25.0, help="RL wall-clock budget per trainer (minutes)")
+    p.add_argument("--budget-min", type=float, default=25.0, help="RL wall-clock budget per run (minutes)")
     p.add_argument("--eval-every", type=int, default=20)
     p.add_argument("--eval-prompts", type=int, default=400)
-    p.add_argument("--warm-steps", type=int, default=200)
+    p.add_argument("--warm-steps", type=int, default=200, help="supervised warm-start steps of the shared start")
+    return p
+
+
+def main() -> None:
+    p = comparison_parser(__doc__.split("\n")[0])
     p.add_argument("--trl-threads", type=int, default=2)
     p.add_argument("--only", choices=["olmorl", "trl"], help="run one side (the other's last curve is reused)")
     p.add_argument("--trl-child", action="store_true", help=argparse.SUPPRESS)

@@ -5,9 +5,11 @@ Where things are: the loop reads top to bottom in `_loop.py` (settings: `_config
 rewards over HTTP: `_rewards.py`); generation engines live in `engines/`, learners in `learners/`; `_scaleout.py`
 places them (engine processes and servers, DeepSpeed ranks) from the config. Multi-turn, tool-using rollouts
 (rows with `env`, `task`): `_multiturn.py` drives them over sessions (`_sessions.py`) in the chat template's
-tool-call format (`_toolcalls.py`). LoRA policies and their adapter-only weight sync: `_lora.py`."""
+tool-call format (`_toolcalls.py`). LoRA policies and their adapter-only weight sync: `_lora.py`. On-policy
+distillation from a teacher: `_distill.py`."""
 
 from olmorl.trainer._config import TrainConfig, load_config
+from olmorl.trainer._distill import LocalTeacher, RemoteTeacher, TeacherError
 from olmorl.trainer._lora import AdapterWeights, LoraSpec
 from olmorl.trainer._loop import Trainer
 from olmorl.trainer._multiturn import MultiTurnEngine, RolloutLimits
@@ -32,15 +34,18 @@ __all__ = [
     "Group",
     "HermesToolCalls",
     "Learner",
+    "LocalTeacher",
     "LoraSpec",
     "LossSettings",
     "MultiTurnEngine",
     "OBJECTIVES",
     "ProcessEngine",
     "RemoteEngine",
+    "RemoteTeacher",
     "RolloutError",
     "RolloutLimits",
     "SessionCalls",
+    "TeacherError",
     "ToolCall",
     "ToolCallParser",
     "ToolChat",

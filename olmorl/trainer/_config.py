@@ -92,6 +92,13 @@ class TrainConfig:
     lora_alpha: int = 16  # LoRA scaling numerator: the update is (lora_alpha / lora_rank) * B @ A
     lora_target_modules: tuple[str, ...] = ()  # module names (or name suffixes) to adapt; empty = every linear but the head
     lora_dropout: float = 0.0  # dropout on the adapters' input while training (engines sample without it)
+    # -- on-policy distillation (_distill.py, docs/trainer.md): a teacher's per-token reverse KL as the advantage
+    teacher_model: str | None = None  # teacher HF model directory, scored in-process (same tokenizer as the policy)
+    teacher_url: str | None = None  # or an olmorl-engine server of the teacher (POST /v1/logprobs)
+    distill_weight: float = 0.0  # weight of the per-token reverse-KL advantage log p_teacher - log p_student (0 = off)
+    reward_weight: float = 1.0  # weight of the verifiable-reward (GRPO) advantage; 0 = distillation alone
+    teacher_batch_size: int = 64  # sequences per teacher call (calls to a teacher_url go out 4 at a time)
+    teacher_timeout_s: float = 120.0  # per teacher HTTP request; a teacher that fails stops the run (TeacherError)
     # -- optimisation
     learning_rate: float = 1e-6  # AdamW learning rate (constant after warm-up)
     warmup_steps: int = 0  # optimizer steps of linear learning-rate warm-up
@@ -147,6 +154,7 @@ class TrainConfig:
             raise ValueError("choose one engine placement: ray_engines, engine_urls/engine_servers or engine_process")
         check_sampling(self.temperature, self.top_k, self.top_p)
         _check_lora(self)
+        _check_distillation(self)
         unknown = sorted(set(self.report_to) - set(TRACKERS))
         if unknown:
             raise ValueError(f"report_to: unknown tracker(s) {unknown}; choose from {list(TRACKERS)}")
@@ -204,6 +212,23 @@ def _check_lora(config: TrainConfig) -> None:
     if config.learner_backend != "torch" or config.ray_learner_ranks:
         raise ValueError("lora_rank > 0 trains with the plain torch learner in this process "
                          "(not with learner_backend deepspeed nor ray_learner_ranks)")
+
+
+def _check_distillation(config: TrainConfig) -> None:
+    """ValueError unless the distillation fields make one consistent choice."""
+    if config.teacher_model and config.teacher_url:
+        raise ValueError("choose one teacher: teacher_model or teacher_url")
+    if not config.distill_weight >= 0 or not config.reward_weight >= 0:
+        raise ValueError(f"distill_weight and reward_weight must be >= 0, not {config.distill_weight!r}, "
+                         f"{config.reward_weight!r}")
+    has_teacher = bool(config.teacher_model or config.teacher_url)
+    if has_teacher != (config.distill_weight > 0):
+        raise ValueError("distillation needs both a teacher (teacher_model or teacher_url) and distill_weight > 0")
+    if config.distill_weight == 0 and config.reward_weight != 1.0:
+        raise ValueError("reward_weight only weighs the reward against distillation: set distill_weight and a teacher")
+    if not config.teacher_batch_size >= 1 or not config.teacher_timeout_s > 0:
+        raise ValueError(f"teacher_batch_size must be >= 1 and teacher_timeout_s > 0, not "
+                         f"{config.teacher_batch_size!r}, {config.teacher_timeout_s!r}")
 
 
 def _plain(value: Any) -> Any:

@@ -28,6 +28,7 @@ from olmorl.trainer._checkpoint import (MetricsLog, latest_checkpoint, load_chec
                                         save_checkpoint, set_rng_states)
 from olmorl.trainer._config import TrainConfig, dump_config
 from olmorl.trainer._data import Prompt, PromptMixer, load_sources
+from olmorl.trainer._distill import build_teacher, mixed_advantages
 from olmorl.trainer.engines._types import GenerationRequest, Group
 from olmorl.trainer._eval import evaluate
 from olmorl.trainer._multiturn import has_env_rows, multiturn_engine
@@ -60,6 +61,8 @@ class Trainer:
         # the engines first: they start from the base model, which a LoRA learner then wraps in place
         self.engine = build_engine(cfg, model, self.tokenizer)  # in-process, child, HTTP or Ray (_scaleout.py)
         self.learner = build_learner(cfg, model)  # plain torch (LoRA or full), or DeepSpeed rank 0 (_scaleout.py)
+        self.teacher = build_teacher(cfg)  # on-policy distillation (_distill.py); None = rewards only
+        self.distill_kl: list[float] = []  # sampled reverse KL to the teacher per scored completion token, this step
         kw = dict(max_prompt_tokens=cfg.max_prompt_tokens, verifier_override=cfg.verifier_override)
         self.mixer = PromptMixer(load_sources(cfg.train_files, self.tokenizer, **kw), cfg.train_weights or None, cfg.seed)
         self.eval_prompts = [p for src in load_sources(cfg.eval_files, self.tokenizer, **kw).values() for p in src]
@@ -154,12 +157,23 @@ class Trainer:
                 continue
             groups.sort(key=lambda g: g.request_id)
             prompts = [self.pending[g.request_id] for g in groups]
-            for g, results in zip(groups, await score_groups(self.scorer, self.tokenizer, prompts, groups)):
-                self._accept(g, results)
+            # the teacher scores the same groups while the reward server does; its failure stops the run
+            scored, teacher = await asyncio.gather(score_groups(self.scorer, self.tokenizer, prompts, groups),
+                                                   self._teacher_logprobs(groups))
+            for g, results, teacher_logprobs in zip(groups, scored, teacher):
+                self._accept(g, results, teacher_logprobs)
             self._feed()
             self.ready.set()
 
-    def _accept(self, group: Group, results) -> None:
+    async def _teacher_logprobs(self, groups: list[Group]) -> list[list[list[float]] | None]:
+        """Per group, the teacher's logprobs of each completion's tokens (None per group without a teacher)."""
+        if self.teacher is None:
+            return [None] * len(groups)
+        sequences = [(list(c.prompt_ids or g.prompt_ids), c.token_ids) for g in groups for c in g.completions]
+        flat = iter(await self.teacher.logprobs(sequences))
+        return [[next(flat) for _ in g.completions] for g in groups]
+
+    def _accept(self, group: Group, results, teacher_logprobs: list[list[float]] | None = None) -> None:
         cfg = self.config
         prompt = self.pending[group.request_id]
         bad = [r for r in results if r.status in ("invalid", "error")]
@@ -187,7 +201,7 @@ class Trainer:
         # decoupled, a group carries signal when any component varies (a gate's sum may not)
         zero_std = (all(is_zero_std(torch.tensor(c)) for _, c in components.values()) if decoupled  # type: ignore[union-attr]
                     else is_zero_std(r))
-        if cfg.filter_zero_std and zero_std:
+        if cfg.filter_zero_std and zero_std and teacher_logprobs is None:  # distilled, every group has signal
             self.counters["filtered"] += 1
             if cfg.active_sampling:  # replaced by a fresh prompt on the next _feed
                 self._release(group.request_id)
@@ -195,9 +209,16 @@ class Trainer:
         else:
             adv = (decoupled_group_advantages(components, cfg.advantage_norm) if decoupled
                    else group_advantages(r, cfg.advantage_norm)).tolist()
-            for c, a, t in zip(group.completions, adv, truncated):
+            for k, (c, a, t) in enumerate(zip(group.completions, adv, truncated)):
+                token_adv = None
+                if teacher_logprobs is not None:
+                    token_adv = mixed_advantages(a, c.logprobs, teacher_logprobs[k], cfg.reward_weight,
+                                                 cfg.distill_weight)
+                    self.distill_kl += [s - te for s, te, m in zip(c.logprobs, teacher_logprobs[k],
+                                                                  c.loss_mask or [1] * len(c.token_ids)) if m]
                 samples.append(TrainSample(list(c.prompt_ids or group.prompt_ids), c.token_ids, c.logprobs, c.versions,
-                                           a, in_loss=not (t and cfg.truncation == "mask"), loss_mask=c.loss_mask))
+                                           a, in_loss=not (t and cfg.truncation == "mask"), loss_mask=c.loss_mask,
+                                           token_advantages=token_adv))
         self.accepted.append(ScoredGroup(prompt, group, rewards, samples))
 
     # -- training ----------------------------------------------------------------------------------------
@@ -325,6 +346,12 @@ class Trainer:
         if self.scorer.latencies:
             metrics["reward_latency_s"] = sum(self.scorer.latencies) / len(self.scorer.latencies)
         self.scorer.latencies.clear()
+        if self.distill_kl:  # the student's sampled reverse KL to the teacher, per token (falls as it learns)
+            metrics["distill/reverse_kl"] = sum(self.distill_kl) / len(self.distill_kl)
+            self.distill_kl = []
+        if self.teacher is not None and self.teacher.latencies:
+            metrics["teacher_latency_s"] = sum(self.teacher.latencies) / len(self.teacher.latencies)
+            self.teacher.latencies.clear()
         self.scored_rewards, self.scored_components, self.completion_stats = [], [], []
         self.counters = Counter()
         return metrics
@@ -394,3 +421,5 @@ class Trainer:
             scorer_task.cancel()
             await asyncio.gather(scorer_task, return_exceptions=True)
             await self.scorer.close()
+            if self.teacher is not None:
+                await self.teacher.close()

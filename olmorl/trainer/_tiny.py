@@ -91,6 +91,16 @@ def warm_start(model_dir: str | Path, rows: list[dict], *, steps: int = 200, bat
     supervised(model_dir, encoded, steps=steps, batch_size=batch_size, lr=lr, seed=seed, log_every=log_every)
 
 
+def train_teacher(student_dir: str | Path, teacher_dir: str | Path, rows: list[dict], *, steps: int,
+                  seed: int = 1, log_every: int = 50) -> None:
+    """A distillation teacher for the toy task: a copy of the warm-started student given `steps` more supervised
+    steps (`warm_start`'s recipe), saved in `teacher_dir`."""
+    import shutil
+
+    shutil.copytree(str(student_dir), str(teacher_dir), dirs_exist_ok=True)
+    warm_start(teacher_dir, rows, steps=steps, seed=seed, log_every=log_every)
+
+
 def supervised(model_dir: str | Path, traces: list[tuple[list[int], list[int]]], *, steps: int, batch_size: int,
                lr: float = 1e-3, seed: int = 0, log_every: int = 50) -> None:
     """Next-token training on (token ids, loss mask) traces (loss where the mask is 1); saves the model in place."""

@@ -4,6 +4,9 @@ The control protocol follows vLLM's RL routes, so a learner drives olmorl's tran
 `vllm serve` instance the same way:
 
   POST /v1/generate          {"requests": [...]} -> NDJSON stream, one finished group per line
+  POST /v1/logprobs          {"sequences": [{"prompt_ids", "completion_ids"}]} -> {"logprobs": [[...], ...]}: the
+                             logprob (temperature 1) of every completion token, for a teacher in on-policy
+                             distillation (olmorl.trainer._distill); 400 names the first bad sequence
   POST /pause?mode=keep|abort keep: freeze running requests; abort: end them now with their partial output
   POST /resume               continue; waits (deadline) until staged weights are live
   POST /update_weights       {"path", "version", "timeout_s"}: load a safetensors file (e.g. in /dev/shm);
@@ -39,6 +42,7 @@ import torch
 from olmorl import __version__
 from olmorl.rewards.service._local import stop_process_group
 from olmorl.trainer._lora import AdapterWeights, adapter_problems, read_weights_file
+from olmorl.trainer._distill import sequence_logprobs
 from olmorl.trainer.engines._torch import TorchEngine
 from olmorl.trainer.engines._types import GenerationRequest, Group
 
@@ -162,6 +166,30 @@ def create_app(engine: ServedTorchEngine, *, model_info: dict[str, Any] | None =
                 streams.pop(stream, None)
 
         return StreamingResponse(lines(), media_type="application/x-ndjson")
+
+    score_lock = asyncio.Lock()  # one scoring pass at a time (the engine's own thread keeps decoding beside it)
+    vocab_size = engine.model.get_output_embeddings().weight.shape[0]
+
+    @app.post("/v1/logprobs")
+    async def logprobs(body: dict = Body(...)):
+        try:
+            sequences = [([int(t) for t in s["prompt_ids"]], [int(t) for t in s["completion_ids"]])
+                         for s in body["sequences"]]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise HTTPException(400, f"bad logprobs request: {exc!r}")
+        for k, (prompt, completion) in enumerate(sequences):
+            if not prompt:
+                raise HTTPException(400, f"sequence {k}: prompt_ids is empty (the first completion token needs a context)")
+            outside = [t for t in prompt + completion if not 0 <= t < vocab_size]
+            if outside:
+                raise HTTPException(400, f"sequence {k}: token id {outside[0]} is outside the vocabulary "
+                                         f"(0..{vocab_size - 1})")
+        async with score_lock:
+            try:
+                values = await asyncio.to_thread(sequence_logprobs, engine.model, sequences)
+            except (RuntimeError, IndexError, ValueError) as exc:
+                raise HTTPException(500, f"scoring failed: {type(exc).__name__}: {exc}")
+        return {"logprobs": values}
 
     @app.post("/pause")
     async def pause(mode: str = Query("keep"), timeout_s: float = Query(30.0)):

@@ -251,7 +251,7 @@ class DeepSpeedLearner(Learner):
                 logp, entropy = self._logprobs(self.base, self.head, micro)
                 logp_old = old[m][k] if old is not None and idx else logp.detach()
                 behav = torch.tensor([lp for s in micro for lp in s.behav_logprobs], dtype=logp.dtype)
-                adv = torch.tensor([s.advantage for s in micro for _ in s.completion_ids], dtype=logp.dtype)
+                adv = torch.tensor([a for s in micro for a in s.advantages()], dtype=logp.dtype)
                 ref = self._reference_logprobs(micro) if self.reference is not None else None
                 seq = torch.tensor(token_sequence_ids(micro), device=logp.device)
                 loss_tok, tok_stats = token_loss_terms(logp, logp_old, behav, adv, w > 0, self.loss, logp_ref=ref,

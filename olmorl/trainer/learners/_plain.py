@@ -190,7 +190,7 @@ class Learner:
                 logp, entropy = self._logprobs(self.base, self.head, micro)
                 logp_old = old_logprobs[m][k] if old_logprobs is not None else logp.detach()
                 behav = torch.tensor([lp for s in micro for lp in s.behav_logprobs], dtype=logp.dtype)
-                adv = torch.tensor([s.advantage for s in micro for _ in s.completion_ids], dtype=logp.dtype)
+                adv = torch.tensor([a for s in micro for a in s.advantages()], dtype=logp.dtype)
                 w = torch.tensor([x for i in idx for x in mb[i].token_weights(weights[i])], dtype=logp.dtype)
                 ref = self._reference_logprobs(micro) if self.reference is not None else None
                 seq = torch.tensor(token_sequence_ids(micro), device=logp.device)

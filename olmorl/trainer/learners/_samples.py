@@ -16,6 +16,11 @@ class TrainSample:
     advantage: float
     in_loss: bool = True  # False for masked (e.g. truncated) completions
     loss_mask: list[int] | None = None  # per completion token: 0 = not sampled (tool replies); None = all sampled
+    token_advantages: list[float] | None = None  # one per completion token (distillation); None = `advantage` on each
+
+    def advantages(self) -> list[float]:
+        """The advantage of every completion token."""
+        return [self.advantage] * len(self.completion_ids) if self.token_advantages is None else self.token_advantages
 
     @property
     def loss_tokens(self) -> int:

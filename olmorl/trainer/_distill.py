@@ -1,0 +1,169 @@
+"""On-policy distillation: a teacher scores the tokens the student sampled, and each token's advantage is the
+per-token reverse KL to the teacher (Thinking Machines' "On-Policy Distillation", 2025; Qwen3's and GKD's
+on-policy distillation):
+
+    A_t = reward_weight * A_group + distill_weight * -(log p_student(x_t) - log p_teacher(x_t))
+
+`log p_student` is the engine's logprob of the sampled token (the distribution it was drawn from), `log p_teacher`
+the teacher's at temperature 1. Minimizing the sampled reverse KL, sum_t log p_student - log p_teacher, with the
+policy gradient is what this advantage does; the GRPO objective around it (clipping, truncated IS for the
+engine's lag) is unchanged.
+
+A teacher is a model directory scored in-process (`LocalTeacher`) or an `olmorl-engine` server
+(`RemoteTeacher`, POST /v1/logprobs, see `olmorl.trainer.engines._server`). The loop scores each batch of
+finished groups with the teacher while the reward server scores them (`Trainer._score_forever`); a teacher that
+fails raises `TeacherError` and stops the run: a token is never given a 0 advantage for want of a teacher.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from typing import TYPE_CHECKING, Any, Protocol
+
+import httpx
+import torch
+
+if TYPE_CHECKING:
+    from olmorl.trainer._config import TrainConfig
+
+Sequence = tuple[list[int], list[int]]  # (prompt token ids, completion token ids)
+
+
+class TeacherError(RuntimeError):
+    """The teacher could not score the student's tokens (unreachable, refused, or a wrong answer)."""
+
+
+def reverse_kl_advantages(student_logprobs: list[float], teacher_logprobs: list[float]) -> list[float]:
+    """-(log p_student(x_t) - log p_teacher(x_t)) per sampled token: positive where the teacher likes the token
+    more than the student does."""
+    if len(student_logprobs) != len(teacher_logprobs):
+        raise ValueError(f"{len(student_logprobs)} student logprobs but {len(teacher_logprobs)} teacher logprobs")
+    return [t - s for s, t in zip(student_logprobs, teacher_logprobs)]
+
+
+def mixed_advantages(group_advantage: float, student_logprobs: list[float], teacher_logprobs: list[float],
+                     reward_weight: float, distill_weight: float) -> list[float]:
+    """Each token's advantage: the completion's GRPO advantage and the token's reverse-KL advantage, weighted."""
+    return [reward_weight * group_advantage + distill_weight * kl
+            for kl in reverse_kl_advantages(student_logprobs, teacher_logprobs)]
+
+
+@torch.no_grad()
+def sequence_logprobs(model: Any, sequences: list[Sequence]) -> list[list[float]]:
+    """Logprob (temperature 1) of every completion token of each (prompt, completion) under `model` (a transformers
+    causal LM), one forward pass for all of them. The learner's own logprob path (right-padded rows, the chunked head)."""
+    from olmorl.trainer.learners._plain import completion_states, token_logprobs
+    from olmorl.trainer.learners._samples import TrainSample
+
+    scored = [k for k, (_, completion) in enumerate(sequences) if completion]
+    out: list[list[float]] = [[] for _ in sequences]
+    if not scored:
+        return out
+    samples = [TrainSample(list(sequences[k][0]), list(sequences[k][1]), [], [], 0.0) for k in scored]
+    head = model.get_output_embeddings()
+    flat, targets = completion_states(getattr(model, model.base_model_prefix), samples, device=head.weight.device)
+    logp, _ = token_logprobs(flat, head, targets, impl="naive" if head.bias is not None else "chunked")
+    values = logp.float().cpu().tolist()
+    start = 0
+    for k, sample in zip(scored, samples):
+        out[k] = values[start:start + len(sample.completion_ids)]
+        start += len(sample.completion_ids)
+    return out
+
+
+class Teacher(Protocol):
+    latencies: list[float]  # seconds per teacher call since the loop last read them
+
+    async def logprobs(self, sequences: list[Sequence]) -> list[list[float]]: ...
+    async def close(self) -> None: ...
+
+
+class LocalTeacher:
+    """A model directory loaded in this process (float32, eval mode); batches scored one after another in a
+    worker thread, so the event loop (and the engine's thread) keep running."""
+
+    def __init__(self, model_dir: str, *, batch_size: int) -> None:
+        from transformers import AutoModelForCausalLM
+
+        self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+        self.model.requires_grad_(False)
+        self.batch_size = batch_size
+        self.latencies: list[float] = []
+
+    async def logprobs(self, sequences: list[Sequence]) -> list[list[float]]:
+        out: list[list[float]] = []
+        for start in range(0, len(sequences), self.batch_size):
+            batch = sequences[start:start + self.batch_size]
+            t0 = time.perf_counter()
+            try:
+                out += await asyncio.to_thread(sequence_logprobs, self.model, batch)
+            except (RuntimeError, IndexError, ValueError) as exc:  # e.g. a token id outside its vocabulary
+                raise TeacherError(f"local teacher failed on {len(batch)} sequences: {type(exc).__name__}: {exc}") from exc
+            self.latencies.append(time.perf_counter() - t0)
+        return checked(sequences, out, "local teacher")
+
+    async def close(self) -> None:
+        return None
+
+
+class RemoteTeacher:
+    """An `olmorl-engine` server: POST {url}/v1/logprobs {"sequences": [{"prompt_ids", "completion_ids"}]} ->
+    {"logprobs": [[float per completion token], ...]}. Batches of `batch_size` go out concurrently."""
+
+    def __init__(self, url: str, *, batch_size: int, timeout_s: float, max_concurrency: int = 4) -> None:
+        self.url = url.rstrip("/")
+        self.batch_size = batch_size
+        self.client = httpx.AsyncClient(timeout=timeout_s, transport=httpx.AsyncHTTPTransport(retries=2))
+        self.slots = asyncio.Semaphore(max_concurrency)
+        self.latencies: list[float] = []
+
+    async def _call(self, batch: list[Sequence]) -> list[list[float]]:
+        body = {"sequences": [{"prompt_ids": p, "completion_ids": c} for p, c in batch]}
+        async with self.slots:
+            t0 = time.perf_counter()
+            try:
+                response = await self.client.post(f"{self.url}/v1/logprobs", json=body)
+            except httpx.HTTPError as exc:
+                raise TeacherError(f"teacher {self.url} unreachable: {type(exc).__name__}: {exc}") from exc
+            self.latencies.append(time.perf_counter() - t0)
+        if response.status_code != 200:
+            raise TeacherError(f"teacher {self.url} answered {response.status_code}: {response.text[:300]}")
+        try:
+            logprobs = response.json()["logprobs"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise TeacherError(f"teacher {self.url} sent no logprobs: {response.text[:300]}") from exc
+        return checked(batch, logprobs, f"teacher {self.url}")
+
+    async def logprobs(self, sequences: list[Sequence]) -> list[list[float]]:
+        batches = [sequences[i:i + self.batch_size] for i in range(0, len(sequences), self.batch_size)]
+        return [lp for part in await asyncio.gather(*map(self._call, batches)) for lp in part]
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+def checked(sequences: list[Sequence], logprobs: object, who: str) -> list[list[float]]:
+    """`logprobs` if it holds one finite, non-positive logprob per completion token of each sequence; else
+    TeacherError (a short or NaN answer would silently misalign or poison the advantages)."""
+    if not isinstance(logprobs, list) or len(logprobs) != len(sequences):
+        raise TeacherError(f"{who}: expected logprobs for {len(sequences)} sequences, got "
+                           f"{len(logprobs) if isinstance(logprobs, list) else type(logprobs).__name__}")
+    for k, ((_, completion), values) in enumerate(zip(sequences, logprobs)):
+        if not isinstance(values, list) or len(values) != len(completion):
+            raise TeacherError(f"{who}: sequence {k} has {len(completion)} completion tokens but "
+                               f"{len(values) if isinstance(values, list) else values!r} logprobs")
+        if not all(isinstance(v, (int, float)) and math.isfinite(v) and v <= 1e-4 for v in values):
+            raise TeacherError(f"{who}: sequence {k} has a logprob that is not a finite number <= 0: {values}")
+    return logprobs
+
+
+def build_teacher(config: TrainConfig) -> Teacher | None:
+    """The config's teacher (`teacher_model` or `teacher_url`), or None when distillation is off."""
+    if config.teacher_model:
+        return LocalTeacher(config.teacher_model, batch_size=config.teacher_batch_size)
+    if config.teacher_url:
+        return RemoteTeacher(config.teacher_url, batch_size=config.teacher_batch_size,
+                             timeout_s=config.teacher_timeout_s)
+    return None
