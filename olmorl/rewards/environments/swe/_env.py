@@ -42,8 +42,9 @@ class Bash(BaseModel):
 
     command: str = Field(description="A bash command line, run in the repository's container (no network). "
                                      "The working directory carries over between calls; variables do not.")
-    timeout_s: float | None = Field(default=None, gt=0, description="Seconds before it is stopped (capped by the "
-                                                                    "server's limit).")
+    # plain types, no null: verl's tool schema needs a `type` on every property
+    timeout_s: float = Field(default=0, ge=0, description="Seconds before it is stopped; 0: the server's limit "
+                                                          "(which also caps it).")
 
 
 class ReadFile(BaseModel):
@@ -51,7 +52,7 @@ class ReadFile(BaseModel):
 
     path: str = Field(description="File to read, relative to the repository root or absolute.")
     start_line: int = Field(default=1, ge=1, description="First line to show (1-based).")
-    end_line: int | None = Field(default=None, ge=1, description="Last line to show (inclusive); default: the end.")
+    end_line: int = Field(default=0, ge=0, description="Last line to show (inclusive); 0: the end of the file.")
 
 
 class WriteFile(BaseModel):
@@ -152,11 +153,11 @@ class SweEnvironment(Environment):
             assert self.spec is not None
             if self.spec.visible_test_command is None:
                 raise InvalidInput("this task has no visible tests")
-            return await self._bash(self.spec.visible_test_command, None, limit, keep_cwd=False)
+            return await self._bash(self.spec.visible_test_command, 0, limit, keep_cwd=False)
         self.submitted = True  # submit
         return Step("submitted; the episode is over: call verify\n", done=True)
 
-    async def _bash(self, command: str, timeout_s: float | None, limit: int, keep_cwd: bool = True) -> Step:
+    async def _bash(self, command: str, timeout_s: float, limit: int, keep_cwd: bool = True) -> Step:
         cap = self.services.settings.swe.bash_timeout_s
         timeout_s = min(timeout_s or cap, cap)
         container = self._live()
@@ -179,7 +180,7 @@ class SweEnvironment(Environment):
         if run.exit_code != 0:
             return Step("", "error", run.stderr.strip() or f"cat exited {run.exit_code}")
         lines = run.stdout.splitlines(keepends=True)
-        return Step("".join(lines[arguments.start_line - 1:arguments.end_line]))
+        return Step("".join(lines[arguments.start_line - 1:arguments.end_line or None]))
 
     async def _write(self, path: str, data: bytes) -> None:
         script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"'
