@@ -15,7 +15,7 @@ import pytest
 from olmorl.clients import SessionClient
 from olmorl.rewards._settings import SessionSettings
 from olmorl.rewards.environments.swe import load_task
-from olmorl.sandbox._containers import ContainerLimits, start_task_container
+from olmorl.sandbox._containers import ContainerLimits, _discarding, start_task_container
 from olmorl.sandbox._task_images import build_context, ensure_image
 from swe_support import TASKS, SweSettings, docker_or_skip, task_containers
 
@@ -104,3 +104,18 @@ def test_containers_of_a_crashed_server_are_removed_at_the_next_start(tmp_path):
         server.stop()
     with _server(tmp_path):  # ready means started: the sweep ran
         assert orphans[0] not in task_containers()
+
+
+def test_a_start_cancelled_midway_leaves_no_container():
+    tag = ensure_image(load_task(TASKS / "calc-bug", BASE).recipe)
+    before = task_containers()
+
+    async def run() -> list[str]:
+        with pytest.raises(asyncio.TimeoutError):  # a session's setup past call_timeout_s, a client gone
+            await asyncio.wait_for(start_task_container(tag, ContainerLimits(), workdir="/workspace"), 0.05)
+        await asyncio.sleep(0)  # the removal is scheduled at the cancel; it waits for the start's thread
+        assert _discarding
+        await asyncio.wait_for(asyncio.gather(*_discarding), 60)
+        return await asyncio.to_thread(task_containers)
+
+    assert asyncio.run(run()) == before

@@ -217,6 +217,17 @@ def _create(image: str, limits: ContainerLimits, workdir: str, scratch: tuple[st
     return str(created["Id"])
 
 
+_discarding: set[asyncio.Future[None]] = set()  # removals of containers whose start was cancelled
+
+
+async def _discard(creating: asyncio.Future[str]) -> None:
+    try:
+        container_id = await creating
+    except Exception:  # it did not start: nothing to remove
+        return
+    await TaskContainer(container_id, "/").close()
+
+
 async def start_task_container(image: str, limits: ContainerLimits, *, workdir: str,
                                scratch: tuple[str, ...] = ()) -> TaskContainer:
     """A started container of `image` with its working directory filled from the image's snapshot;
@@ -225,8 +236,13 @@ async def start_task_container(image: str, limits: ContainerLimits, *, workdir: 
     from requests import RequestException
 
     name = f"olmorl-task-{os.getpid()}-{secrets.token_hex(6)}"
+    creating = asyncio.ensure_future(asyncio.to_thread(_create, image, limits, workdir, tuple(scratch), name))
     try:
-        container_id = await asyncio.to_thread(_create, image, limits, workdir, tuple(scratch), name)
+        container_id = await asyncio.shield(creating)
+    except asyncio.CancelledError:  # the engine call goes on in its thread: remove what it makes
+        _discarding.add(task := asyncio.ensure_future(_discard(creating)))
+        task.add_done_callback(_discarding.discard)
+        raise
     except (DockerException, RequestException, OSError) as exc:
         raise SandboxUnavailable(f"the task container did not start: {exc}") from exc
     container = TaskContainer(container_id, workdir)

@@ -121,7 +121,9 @@ class SweEnvironment(Environment):
         path = resolve(cfg.task_root, self.task.path)
         self.spec = spec = await asyncio.to_thread(load_task, path, cfg.base_image)
         tag = await asyncio.to_thread(ensure_image, spec.recipe, cfg.build_timeout_s)
-        workdir = spec.recipe.workdir or await asyncio.to_thread(image_workdir, tag)
+        workdir = spec.recipe.workdir or ""
+        if not workdir:  # a Harbor task: where its Dockerfile put the repository
+            workdir = await asyncio.to_thread(image_workdir, tag)
         limits = ContainerLimits(cpus=min(spec.cpus or cfg.cpus, cfg.cpus),
                                  memory_mb=min(spec.memory_mb or cfg.memory_mb, cfg.memory_mb), pids=cfg.pids,
                                  disk_mb=min(spec.disk_mb or cfg.disk_mb, cfg.disk_mb), runtime=cfg.runtime)

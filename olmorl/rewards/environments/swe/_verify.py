@@ -78,8 +78,8 @@ async def _run_command(container: TaskContainer, spec: TaskSpec, timeout_s: floa
     if run.timed_out:
         details["reason"] = f"the hidden tests ran past {timeout_s:g} s"
     if not harbor:
-        reward = float(run.exit_code == 0)
-        return Score(reward, {**details, "reward_components": {"tests": reward}})
+        passed = float(run.exit_code == 0)
+        return Score(passed, {**details, "reward_components": {"tests": passed}})
     reward, extra = await _harbor_reward(container)
     if reward is None:
         details["reason"] = details.get("reason") or \
