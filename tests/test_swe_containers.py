@@ -119,3 +119,23 @@ def test_a_start_cancelled_midway_leaves_no_container():
         return await asyncio.to_thread(task_containers)
 
     assert asyncio.run(run()) == before
+
+
+def test_a_repository_snapshot_given_as_an_archive(tmp_path):
+    import tarfile
+
+    task = tmp_path / "calc-archive"
+    shutil.copytree(TASKS / "calc-bug", task, ignore=shutil.ignore_patterns("repo"))
+    with tarfile.open(task / "repo.tar.gz", "w:gz") as tar:
+        tar.add(TASKS / "calc-bug" / "repo", arcname=".")
+    tag = ensure_image(load_task(task, BASE).recipe)
+
+    async def run() -> str:
+        container = await start_task_container(tag, ContainerLimits(), workdir="/workspace")
+        try:
+            return (await container.exec(["sh", "-c", "cat calc/ops.py; ls tests"], timeout_s=10)).stdout
+        finally:
+            await container.close()
+
+    assert asyncio.run(run()) == (TASKS / "calc-bug" / "repo" / "calc" / "ops.py").read_text() + \
+        "__init__.py\ntest_visible.py\n"

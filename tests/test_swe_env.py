@@ -99,6 +99,10 @@ def test_bash_keeps_cwd_bounds_output_and_stops_at_its_timeout(client):
     assert "Read-only file system" in session.call("bash", command="touch /usr/x").output
     big = session.call("bash", command="head -c 100M /dev/zero > /workspace/big")  # disk_mb = 64
     assert "No space left on device" in big.output
+    # pids 256 (the default), memory 512 MB + the 64 MB disk + the 64 MB /tmp (tmpfs pages count), 1 CPU
+    cgroup = ("cd /sys/fs/cgroup; if [ -f pids.max ]; then cat pids.max memory.max cpu.max; "  # v2, else v1
+              "else cat pids/pids.max memory/memory.limit_in_bytes cpu/cpu.cfs_quota_us cpu/cpu.cfs_period_us; fi")
+    assert session.call("bash", command=cgroup).output.split() == ["256", str(640 << 20), "100000", "100000"]
     session.close()
 
 
