@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -139,3 +140,42 @@ def test_a_repository_snapshot_given_as_an_archive(tmp_path):
 
     assert asyncio.run(run()) == (TASKS / "calc-bug" / "repo" / "calc" / "ops.py").read_text() + \
         "__init__.py\ntest_visible.py\n"
+
+
+def test_pytest_ids_in_an_image_that_carries_pytest(tmp_path):
+    import importlib
+
+    from olmorl.rewards.environments.swe._verify import verify_task
+
+    task = tmp_path / "calc-pytest"
+    shutil.copytree(TASKS / "calc-bug", task)
+    site = task / "environment" / "site"  # pytest and what it imports, copied from here (no registry)
+    for name in ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "pygments", "py"):
+        source = Path(importlib.import_module(name).__file__)
+        if source.name == "__init__.py":
+            shutil.copytree(source.parent, site / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            site.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, site / source.name)
+    (task / "environment" / "Dockerfile").write_text("FROM olmorl-base:bookworm\nCOPY site/ /usr/lib/python3/dist-packages/\n")
+    ids = ["tests/test_hidden.py::AddTest::test_add", "tests/test_hidden.py::AddTest::test_add_negative"]
+    (task / "swe.toml").write_text(f'[tests]\nframework = "pytest"\nfail_to_pass = {ids!r}\n'.replace("'", '"') +
+                                   'pass_to_pass = ["tests/test_hidden.py::MulTest::test_mul", "tests/test_nope.py::x"]\n')
+    spec = load_task(task, BASE)
+    tag = ensure_image(spec.recipe)
+
+    async def run(fixed: bool) -> dict:
+        container = await start_task_container(tag, ContainerLimits(), workdir="/workspace")
+        try:
+            if fixed:
+                await container.write_files({"calc/ops.py": b"def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n"
+                                                            b"    return a * b\n", "pytest.py": b"raise SystemExit(3)\n"},
+                                            "/workspace")
+            return (await verify_task(container, spec, "pass_fail", 60)).details
+        finally:
+            await container.close()
+
+    broken, fixed = asyncio.run(run(False)), asyncio.run(run(True))
+    assert broken["tests"] == {ids[0]: "failed", ids[1]: "failed", "tests/test_hidden.py::MulTest::test_mul": "passed",
+                               "tests/test_nope.py::x": "missing"}, broken["output_tail"]
+    assert fixed["fail_to_pass"] == {"passed": 2, "total": 2} and fixed["pass_to_pass"] == {"passed": 1, "total": 2}

@@ -90,8 +90,8 @@ def test_bash_keeps_cwd_bounds_output_and_stops_at_its_timeout(client):
     assert session.call("bash", command="pwd; echo oops >&2; exit 3").output == "/workspace/calc\noops\n[exit code 3]\n"
     flood = session.call("bash", command="yes 0123456789 | head -c 300000; echo END")
     assert len(flood.output) <= 8192 + 100 and "bytes truncated]" in flood.output and flood.output.endswith("END\n")
-    slow = session.call("bash", command="echo started; sleep 30 & sleep 30; echo never", timeout_s=1)
-    assert slow.status == "timeout" and slow.output == "started\n" and 0.9 < slow.elapsed_ms / 1000 < 10
+    slow = session.call("bash", command="echo started; sleep 30 & sleep 30; echo never", timeout_s=2)
+    assert slow.status == "timeout" and slow.output == "started\n" and 1.9 < slow.elapsed_ms / 1000 < 15
     assert session.call("bash", command="sleep 5", timeout_s=60).status == "timeout"  # capped at bash_timeout_s (3)
     assert session.call("bash", command="pwd").output == "/workspace/calc\n"
     offline = session.call("bash", command="python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), 2)\"")

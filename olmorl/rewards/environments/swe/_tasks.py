@@ -37,6 +37,7 @@ class TaskSpec:
     recipe: ImageRecipe
     hidden_files: dict[str, bytes]  # relative path -> content, written under `hidden_dest` at verify
     hidden_dest: str | None  # None: the working directory
+    framework: Literal["unittest", "pytest"] = "unittest"  # what the test ids are
     fail_to_pass: tuple[str, ...] = ()
     pass_to_pass: tuple[str, ...] = ()
     test_command: str | None = None  # run instead of test ids: exit 0 passes (Harbor: the reward file decides)
@@ -122,8 +123,9 @@ def _load_olmorl(path: Path, base_image: str) -> TaskSpec:
     command = tests.get("command")
     if not fail_to_pass and not command:
         raise InvalidInput(f"{where}: [tests] needs `fail_to_pass` ids or a `command`")
-    if tests.get("framework", "unittest") != "unittest":
-        raise InvalidInput(f"{where}: test framework {tests['framework']!r} is not supported (only unittest ids; "
+    framework = tests.get("framework", "unittest")
+    if framework not in ("unittest", "pytest"):
+        raise InvalidInput(f"{where}: test framework {framework!r} is not supported (unittest or pytest ids; "
                            "use `command` for others)")
     hidden = path / "hidden"
     return TaskSpec(
@@ -132,7 +134,7 @@ def _load_olmorl(path: Path, base_image: str) -> TaskSpec:
                            setup=_strings(config, "setup", where), repo=repo,
                            workdir=str(config.get("workdir", "/workspace"))),
         hidden_files=_hidden_files(hidden) if hidden.is_dir() else {}, hidden_dest=None,
-        fail_to_pass=fail_to_pass, pass_to_pass=_strings(tests, "pass_to_pass", where),
+        framework=framework, fail_to_pass=fail_to_pass, pass_to_pass=_strings(tests, "pass_to_pass", where),
         test_command=str(command) if command else None,
         visible_test_command=str(tests["visible"]) if tests.get("visible") else None)
 

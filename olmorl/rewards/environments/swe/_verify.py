@@ -42,7 +42,8 @@ async def _run_ids(container: TaskContainer, spec: TaskSpec, mode: RewardMode, t
     nonce = secrets.token_hex(16)
     runner_dir = f"/tmp/.olmorl-verify-{nonce}"  # new each time: nothing the agent put there sits beside the runner
     await container.write_files({"runner.py": RUNNER.read_bytes()}, runner_dir)
-    run = await container.exec(["python3", "-I", "-B", f"{runner_dir}/runner.py", container.workdir, *ids],
+    run = await container.exec(["python3", "-I", "-B", f"{runner_dir}/runner.py", spec.framework, container.workdir,
+                                *ids],
                                timeout_s=timeout_s, stdin=f"{nonce}\n".encode())
     lines = [line for line in run.stdout.splitlines() if line.startswith(nonce)]
     tail = (run.stdout + run.stderr)[-OUTPUT_TAIL:]
