@@ -148,7 +148,7 @@ def test_the_settings_reference_is_generated_from_the_settings_and_current():
     assert main(["--check"]) == 0, "docs/settings.md is stale: run python -m olmorl.rewards._settings_doc"
     text = render()
     for name, field in Settings.model_fields.items():
-        assert f"| `{name}` | `OLMORL_{name.upper()}` |" in text or name in ("judge", "sandbox", "sessions", "sql")
+        assert f"| `{name}` | `OLMORL_{name.upper()}` |" in text or name in ("judge", "sandbox", "sessions", "sql", "swe")
     assert "| `chunk_target_s` | `OLMORL_CHUNK_TARGET_S` | `0.025` | pool items travel in chunks" in text
     assert "| `base_url` | `OLMORL_JUDGE_BASE_URL` | unset |" in text  # the nested sections, with their prefixes
     assert "docs/settings.md" in (DOC.parents[1] / "README.md").read_text()

@@ -5,15 +5,12 @@ simple_agent drives it), TRL's GRPOTrainer environment_factory (the real trainer
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import inspect
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
+from _verl_site import verl_here_or_rerun
 
 from olmorl.rewards._settings import SessionSettings
 
@@ -152,21 +149,8 @@ def _sessions_created(url: str) -> float:
                if line.startswith('olmorl_sessions_created_total{env="python"}'))
 
 
-VERL_SITE = Path(__file__).resolve().parents[1] / "build" / "verl-site"  # scripts/test installs verl there
-
-
 def test_verl_tool_agent_loop_keeps_one_session_per_trajectory(url, tmp_path):
-    if os.environ.get("OLMORL_VERL_SITE"):  # the run below, in a process of its own: verl goes first on the path
-        sys.path.insert(0, os.environ["OLMORL_VERL_SITE"])
-    elif importlib.util.find_spec("verl") is None:
-        if not VERL_SITE.is_dir():
-            pytest.skip("verl is not installed: scripts/test puts it in build/verl-site (constraints-verl.txt)")
-        # verl's antlr4 4.9 must not meet latex2sympy's 4.13 in one process: run this test again in a new one
-        test = f"{Path(__file__).resolve()}::test_verl_tool_agent_loop_keeps_one_session_per_trajectory"
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
-                              env={**os.environ, "OLMORL_VERL_SITE": str(VERL_SITE)}, capture_output=True,
-                              text=True, timeout=600)
-        assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout[-4000:] + proc.stderr[-2000:]
+    if not verl_here_or_rerun(__file__, "test_verl_tool_agent_loop_keeps_one_session_per_trajectory"):
         return
     from verl.experimental.agent_loop.tool_agent_loop import AgentData, ToolAgentLoop
     from verl.experimental.agent_loop.tool_parser import FunctionCall

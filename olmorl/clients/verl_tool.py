@@ -11,7 +11,10 @@ verl tool config (`actor_rollout_ref.rollout.multi_turn.tool_config_path`):
 A row passes the session's task through `extra_info.tools_kwargs.<tool>.create_kwargs`:
 `{"task": {"verifier": "math", "ground_truth": "42"}, "options": {}}`.
 
-One session per trajectory. verl's tool agent loop (0.9) creates and releases a tool instance around
+One session per trajectory, shared by every tool of the same environment and server: an environment
+with several tools (`swe`: bash, read_file, write_file, ...) is listed once per tool in the config
+(`tool: bash`, `tool: write_file`, ...), and all of them act on the trajectory's one session.
+verl's tool agent loop (0.9) creates and releases a tool instance around
 every call but passes the trajectory (`agent_data.request_id`); the session is keyed by that, so the
 interpreter's state survives between calls. Where a caller keeps one instance per trajectory (create
 once, execute many, calc_reward, release), the session is keyed by the instance and closed at release.
@@ -39,6 +42,23 @@ __all__ = ["OlmorlSessionTool"]
 _NOT_OK = NotOkLog(logging.getLogger(__name__), "olmorl.clients.verl_tool.calc_reward", every_s=30.0)
 
 
+class _Trajectories:
+    """The open sessions of one environment on one server, shared by that environment's tool instances."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, AsyncSession] = {}  # trajectory (or instance) id -> its session
+        self.last_reward: dict[str, float] = {}
+        self.opening: dict[str, asyncio.Lock] = {}
+
+    def forget(self, key: str) -> AsyncSession | None:
+        self.last_reward.pop(key, None)
+        self.opening.pop(key, None)
+        return self.sessions.pop(key, None)
+
+
+_SHARED: dict[tuple[str, str, str], _Trajectories] = {}
+
+
 class OlmorlSessionTool(BaseTool):
     """config: `env` (olmorl environment), `tool` (default: the environment's first tool), `base_url`,
     `api_key`, `timeout` (seconds per request)."""
@@ -52,9 +72,8 @@ class OlmorlSessionTool(BaseTool):
         super().__init__(config, tool_schema)
         self._client: AsyncSessionClient | None = None
         self._create_kwargs: dict[str, dict[str, Any]] = {}  # instance id -> what create() got
-        self._sessions: dict[str, AsyncSession] = {}  # trajectory (or instance) id -> its session
-        self._last_reward: dict[str, float] = {}
-        self._opening: dict[str, asyncio.Lock] = {}
+        where = (self.env, repr(self._client_args["base_url"]), str(self._client_args["api_key"]))
+        self._shared = _SHARED.setdefault(where, _Trajectories())
 
     def _server_schema(self, tool: str | None) -> dict[str, Any]:
         with SessionClient(**self._client_args) as client:
@@ -84,12 +103,13 @@ class OlmorlSessionTool(BaseTool):
         return f"trajectory:{request_id}" if request_id else instance_id
 
     async def _session(self, key: str, instance_id: str) -> AsyncSession:
-        async with self._opening.setdefault(key, asyncio.Lock()):
-            session = self._sessions.get(key)
+        shared = self._shared
+        async with shared.opening.setdefault(key, asyncio.Lock()):
+            session = shared.sessions.get(key)
             if session is None or session.closed:
                 spec = self._create_kwargs.get(instance_id, {})
                 session = await self.client.open(self.env, spec.get("task"), spec.get("options"))
-                self._sessions[key] = session
+                shared.sessions[key] = session
             return session
 
     async def execute(self, instance_id: str, parameters: dict[str, Any], **kwargs: Any) -> tuple[ToolResponse, float, dict]:
@@ -101,7 +121,7 @@ class OlmorlSessionTool(BaseTool):
             return ToolResponse(text=f"tool error: {exc}"), 0.0, {"status": "error"}
         text = result.output if result.status == "ok" else "\n".join(filter(None, [result.output, result.error]))
         reward = result.reward or 0.0
-        self._last_reward[key] = reward
+        self._shared.last_reward[key] = reward
         return ToolResponse(text=text), reward, {"status": result.status, "done": result.done,
                                                  "elapsed_ms": result.elapsed_ms}
 
@@ -109,11 +129,9 @@ class OlmorlSessionTool(BaseTool):
         """With `response=` (the final answer): verify it, which ends the session; else the last tool reward."""
         key = self._key(instance_id, kwargs)
         if "response" not in kwargs:
-            return self._last_reward.get(key, 0.0)
+            return self._shared.last_reward.get(key, 0.0)
         session = await self._session(key, instance_id)
-        self._sessions.pop(key, None)
-        self._last_reward.pop(key, None)
-        self._opening.pop(key, None)
+        self._shared.forget(key)
         result = await session.verify(str(kwargs["response"]))
         # verl needs a float: an answer that could not be scored is 0.0 here, and a counted warning says so.
         _NOT_OK.record([result], "0.0")
@@ -123,8 +141,6 @@ class OlmorlSessionTool(BaseTool):
         self._create_kwargs.pop(instance_id, None)
         key = self._key(instance_id, kwargs)
         if key == instance_id:  # per-instance session: the trajectory is over
-            session = self._sessions.pop(key, None)
-            self._last_reward.pop(key, None)
-            self._opening.pop(key, None)
+            session = self._shared.forget(key)
             if session is not None:
                 await session.close()

@@ -80,6 +80,23 @@ class SqlSettings(BaseSettings):
     max_database_mb: int = Field(default=32, ge=1)  # a larger database file is refused (it travels to the sandbox on stdin)
 
 
+class SweSettings(BaseSettings):
+    """The `swe` environment: one container per session, built from a task directory (docs/environments-swe.md)."""
+
+    model_config = SettingsConfigDict(env_prefix="OLMORL_SWE_", extra="ignore")
+
+    task_root: str | None = None  # directory of task dirs that sessions name by relative path; unset: swe sessions are refused
+    base_image: str = "olmorl-base:bookworm"  # image a task without a Dockerfile starts from (scripts/build-base-image.sh)
+    runtime: str | None = None  # OCI runtime of task containers, e.g. `runsc` (gVisor)
+    cpus: float = Field(default=1.0, gt=0)  # CPUs per task container (a task's own request is capped by this)
+    memory_mb: int = Field(default=2048, ge=64)  # memory of a task container's processes (the tmpfs disk comes on top)
+    pids: int = Field(default=256, ge=16)  # processes + threads per task container
+    disk_mb: int = Field(default=1024, ge=16)  # writable workdir of a task container (tmpfs: the root is read-only)
+    bash_timeout_s: float = Field(default=20.0, gt=0)  # wall-clock limit of one bash / run_tests call
+    verify_timeout_s: float = Field(default=120.0, gt=0)  # wall-clock limit of the hidden tests (also capped by sessions.call_timeout_s)
+    build_timeout_s: float = Field(default=600.0, gt=0)  # limit of one image build (builds are cached by content hash)
+
+
 class SessionSettings(BaseSettings):
     """Stateful tool sessions (`/v1/sessions`)."""
 
@@ -133,6 +150,7 @@ class Settings(BaseSettings):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     sessions: SessionSettings = Field(default_factory=SessionSettings)
     sql: SqlSettings = Field(default_factory=SqlSettings)
+    swe: SweSettings = Field(default_factory=SweSettings)
 
     def summary(self) -> dict[str, object]:
         """The resolved settings with secrets masked, for the start-up log."""

@@ -95,6 +95,10 @@ class Environment:
     async def close(self) -> None:
         """Release everything the session holds. Called exactly once, whatever happened."""
 
+    @classmethod
+    async def on_server_start(cls, settings: Any) -> None:
+        """Called once when the server starts, before any session: remove what a crashed server left."""
+
     # -- validation and description ------------------------------------------------------------------
     @classmethod
     def tool(cls, name: str) -> Tool | None:

@@ -133,6 +133,8 @@ class SessionManager:
         swept = await asyncio.to_thread(sweep_leftovers, self.state_dir)
         if swept:
             log.warning("removed %d session sandboxes left by a server that did not stop cleanly", swept)
+        for cls in self.envs.values():
+            await cls.on_server_start(self.settings)
         self._reaper = asyncio.ensure_future(self._reap_forever())
         if any(cls.sandboxed for cls in self.envs.values()):
             self.interpreters.fill()

@@ -1,0 +1,181 @@
+"""Task images and containers on the real Docker engine: the content-hash cache, gVisor, and cleanup on
+TTL expiry and after a server crash (a server SIGKILLed, then started again)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from olmorl.clients import SessionClient
+from olmorl.rewards._settings import SessionSettings
+from olmorl.rewards.environments.swe import load_task
+from olmorl.sandbox._containers import ContainerLimits, _discarding, start_task_container
+from olmorl.sandbox._task_images import build_context, ensure_image
+from swe_support import TASKS, SweSettings, docker_or_skip, task_containers
+
+pytestmark = docker_or_skip()
+BASE = SweSettings().base_image
+
+
+def test_images_are_cached_by_content_hash(tmp_path):
+    task = tmp_path / "calc-bug"
+    shutil.copytree(TASKS / "calc-bug", task)
+    spec = load_task(task, BASE)
+    assert build_context(spec.recipe) == build_context(load_task(task, BASE).recipe)  # deterministic
+    tag = ensure_image(spec.recipe)
+    started = time.perf_counter()
+    assert ensure_image(load_task(task, BASE).recipe) == tag
+    assert time.perf_counter() - started < 1.0  # found, not built
+    os.utime(task / "repo" / "calc" / "ops.py", (0, 0))  # times do not count
+    assert ensure_image(load_task(task, BASE).recipe) == tag
+    (task / "repo" / "calc" / "ops.py").write_text("def add(a, b):\n    return a + b\n")  # content does
+    assert ensure_image(load_task(task, BASE).recipe) != tag
+
+
+def test_an_image_that_is_not_on_the_engine_is_named(tmp_path):
+    from olmorl.sandbox._task_images import ImageBuildFailed, ImageRecipe
+
+    with pytest.raises(ImageBuildFailed, match="'olmorl-nowhere:1' that the task starts FROM is not on this Docker"):
+        ensure_image(ImageRecipe(base_image="olmorl-nowhere:1", repo=TASKS / "calc-bug" / "repo", workdir="/w"))
+
+
+def test_a_task_container_under_gvisor():
+    if "runsc" not in os.popen("docker info --format '{{json .Runtimes}}'").read():
+        pytest.skip("the Docker engine has no runsc runtime")
+    tag = ensure_image(load_task(TASKS / "calc-bug", BASE).recipe)
+    before = task_containers()
+
+    async def run() -> tuple[str, int]:
+        container = await start_task_container(tag, ContainerLimits(runtime="runsc", disk_mb=32), workdir="/workspace")
+        try:
+            kernel = await container.exec(["cat", "/proc/version"], timeout_s=10)
+            # not `ls`: this runsc answers coreutils' statx with EINVAL
+            files = await container.exec(["cat", "calc/ops.py"], timeout_s=10)
+            return kernel.stdout + files.stdout, (await container.exec(["sleep", "5"], timeout_s=1)).exit_code
+        finally:
+            await container.close()
+
+    shown, code = asyncio.run(run())
+    assert "Linux version 4.4.0" in shown and "return a - b" in shown and code == 124  # gVisor's own kernel
+    assert task_containers() == before
+
+
+def _server(tmp_path, **sessions):
+    from olmorl.rewards.service._local import LocalRewardServer
+
+    return LocalRewardServer(workers=1, log_path=str(tmp_path / "server.log"),
+                             sessions=SessionSettings(state_dir=str(tmp_path / "state"), call_timeout_s=90, **sessions),
+                             swe=SweSettings(task_root=str(TASKS)))
+
+
+def test_a_container_is_removed_when_its_session_expires(tmp_path):
+    before = task_containers()
+    with _server(tmp_path, idle_ttl_s=1.0, reap_interval_s=0.2) as server, SessionClient(server.url, timeout=180) as client:
+        session = client.open("swe", {"path": "calc-bug"})
+        assert len(task_containers()) == len(before) + 1
+        deadline = time.monotonic() + 20
+        while task_containers() != before and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert task_containers() == before
+        reply = httpx.post(f"{server.url}/v1/sessions/{session.id}/tool", json={"name": "bash",
+                                                                               "arguments": {"command": "ls"}})
+        assert reply.status_code == 404 and "expired" in reply.text
+
+
+def test_containers_of_a_crashed_server_are_removed_at_the_next_start(tmp_path):
+    before = task_containers()
+    server = _server(tmp_path).start()
+    try:
+        with SessionClient(server.url, timeout=180) as client:
+            client.open("swe", {"path": "calc-bug"})
+        orphans = sorted(set(task_containers()) - set(before))
+        assert len(orphans) == 1
+        assert server.process is not None
+        os.killpg(server.process.pid, signal.SIGKILL)  # no shutdown code runs
+        server.process.wait()
+        assert orphans[0] in task_containers()  # nothing else removes it
+    finally:
+        server.stop()
+    with _server(tmp_path):  # ready means started: the sweep ran
+        assert orphans[0] not in task_containers()
+
+
+def test_a_start_cancelled_midway_leaves_no_container():
+    tag = ensure_image(load_task(TASKS / "calc-bug", BASE).recipe)
+    before = task_containers()
+
+    async def run() -> list[str]:
+        with pytest.raises(asyncio.TimeoutError):  # a session's setup past call_timeout_s, a client gone
+            await asyncio.wait_for(start_task_container(tag, ContainerLimits(), workdir="/workspace"), 0.05)
+        await asyncio.sleep(0)  # the removal is scheduled at the cancel; it waits for the start's thread
+        assert _discarding
+        await asyncio.wait_for(asyncio.gather(*_discarding), 60)
+        return await asyncio.to_thread(task_containers)
+
+    assert asyncio.run(run()) == before
+
+
+def test_a_repository_snapshot_given_as_an_archive(tmp_path):
+    import tarfile
+
+    task = tmp_path / "calc-archive"
+    shutil.copytree(TASKS / "calc-bug", task, ignore=shutil.ignore_patterns("repo"))
+    with tarfile.open(task / "repo.tar.gz", "w:gz") as tar:
+        tar.add(TASKS / "calc-bug" / "repo", arcname=".")
+    tag = ensure_image(load_task(task, BASE).recipe)
+
+    async def run() -> str:
+        container = await start_task_container(tag, ContainerLimits(), workdir="/workspace")
+        try:
+            return (await container.exec(["sh", "-c", "cat calc/ops.py; ls tests"], timeout_s=10)).stdout
+        finally:
+            await container.close()
+
+    assert asyncio.run(run()) == (TASKS / "calc-bug" / "repo" / "calc" / "ops.py").read_text() + \
+        "__init__.py\ntest_visible.py\n"
+
+
+def test_pytest_ids_in_an_image_that_carries_pytest(tmp_path):
+    import importlib
+
+    from olmorl.rewards.environments.swe._verify import verify_task
+
+    task = tmp_path / "calc-pytest"
+    shutil.copytree(TASKS / "calc-bug", task)
+    site = task / "environment" / "site"  # pytest and what it imports, copied from here (no registry)
+    for name in ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "pygments", "py"):
+        source = Path(importlib.import_module(name).__file__)
+        if source.name == "__init__.py":
+            shutil.copytree(source.parent, site / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            site.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, site / source.name)
+    (task / "environment" / "Dockerfile").write_text("FROM olmorl-base:bookworm\nCOPY site/ /usr/lib/python3/dist-packages/\n")
+    ids = ["tests/test_hidden.py::AddTest::test_add", "tests/test_hidden.py::AddTest::test_add_negative"]
+    (task / "swe.toml").write_text(f'[tests]\nframework = "pytest"\nfail_to_pass = {ids!r}\n'.replace("'", '"') +
+                                   'pass_to_pass = ["tests/test_hidden.py::MulTest::test_mul", "tests/test_nope.py::x"]\n')
+    spec = load_task(task, BASE)
+    tag = ensure_image(spec.recipe)
+
+    async def run(fixed: bool) -> dict:
+        container = await start_task_container(tag, ContainerLimits(), workdir="/workspace")
+        try:
+            if fixed:
+                await container.write_files({"calc/ops.py": b"def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n"
+                                                            b"    return a * b\n", "pytest.py": b"raise SystemExit(3)\n"},
+                                            "/workspace")
+            return (await verify_task(container, spec, "pass_fail", 60)).details
+        finally:
+            await container.close()
+
+    broken, fixed = asyncio.run(run(False)), asyncio.run(run(True))
+    assert broken["tests"] == {ids[0]: "failed", ids[1]: "failed", "tests/test_hidden.py::MulTest::test_mul": "passed",
+                               "tests/test_nope.py::x": "missing"}, broken["output_tail"]
+    assert fixed["fail_to_pass"] == {"passed": 2, "total": 2} and fixed["pass_to_pass"] == {"passed": 1, "total": 2}
