@@ -54,7 +54,7 @@ def held_out_accuracy(model_dir: Path, base: Path, eval_prompts: int) -> dict:
     """The trainer's evaluation (2 sampled at T=1, and greedy; truncation penalized) of a model directory."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from olmorl.rewards._local import LocalRewardServer
+    from olmorl.rewards.service._local import LocalRewardServer
     from olmorl.trainer._config import TrainConfig
     from olmorl.trainer._data import build_prompts, read_rows
     from olmorl.trainer._eval import evaluate

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from olmorl.clients import VerifyResult
-from olmorl.rewards._local import free_port
+from olmorl.rewards.service._local import free_port
 from olmorl.trainer import TrainConfig, Trainer, load_config
 from olmorl.trainer._distill import (LocalTeacher, RemoteTeacher, TeacherError, checked, mixed_advantages,
                                      reverse_kl_advantages, sequence_logprobs)
