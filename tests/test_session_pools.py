@@ -130,6 +130,26 @@ def test_the_refill_after_a_take_waits_for_the_takers_reply_to_go_out():
     asyncio.run(run())
 
 
+def test_a_discarded_spec_stops_its_ready_items_and_its_refill():
+    async def run() -> None:
+        factory = Factory(delay_s=0.05)
+        pool = WarmPool(factory.start, factory.stop, size=2, refill_delay_s=0)
+        pool.fill("a")
+        pool.fill("b")
+        await settle(pool, "a", 2)
+        await settle(pool, "b", 2)
+        taken = await pool.take("a")  # starts a's refill
+        await pool.discard("a")
+        await asyncio.sleep(0.2)  # a cancelled refill starts nothing more
+        a_things = [t for t in factory.made if t is not taken and t.stopped == 0 and t.alive]
+        assert pool.stats("a").ready == 0 and len(a_things) == 2  # b's two; a's ready one was stopped
+        assert taken.stopped == 0  # the taker's item is the taker's
+        assert pool.stats("b").ready == 2
+        await pool.close()
+
+    asyncio.run(run())
+
+
 def test_a_pool_of_size_zero_starts_on_demand_only():
     async def run() -> None:
         factory = Factory()

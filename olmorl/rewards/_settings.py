@@ -95,6 +95,9 @@ class SweSettings(BaseSettings):
     bash_timeout_s: float = Field(default=20.0, gt=0)  # wall-clock limit of one bash / run_tests call
     verify_timeout_s: float = Field(default=120.0, gt=0)  # wall-clock limit of the hidden tests (also capped by sessions.call_timeout_s)
     build_timeout_s: float = Field(default=600.0, gt=0)  # limit of one image build (builds are cached by content hash)
+    warm_containers: int = Field(default=0, ge=0)  # containers kept started per recently opened task (0: none); each holds the task's workdir copy
+    warm_tasks: int = Field(default=8, ge=1)  # tasks kept warm at once; opening another lets the least recent one's containers go
+    warm_max_starting: int = Field(default=2, ge=1)  # warm containers starting at once in the background
 
 
 class SessionSettings(BaseSettings):

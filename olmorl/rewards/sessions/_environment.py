@@ -96,8 +96,13 @@ class Environment:
         """Release everything the session holds. Called exactly once, whatever happened."""
 
     @classmethod
-    async def on_server_start(cls, settings: Any) -> None:
-        """Called once when the server starts, before any session: remove what a crashed server left."""
+    async def on_server_start(cls, settings: Any, metrics: Any) -> None:
+        """Called once when the server starts, before any session: remove what a crashed server left, start
+        what is kept warm (`metrics`: the server's RewardMetrics)."""
+
+    @classmethod
+    async def on_server_stop(cls) -> None:
+        """Called once when the server stops, after every session is closed: stop what is kept warm."""
 
     # -- validation and description ------------------------------------------------------------------
     @classmethod

@@ -134,7 +134,7 @@ class SessionManager:
         if swept:
             log.warning("removed %d session sandboxes left by a server that did not stop cleanly", swept)
         for cls in self.envs.values():
-            await cls.on_server_start(self.settings)
+            await cls.on_server_start(self.settings, self.metrics)
         self._reaper = asyncio.ensure_future(self._reap_forever())
         if any(cls.sandboxed for cls in self.envs.values()):
             self.interpreters.fill()
@@ -145,6 +145,8 @@ class SessionManager:
             self._reaper = None
         await asyncio.gather(*(self._close(s, "server stopped") for s in list(self._sessions.values())))
         await self.interpreters.close()
+        for cls in self.envs.values():
+            await cls.on_server_stop()
 
     def readiness(self) -> dict[str, int]:
         """For /readyz: open sessions, the idle memory budget (as of the reaper's last pass) and the warm

@@ -107,6 +107,18 @@ class WarmPool(Generic[K, T]):
         return PoolStats(ready=len(shelf.ready), starting=shelf.starting, hits=shelf.hits, misses=shelf.misses,
                          discarded=shelf.discarded, failed=shelf.failed)
 
+    async def discard(self, spec: K) -> None:
+        """Stop keeping `spec` warm: its refill stops, its ready items are stopped, its counts are forgotten."""
+        shelf = self._shelves.pop(spec, None)
+        if shelf is None:
+            return
+        if shelf.refill is not None and not shelf.refill.done():
+            shelf.refill.cancel()
+            await asyncio.gather(shelf.refill, return_exceptions=True)
+        ready = list(shelf.ready)
+        shelf.ready.clear()
+        await asyncio.gather(*(self._stop_quietly(item) for item in ready))
+
     async def close(self) -> None:
         """Stop refilling and stop every ready item. Takes after this are all misses (nothing is kept)."""
         self._closed = True

@@ -14,8 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from olmorl.rewards.engine._registry import InvalidInput, Score, register
 from olmorl.rewards.environments.swe._tasks import HARBOR_LOGS_DIR, HARBOR_TESTS_DIR, TaskSpec, load_task, resolve
 from olmorl.rewards.environments.swe._verify import RewardMode, verify_task
+from olmorl.rewards.environments.swe._warm import ContainerSpec, WarmContainers
 from olmorl.rewards.sessions._environment import Environment, Step, Tool
-from olmorl.sandbox._containers import ContainerLimits, ExecResult, TaskContainer, start_task_container
+from olmorl.sandbox._containers import ContainerLimits, ExecResult, TaskContainer
 from olmorl.sandbox._task_images import ensure_image, image_workdir
 
 log = logging.getLogger("olmorl.rewards")
@@ -100,12 +101,16 @@ class SweEnvironment(Environment):
     spec: TaskSpec | None = None
     cwd: str = ""
     submitted = False
+    warm: WarmContainers | None = None  # the server's warm containers (one server per process)
 
     @classmethod
-    async def on_server_start(cls, settings: Any) -> None:
-        """Remove the task containers of a server that crashed (it cannot have closed them)."""
+    async def on_server_start(cls, settings: Any, metrics: Any) -> None:
+        """Remove the task containers of a server that crashed (it cannot have closed them); keep containers
+        warm when `swe.warm_containers` asks for it."""
         if not settings.swe.task_root:
             return
+        cfg = settings.swe
+        cls.warm = WarmContainers(cfg.warm_containers, cfg.warm_tasks, cfg.warm_max_starting, metrics)
         from olmorl.sandbox._containers import sweep_task_containers
 
         try:
@@ -128,7 +133,9 @@ class SweEnvironment(Environment):
                                  memory_mb=min(spec.memory_mb or cfg.memory_mb, cfg.memory_mb), pids=cfg.pids,
                                  disk_mb=min(spec.disk_mb or cfg.disk_mb, cfg.disk_mb), runtime=cfg.runtime)
         scratch = (HARBOR_TESTS_DIR, HARBOR_LOGS_DIR.rsplit("/", 1)[0]) if spec.layout == "harbor" else ()
-        self.container = await start_task_container(tag, limits, workdir=workdir, scratch=scratch)
+        spec_ = ContainerSpec(tag, limits, workdir, tuple(scratch))
+        warm = type(self).warm or WarmContainers(0, 1, 1)
+        self.container = await warm.open(spec_)
         self.cwd = workdir
         self._marker = f"__olmorl_cwd_{secrets.token_hex(8)}__"
         return spec.instruction
@@ -210,6 +217,12 @@ class SweEnvironment(Environment):
                         cfg.sessions.call_timeout_s - 5)  # leave time to read the results
         mode: Literal["pass_fail", "fraction"] = self.options.reward
         return await verify_task(self._live(), self.spec, mode, max(timeout_s, 1.0))
+
+    @classmethod
+    async def on_server_stop(cls) -> None:
+        warm, cls.warm = cls.warm, None
+        if warm is not None:
+            await warm.close()
 
     async def close(self) -> None:
         container, self.container = self.container, None
