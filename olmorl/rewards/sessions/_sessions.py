@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from olmorl.rewards.sessions._environment import Environment, Step
 from olmorl.rewards._models import VerifyResult
 from olmorl.rewards.engine._registry import InvalidInput, load_environments
+from olmorl.rewards.sessions._replies import Replies
 from olmorl.rewards.sessions._session_memory import MemoryUse, idle_memory_budget, measure, to_evict
 from olmorl.rewards.sessions._session_models import EnvInfo, SessionCreated, ToolResult
 from olmorl.sandbox import SandboxUnavailable
@@ -112,6 +113,7 @@ class SessionManager:
         self._reaper: asyncio.Task[None] | None = None
         self._backend: Any = None
         self.memory = MemoryUse(budget_bytes=idle_memory_budget(self.config))
+        self.replies = Replies(self.config.idempotent_replies)  # tool/verify/close replies kept for retries
         self.state_dir = Path(self.config.state_dir or Path(tempfile.gettempdir()) / "olmorl-sessions")
 
     # -- lifecycle -------------------------------------------------------------------------------------
