@@ -100,7 +100,8 @@ def main() -> None:
     single_rate = n * length / single_s
     print(f"| rollouts ({n}) | completion tokens | wall s | tokens/s | multi / single | turns | tool calls | solved |")
     print("|---|---|---|---|---|---|---|---|")
-    print(f"| single-turn (EOS off, {length} tokens each) | {n * length} | {single_s:.2f} | {single_rate:.0f} | | | | |")
+    print(f"| single-turn (EOS off, {length} tokens each) | {n * length} | {single_s:.2f} | {single_rate:.0f} "
+          "| | | | |")
     for name, (done, wall, stats) in runs.items():
         tokens = sum(len(c.token_ids) for c in done)
         solved = sum(c.result.reward == 1.0 for c in done)

@@ -81,7 +81,8 @@ class MultiTurnEngine:
         self._thread: threading.Thread | None = None
         self._stats = {"rollouts": 0.0, "turns": 0.0, "tool_calls": 0.0, "tool_calls_malformed": 0.0,
                        "tool_s": 0.0, "waiting_for_tool": 0.0, "turns_discarded": 0.0,
-                       "rollout_s": 0.0, "open_s": 0.0, "verify_s": 0.0, "tool_server_s": 0.0, "generate_s": 0.0, "tokenize_s": 0.0}
+                       "rollout_s": 0.0, "open_s": 0.0, "verify_s": 0.0, "tool_server_s": 0.0, "generate_s": 0.0,
+                       "tokenize_s": 0.0}
         self._known_tools: dict[str, list | None] = {}  # env -> tools of its last session (None: it had an observation)
 
     # -- the Engine interface ------------------------------------------------------------------------------
