@@ -24,6 +24,10 @@ class KeptCache:
     ids: list[int]  # the tokens whose keys and values these are, in order (positions 0..len-1)
     layers: list[tuple[torch.Tensor, torch.Tensor]]  # per layer (keys, values), each [1, heads, len(ids), dim]
 
+    def empty(self) -> KeptCache:
+        """A cache of no tokens with this one's layout: what a fresh row extends."""
+        return KeptCache([], [(k[:, :, :0], v[:, :, :0]) for k, v in self.layers])
+
 
 class KeptCaches:
     def __init__(self, capacity: int) -> None:
