@@ -261,11 +261,11 @@ class TorchEngine:
             self._stats["prefill_tokens"] += sum(len(s.prompt_ids) for s in new)
             self._join(new, *self._prefill([s.prompt_ids for s in new]))
         else:  # one forward for all: a fresh row extends an empty cache (per-call overhead dominates small models)
-            kept = [k if k is not None else extending[0].empty() for k in kept]
-            suffixes = [s.prompt_ids[len(k.ids):] for s, k in zip(new, kept)]
+            caches = [k if k is not None else extending[0].empty() for k in kept]
+            suffixes = [s.prompt_ids[len(k.ids):] for s, k in zip(new, caches)]
             self._stats["prefill_tokens"] += sum(len(x) for x in suffixes)
             self._stats["prefill_tokens_reused"] += sum(len(k.ids) for k in extending)
-            input_ids, mask, positions, cache = extension_inputs(kept, suffixes, self.pad_id, self.model.config,
+            input_ids, mask, positions, cache = extension_inputs(caches, suffixes, self.pad_id, self.model.config,
                                                                  self.device)
             logits, cache = self._forward(input_ids, mask, positions, cache)
             self._join(new, logits, cache, mask)
