@@ -4,11 +4,13 @@ Multi-turn: product rows (`a*b=`) on the real reward server's `python` environme
 per session); a tiny char Llama taught the tool-call format writes the call, the tool answers, the model
 answers (`MultiTurnEngine` over a `TorchEngine`). Single-turn: the same prompts, each completion forced
 (EOS off) to the mean multi-turn completion length, so both rows put the same number of tokens after the
-prompt. Reports completion tokens/s (sampled + tool reply tokens) and rollouts/s; the gap is the price of
-turns: a session per rollout (a sandboxed interpreter started by the server), tool calls, one re-prefill per
-turn. One warm-up rollout first, so the first turns overlap session start-up as they do in a training run.
+prompt. Reports completion tokens/s (sampled + tool reply tokens); the gap is the price of turns: a session
+per rollout (a sandboxed interpreter started by the server), tool calls, one prefill per turn. Multi-turn runs
+twice back to back: each turn re-prefilling the conversation, then with the engine's KV cache kept between a
+rollout's turns. One warm-up rollout first, so the first turns overlap session start-up as they do in a
+training run. Then a breakdown of where a rollout's time goes (the engine's and MultiTurnEngine's timers).
 
-Usage: python benchmarks/trainer_multiturn_throughput.py [--groups 16 --group-size 4 --batch 32]
+Usage: python benchmarks/trainer_multiturn_throughput.py [--groups 16 --group-size 4 --batch 32 --repeats 2]
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ def main() -> None:
     ap.add_argument("--group-size", type=int, default=4)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--sft-steps", type=int, default=250)
+    ap.add_argument("--repeats", type=int, default=2, help="alternating re-prefill / KV reuse runs (load varies)")
     args = ap.parse_args()
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -50,10 +53,10 @@ def main() -> None:
     prompts = build_prompts(product_rows(args.groups, seed=2), tok, source="bench", max_prompt_tokens=64)
     server = LocalRewardServer(log_path=f"{root}/reward-server.log").start()
 
-    def engine():
+    def engine(kept_caches: int | None):
         model = AutoModelForCausalLM.from_pretrained(root)
         return TorchEngine(model, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, max_new_tokens=128,
-                           max_batch_size=args.batch)
+                           max_batch_size=args.batch, kept_caches=kept_caches)
 
     def drain(e, n):
         groups = []
@@ -61,8 +64,8 @@ def main() -> None:
             groups += e.get_groups(0.5)
         return groups
 
-    try:
-        multi = MultiTurnEngine(engine(), chat, SessionCalls([server.url]),
+    def run_multi(kept_caches: int | None):
+        multi = MultiTurnEngine(engine(kept_caches), chat, SessionCalls([server.url]),
                                 RolloutLimits(max_turns=3, max_total_tokens=250, max_new_tokens=128))
         multi.start()
         warm = build_prompts(product_rows(1, seed=3), tok, source="warm", max_prompt_tokens=64)[0]
@@ -72,16 +75,18 @@ def main() -> None:
         start = time.perf_counter()
         multi.submit([GenerationRequest(i, list(p.prompt_ids), args.group_size, meta=p) for i, p in enumerate(prompts)])
         groups = drain(multi, len(prompts))
-        multi_s = time.perf_counter() - start
+        wall = time.perf_counter() - start
         stats = {k: v - before.get(k, 0.0) for k, v in multi.stats().items()}
         multi.stop()
-        completions = [c for g in groups for c in g.completions]
-        multi_tokens = sum(len(c.token_ids) for c in completions)
-        sampled = sum(sum(c.loss_mask) for c in completions)
-        solved = sum(c.result.reward == 1.0 for c in completions)
-        length = round(multi_tokens / len(completions))
+        return [c for g in groups for c in g.completions], wall, stats
 
-        single = engine()
+    try:
+        # back to back, same server and prompts: every turn re-prefills the conversation, then KV reuse
+        runs = {f"{name} #{i + 1}": run_multi(kept) for i in range(args.repeats)
+                for name, kept in (("re-prefill", 0), ("KV reuse", None))}
+        completions = runs["KV reuse #1"][0]
+        length = round(sum(len(c.token_ids) for c in completions) / len(completions))
+        single = engine(0)
         single.start()
         start = time.perf_counter()
         single.submit([GenerationRequest(i, list(p.prompt_ids), args.group_size, max_new_tokens=length, ignore_eos=True)
@@ -92,18 +97,45 @@ def main() -> None:
     finally:
         server.stop()
     n = len(completions)
-    single_tokens = n * length
-    print(f"{n} rollouts; multi-turn: {stats['multiturn/turns'] / n:.2f} turns and {stats['multiturn/tool_calls'] / n:.2f}"
-          f" tool calls per rollout, {sampled / multi_tokens:.0%} of completion tokens sampled, {solved}/{n} solved")
-    print(f"per rollout: session open + verify {stats['multiturn/session_s'] / n * 1000:.0f} ms, tool calls "
-          f"{stats['multiturn/tool_s'] / n * 1000:.0f} ms (summed over concurrent rollouts; wall is {multi_s:.2f} s)")
-    print(f"| rollouts | completion tokens | wall s | tokens/s | rollouts/s |")
-    print(f"|---|---|---|---|---|")
-    print(f"| single-turn (EOS off, {length} tokens each) | {single_tokens} | {single_s:.2f} | {single_tokens / single_s:.0f} "
-          f"| {n / single_s:.1f} |")
-    print(f"| multi-turn (python tool, real sessions) | {multi_tokens} | {multi_s:.2f} | {multi_tokens / multi_s:.0f} "
-          f"| {n / multi_s:.1f} |")
-    print(f"multi-turn / single-turn tokens/s: {(multi_tokens / multi_s) / (single_tokens / single_s):.2f}")
+    single_rate = n * length / single_s
+    print(f"| rollouts ({n}) | completion tokens | wall s | tokens/s | multi / single | turns | tool calls | solved |")
+    print("|---|---|---|---|---|---|---|---|")
+    print(f"| single-turn (EOS off, {length} tokens each) | {n * length} | {single_s:.2f} | {single_rate:.0f} "
+          "| | | | |")
+    for name, (done, wall, stats) in runs.items():
+        tokens = sum(len(c.token_ids) for c in done)
+        solved = sum(c.result.reward == 1.0 for c in done)
+        print(f"| multi-turn, {name} | {tokens} | {wall:.2f} | {tokens / wall:.0f} | {tokens / wall / single_rate:.2f} "
+              f"| {stats['multiturn/turns'] / n:.2f} | {stats['multiturn/tool_calls'] / n:.2f} | {solved}/{n} |")
+    print()
+    print_breakdown(runs, n)
+
+
+def print_breakdown(runs, n: int) -> None:
+    """Where a rollout's time goes: each phase summed over rollouts (they overlap), per rollout and as a share
+    of the rollouts' summed lifetimes; what the remainder is: the rollout's own bookkeeping and event loop."""
+    phases = [("session open (POST /v1/sessions)", "open_s"), ("verify + close (POST .../verify)", "verify_s"),
+              ("tool calls, client round trip", "tool_s"), ("  of which the tool's run on the server", None),
+              ("turns: engine queue + prefill + decode", "generate_s"), ("template, tokenizer, parser", "tokenize_s")]
+    names = list(runs)
+    print("| phase (ms per rollout, share of rollout time) | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for label, key in phases:
+        cells = []
+        for name in names:
+            stats = runs[name][2]
+            value = stats["multiturn/" + (key or "tool_server_s")]
+            cells.append(f"{value / n * 1000:.0f} ({value / stats['multiturn/rollout_s']:.0%})")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    print("| rollout, open to verified | " + " | ".join(
+        f"{runs[m][2]['multiturn/rollout_s'] / n * 1000:.0f}" for m in names) + " |")
+    for label, key in (("prompt tokens prefilled", "prefill_tokens"), ("prompt tokens read from a kept cache",
+                                                                        "prefill_tokens_reused")):
+        print(f"| {label} | " + " | ".join(f"{runs[m][2][key]:.0f}" for m in names) + " |")
+    print("| engine busy / idle s | " + " | ".join(
+        f"{runs[m][2]['busy_s']:.2f} / {runs[m][2]['idle_s']:.2f}" for m in names) + " |")
+    print("| rows per decode step | " + " | ".join(
+        f"{runs[m][2]['row_steps'] / max(runs[m][2]['decode_steps'], 1):.1f}" for m in names) + " |")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,16 @@ import time
 import torch
 
 
+def random_llama(max_positions: int = 256):
+    """A tiny randomly initialised Llama (vocab 40, 2 layers), the same weights every call."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=40, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=4, max_position_embeddings=max_positions, tie_word_embeddings=True)
+    return LlamaForCausalLM(cfg).eval()
+
+
 def full_logprobs(model, prompt, tokens):
     """Logprob of each of `tokens` after `prompt` under one full forward of `model` (the engine's reference)."""
     with torch.no_grad():

@@ -58,4 +58,5 @@ def test_a_dead_server_exits_non_zero_with_one_line_and_no_table(tmp_path):
                           capture_output=True, text=True, timeout=180)
     assert proc.returncode == 1 and "accuracy" not in proc.stdout and "│" not in proc.stdout
     assert proc.stderr.splitlines()[-1] == ("olmorl-rewards verify: error: nothing scored: reward server unavailable "
-                                            "after 6 attempts: ConnectError: All connection attempts failed")
+                                            "after 6 attempts: ConnectError (All connection attempts failed) on "
+                                            f"POST {dead}/v1/verify")

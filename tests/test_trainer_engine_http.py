@@ -104,6 +104,24 @@ def test_inflight_update_reaches_both_engines_and_versions_are_recorded_per_toke
     assert pool.stats()["kv_stale_tokens"] > 0
 
 
+def test_a_turn_that_extends_a_kept_cache_over_http_prefills_only_the_new_tokens(servers, model):
+    engine = RemoteEngine(servers[0].url, sync_timeout_s=5.0, ready_timeout_s=120.0)
+    engine.start()
+    try:
+        before = engine.stats()["prefill_tokens_reused"]
+        engine.submit([GenerationRequest("t1", [5, 6, 7], 1, max_new_tokens=4, cache_key="rollout-x")])
+        first = collect_groups(engine, 1)[0].completions[0]
+        prompt = [5, 6, 7] + first.token_ids + [20, 21]
+        engine.submit([GenerationRequest("t2", prompt, 1, max_new_tokens=4, cache_key="rollout-x")])
+        second = collect_groups(engine, 1)[0].completions[0]
+        assert engine.stats()["prefill_tokens_reused"] - before == 3 + 4 - 1  # the cache_key crossed HTTP
+        if set(second.versions) == {0}:  # the fixture's weights: the extended turn is exact
+            torch.testing.assert_close(torch.tensor(second.logprobs), full_logprobs(model, prompt, second.token_ids),
+                                       rtol=0, atol=2e-5)
+    finally:
+        engine.stop()
+
+
 def _tokens(pool):
     return [e.stats()["tokens"] for e in pool.engines]
 

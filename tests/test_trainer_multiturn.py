@@ -151,9 +151,11 @@ def test_rollouts_match_hand_built_transcripts(tool_model, reward_server):
         rollouts.submit([GenerationRequest(i, list(p.prompt_ids), 4, meta=p) for i, p in enumerate(prompts)])
         groups = collect_groups(rollouts, 3, timeout=300)
         malformed = rollouts.stats()["multiturn/tool_calls_malformed"]
+        reused = rollouts.stats()["prefill_tokens_reused"]
     finally:
         rollouts.stop()
     assert _sessions_open(url) == 0  # every session ended through /verify
+    assert reused > 0  # turns after a tool reply extended the rollout's kept KV cache (checked by the logprobs below)
     # a tool reply is the server's answer, or the error a malformed call gets without bothering the session
     replied = sum(c.loss_mask.count(0) > 0 for g in groups for c in g.completions)
     assert _tool_calls(url) + malformed >= replied > 0

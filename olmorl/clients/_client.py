@@ -28,6 +28,7 @@ from olmorl.clients._policy import (
     parse_verifiers,
     resolve_urls,
     split,
+    transport_failure,
 )
 from olmorl.rewards._models import VerifierInfo, VerifyItem, VerifyResult
 
@@ -119,7 +120,7 @@ class RewardClient:
                     return response, ""
                 retry_after = response.headers.get("retry-after")
             except httpx.TransportError as exc:
-                reason = f"{type(exc).__name__}: {exc}"
+                reason = transport_failure(exc, method, f"{url}{path}")
             with self._lock:
                 cfg.replicas.mark_down(url)
             if attempt < cfg.retry.max_retries:
@@ -191,7 +192,7 @@ class AsyncRewardClient:
                         return response, ""
                     retry_after = response.headers.get("retry-after")
                 except httpx.TransportError as exc:
-                    reason = f"{type(exc).__name__}: {exc}"
+                    reason = transport_failure(exc, method, f"{url}{path}")
                 cfg.replicas.mark_down(url)
                 if attempt < cfg.retry.max_retries:
                     await asyncio.sleep(cfg.retry.delay(attempt, retry_after))

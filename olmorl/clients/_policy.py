@@ -86,6 +86,14 @@ class RetryPolicy:
         return delay
 
 
+def transport_failure(exc: httpx.TransportError, method: str, url: str) -> str:
+    """What a failed attempt saw, never empty: httpx's ReadError of a dropped connection has no message."""
+    cause = exc.__cause__ or exc.__context__
+    message = str(exc) or (f"{type(cause).__name__}: {cause}" if cause is not None else "") \
+        or "the connection closed without a reply"
+    return f"{type(exc).__name__} ({message}) on {method} {url}"
+
+
 def classify(response: httpx.Response) -> str | None:
     """None if the response is usable; a reason string if it is worth retrying; raises if it is final."""
     if response.status_code == 200:

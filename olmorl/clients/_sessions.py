@@ -5,28 +5,39 @@ verify the final answer.
         session.call("python", code="print(6 * 7)").output      # '42\n'
         session.verify("The answer is \\boxed{42}.").reward     # 1.0
 
-A session lives on the replica that opened it, so its calls go there. Opening retries like the batch
-client (connection errors, 429, 5xx, and a full server's 503 with its Retry-After). A tool call is not
-idempotent (it runs code), so tool calls and verify are retried only when the request never reached
-the server (connection refused). A 404 raises SessionNotFound; other 4xx raise RewardServerError.
+A session lives on the replica that opened it, so its calls go there. Every request retries like the
+batch client (connection errors, a dropped connection, 429, 5xx, and a full server's 503 with its
+Retry-After). A tool call runs code, so tool calls, verify and close carry an `Idempotency-Key`, one per
+call and the same on each retry: a server that ran the call but whose reply was lost answers the retry
+with that reply and does not run the call twice. A 404 raises SessionNotFound; other 4xx raise
+RewardServerError; no answer after the retries raises RewardServerUnavailable naming the URL and cause.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from typing import Any, Sequence
 
 import httpx
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from olmorl.clients._exceptions import RewardServerError, RewardServerUnavailable, SessionNotFound
-from olmorl.clients._policy import Replicas, RetryPolicy, apply_on_error, auth_headers, classify, resolve_urls
+from olmorl.clients._policy import (
+    RETRY_STATUS,
+    Replicas,
+    RetryPolicy,
+    apply_on_error,
+    auth_headers,
+    classify,
+    resolve_urls,
+    transport_failure,
+)
 from olmorl.rewards._models import ChatMessage, VerifyResult
 from olmorl.rewards.sessions._session_models import EnvInfo, SessionCreated, ToolResult
 
 _ENV_LIST = TypeAdapter(list[EnvInfo])
-_NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout)  # the server never saw these requests
 
 
 def _verify_result(response: httpx.Response) -> VerifyResult:
@@ -79,11 +90,41 @@ class _Config:
         self.timeout = httpx.Timeout(timeout, connect=min(timeout, 5.0))
         self.retry = RetryPolicy(max_retries=max_retries)
 
-    def retryable(self, response: httpx.Response | None, exc: Exception | None, idempotent: bool) -> bool:
-        if exc is not None:
-            return idempotent or isinstance(exc, _NEVER_SENT)
-        assert response is not None
-        return idempotent and response.status_code in (429, 500, 502, 503, 504)
+
+def _keyed(key: str | None) -> dict[str, str] | None:
+    """The headers of a call safe to retry: its own key, sent again on each retry of that call."""
+    return {"Idempotency-Key": key} if key else None
+
+
+def _new_key() -> str:
+    return uuid.uuid4().hex
+
+
+_Outcome = tuple[httpx.Response | None, str, str | None]  # (the response to use | None, why not, Retry-After)
+
+
+def _judge(method: str, url: str, response: httpx.Response | None, exc: httpx.TransportError | None) -> _Outcome:
+    if exc is not None:
+        return None, transport_failure(exc, method, url), None
+    assert response is not None
+    if response.status_code not in RETRY_STATUS:
+        return response, "", None
+    return None, f"HTTP {response.status_code} ({_detail(response)}) on {method} {url}", \
+        response.headers.get("retry-after")
+
+
+def _attempt(request: Any, method: str, url: str, body: Any, key: str | None) -> _Outcome:
+    try:
+        return _judge(method, url, request(method, url, json=body, headers=_keyed(key)), None)
+    except httpx.TransportError as exc:
+        return _judge(method, url, None, exc)
+
+
+async def _async_attempt(http: httpx.AsyncClient, method: str, url: str, body: Any, key: str | None) -> _Outcome:
+    try:
+        return _judge(method, url, await http.request(method, url, json=body, headers=_keyed(key)), None)
+    except httpx.TransportError as exc:
+        return _judge(method, url, None, exc)
 
 
 class Session:
@@ -98,12 +139,14 @@ class Session:
     def call(self, name: str, arguments: dict[str, Any] | str | None = None, **kwargs: Any) -> ToolResult:
         """Call a tool: `call("python", code="...")` or `call("python", {"code": "..."})`."""
         body = _tool_body(name, arguments, kwargs)
-        return _parse(self._client._send("POST", self.url, f"/v1/sessions/{self.id}/tool", body), ToolResult)
+        return _parse(self._client._send("POST", self.url, f"/v1/sessions/{self.id}/tool", body, _new_key()),
+                      ToolResult)
 
     def verify(self, response: str, messages: Sequence[ChatMessage | dict[str, Any]] | None = None) -> VerifyResult:
         """Score the final answer; the server ends the session."""
         self.closed = True
-        reply = self._client._send("POST", self.url, f"/v1/sessions/{self.id}/verify", _verify_body(response, messages))
+        reply = self._client._send("POST", self.url, f"/v1/sessions/{self.id}/verify", _verify_body(response, messages),
+                                    _new_key())
         return _verify_result(reply)
 
     def close(self) -> None:
@@ -112,7 +155,7 @@ class Session:
             return
         self.closed = True
         try:
-            _parse(self._client._send("DELETE", self.url, f"/v1/sessions/{self.id}", idempotent=True),
+            _parse(self._client._send("DELETE", self.url, f"/v1/sessions/{self.id}", key=_new_key()),
                    TypeAdapter(dict))
         except SessionNotFound:
             pass
@@ -136,7 +179,7 @@ class SessionClient:
 
     def envs(self) -> list[EnvInfo]:
         """The environments the server serves (GET /v1/envs): tools and task schemas."""
-        return _parse(self._send("GET", None, "/v1/envs", idempotent=True), _ENV_LIST)
+        return _parse(self._send("GET", None, "/v1/envs"), _ENV_LIST)
 
     def open(self, env: str, task: Any = None, options: dict[str, Any] | None = None) -> Session:
         """Open a session (POST /v1/sessions); retried while the server is full (503 + Retry-After)."""
@@ -145,42 +188,31 @@ class SessionClient:
         return Session(self, url, _parse(response, SessionCreated))
 
     def _send_picking(self, method: str, path: str, body: Any) -> tuple[str, httpx.Response]:
+        """A request to any replica (opening a session, listing envs), retried over replicas."""
         cfg, reason = self._config, ""
         for attempt in range(cfg.retry.max_retries + 1):
             url = cfg.replicas.pick()
-            response, exc = None, None
-            try:
-                response = self._http.request(method, f"{url}{path}", json=body)
-            except httpx.TransportError as error:
-                exc, reason = error, f"{type(error).__name__}: {error}"
-            if not cfg.retryable(response, exc, idempotent=True):
-                cfg.replicas.mark_up(url)
-                assert response is not None
-                return url, response
+            response, reason, retry_after = _attempt(self._http.request, method, f"{url}{path}", body, None)
             if response is not None:
-                reason = f"HTTP {response.status_code}: {_detail(response)}"
+                cfg.replicas.mark_up(url)
+                return url, response
             cfg.replicas.mark_down(url)
             if attempt < cfg.retry.max_retries:
-                time.sleep(cfg.retry.delay(attempt, response.headers.get("retry-after") if response else None))
+                time.sleep(cfg.retry.delay(attempt, retry_after))
         raise RewardServerUnavailable(cfg.retry.max_retries + 1, reason)
 
-    def _send(self, method: str, url: str | None, path: str, body: Any = None, idempotent: bool = False) -> httpx.Response:
+    def _send(self, method: str, url: str | None, path: str, body: Any = None,
+              key: str | None = None) -> httpx.Response:
+        """A request to `url` (a session's replica; None: any), retried with the same `key`."""
         if url is None:
             return self._send_picking(method, path, body)[1]
         cfg, reason = self._config, ""
         for attempt in range(cfg.retry.max_retries + 1):
-            try:
-                response = self._http.request(method, f"{url}{path}", json=body)
-            except httpx.TransportError as error:
-                if not cfg.retryable(None, error, idempotent):
-                    raise RewardServerUnavailable(attempt + 1, f"{type(error).__name__}: {error}") from None
-                reason = f"{type(error).__name__}: {error}"
-            else:
-                if not cfg.retryable(response, None, idempotent):
-                    return response
-                reason = f"HTTP {response.status_code}"
+            response, reason, retry_after = _attempt(self._http.request, method, f"{url}{path}", body, key)
+            if response is not None:
+                return response
             if attempt < cfg.retry.max_retries:
-                time.sleep(cfg.retry.delay(attempt))
+                time.sleep(cfg.retry.delay(attempt, retry_after))
         raise RewardServerUnavailable(cfg.retry.max_retries + 1, reason)
 
     def close(self) -> None:
@@ -204,13 +236,14 @@ class AsyncSession:
 
     async def call(self, name: str, arguments: dict[str, Any] | str | None = None, **kwargs: Any) -> ToolResult:
         body = _tool_body(name, arguments, kwargs)
-        return _parse(await self._client._send("POST", self.url, f"/v1/sessions/{self.id}/tool", body), ToolResult)
+        return _parse(await self._client._send("POST", self.url, f"/v1/sessions/{self.id}/tool", body,
+                                              _new_key()), ToolResult)
 
     async def verify(self, response: str,
                      messages: Sequence[ChatMessage | dict[str, Any]] | None = None) -> VerifyResult:
         self.closed = True
         reply = await self._client._send("POST", self.url, f"/v1/sessions/{self.id}/verify",
-                                         _verify_body(response, messages))
+                                         _verify_body(response, messages), _new_key())
         return _verify_result(reply)
 
     async def close(self) -> None:
@@ -218,7 +251,7 @@ class AsyncSession:
             return
         self.closed = True
         try:
-            _parse(await self._client._send("DELETE", self.url, f"/v1/sessions/{self.id}", idempotent=True),
+            _parse(await self._client._send("DELETE", self.url, f"/v1/sessions/{self.id}", key=_new_key()),
                    TypeAdapter(dict))
         except SessionNotFound:
             pass
@@ -242,7 +275,7 @@ class AsyncSessionClient:
                                        limits=httpx.Limits(max_connections=max_connections))
 
     async def envs(self) -> list[EnvInfo]:
-        return _parse(await self._send("GET", None, "/v1/envs", idempotent=True), _ENV_LIST)
+        return _parse(await self._send("GET", None, "/v1/envs"), _ENV_LIST)
 
     async def open(self, env: str, task: Any = None, options: dict[str, Any] | None = None) -> AsyncSession:
         body = {"env": env, "task": task, "options": options or {}}
@@ -253,40 +286,26 @@ class AsyncSessionClient:
         cfg, reason = self._config, ""
         for attempt in range(cfg.retry.max_retries + 1):
             url = cfg.replicas.pick()
-            response, exc = None, None
-            try:
-                response = await self._http.request(method, f"{url}{path}", json=body)
-            except httpx.TransportError as error:
-                exc, reason = error, f"{type(error).__name__}: {error}"
-            if not cfg.retryable(response, exc, idempotent=True):
-                cfg.replicas.mark_up(url)
-                assert response is not None
-                return url, response
+            response, reason, retry_after = await _async_attempt(self._http, method, f"{url}{path}", body, None)
             if response is not None:
-                reason = f"HTTP {response.status_code}: {_detail(response)}"
+                cfg.replicas.mark_up(url)
+                return url, response
             cfg.replicas.mark_down(url)
             if attempt < cfg.retry.max_retries:
-                await asyncio.sleep(cfg.retry.delay(attempt, response.headers.get("retry-after") if response else None))
+                await asyncio.sleep(cfg.retry.delay(attempt, retry_after))
         raise RewardServerUnavailable(cfg.retry.max_retries + 1, reason)
 
     async def _send(self, method: str, url: str | None, path: str, body: Any = None,
-                    idempotent: bool = False) -> httpx.Response:
+                    key: str | None = None) -> httpx.Response:
         if url is None:
             return (await self._send_picking(method, path, body))[1]
         cfg, reason = self._config, ""
         for attempt in range(cfg.retry.max_retries + 1):
-            try:
-                response = await self._http.request(method, f"{url}{path}", json=body)
-            except httpx.TransportError as error:
-                if not cfg.retryable(None, error, idempotent):
-                    raise RewardServerUnavailable(attempt + 1, f"{type(error).__name__}: {error}") from None
-                reason = f"{type(error).__name__}: {error}"
-            else:
-                if not cfg.retryable(response, None, idempotent):
-                    return response
-                reason = f"HTTP {response.status_code}"
+            response, reason, retry_after = await _async_attempt(self._http, method, f"{url}{path}", body, key)
+            if response is not None:
+                return response
             if attempt < cfg.retry.max_retries:
-                await asyncio.sleep(cfg.retry.delay(attempt))
+                await asyncio.sleep(cfg.retry.delay(attempt, retry_after))
         raise RewardServerUnavailable(cfg.retry.max_retries + 1, reason)
 
     async def aclose(self) -> None:

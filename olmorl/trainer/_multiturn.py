@@ -8,8 +8,10 @@ server and a loop of turns:
     -> next turn ... until an answer, `max_turns` or `max_total_tokens` -> /verify ends the session.
 
 Each turn is a separate one-sample request to the wrapped engine, so a rollout waiting for a tool holds no
-engine row: continuous batching keeps the others generating, and the next turn is prefilled with the
-weights current then. Token in, token out: the completion is the sampled ids, exactly, with the tool reply
+engine row: continuous batching keeps the others generating. Each turn names the rollout (`cache_key`): the
+torch engine keeps the row's KV cache while the rollout waits on its tools and prefills only the tool reply
+next turn (`engines._kept_cache`; a weight update in between drops it, so the turn is prefilled whole with
+the weights current then). Token in, token out: the completion is the sampled ids, exactly, with the tool reply
 ids between them; `loss_mask` is 1 on sampled tokens only, and logprobs and policy versions are kept per
 sampled token across turns and weight updates. Rows without `env` pass through to the wrapped engine.
 The finished group carries each completion's session Result, so the loop does not score it again.
@@ -78,7 +80,9 @@ class MultiTurnEngine:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stats = {"rollouts": 0.0, "turns": 0.0, "tool_calls": 0.0, "tool_calls_malformed": 0.0,
-                       "tool_s": 0.0, "waiting_for_tool": 0.0, "session_s": 0.0, "turns_discarded": 0.0}
+                       "tool_s": 0.0, "waiting_for_tool": 0.0, "turns_discarded": 0.0,
+                       "rollout_s": 0.0, "open_s": 0.0, "verify_s": 0.0, "tool_server_s": 0.0, "generate_s": 0.0,
+                       "tokenize_s": 0.0}
         self._known_tools: dict[str, list | None] = {}  # env -> tools of its last session (None: it had an observation)
 
     # -- the Engine interface ------------------------------------------------------------------------------
@@ -173,12 +177,17 @@ class MultiTurnEngine:
             self._error = exc
             raise
 
-    async def _turn(self, context: list[int], max_new_tokens: int) -> Completion:
+    async def _turn(self, context: list[int], max_new_tokens: int, cache_key: str) -> Completion:
         rid = f"turn-{next(self._ids)}"
         future = asyncio.get_running_loop().create_future()
         self._turns[rid] = future
-        self.inner.submit([GenerationRequest(rid, context, 1, max_new_tokens=max_new_tokens, stop=self.chat.stop)])
-        return await future
+        start = time.perf_counter()
+        self.inner.submit([GenerationRequest(rid, context, 1, max_new_tokens=max_new_tokens, stop=self.chat.stop,
+                                             cache_key=cache_key)])
+        try:
+            return await future
+        finally:
+            self._stats["generate_s"] += time.perf_counter() - start
 
     async def _group(self, req: GenerationRequest) -> None:
         try:
@@ -195,8 +204,9 @@ class MultiTurnEngine:
     async def _rollout(self, prompt) -> Completion:
         """One sample: a whole session, turn by turn. Always returns a Completion; its `result` says how it ended."""
         ro, session_id = _Rollout(prompt), None
+        key = f"rollout-{next(self._ids)}"  # the engine keeps this rollout's KV cache between its turns
         limits, self._stats["rollouts"] = self.limits, self._stats["rollouts"] + 1
-        finish, last_text = "stop", ""
+        finish, last_text, began = "stop", "", time.perf_counter()
         try:
             ro.messages = list(prompt.messages)
             first_budget = min(limits.max_new_tokens, limits.max_total_tokens)
@@ -207,10 +217,10 @@ class MultiTurnEngine:
             known = self._known_tools.get(prompt.env)
             first = None
             if known is not None:
-                ro.prompt_ids = self.chat.prompt_ids(ro.messages, known)
-                first = asyncio.ensure_future(self._turn(list(ro.prompt_ids), first_budget))
+                ro.prompt_ids = self._chat(self.chat.prompt_ids, ro.messages, known)
+                first = asyncio.ensure_future(self._turn(list(ro.prompt_ids), first_budget, key))
             created = await opening
-            self._stats["session_s"] += time.perf_counter() - start  # open + verify: the session's own cost
+            self._stats["open_s"] += time.perf_counter() - start
             session_id = created.id
             self._known_tools[prompt.env] = None if created.observation else created.tools
             if created.observation or created.tools != known:  # the guess was wrong: that turn is dropped
@@ -219,17 +229,17 @@ class MultiTurnEngine:
                 first = None
                 if created.observation:
                     ro.messages.append({"role": "user", "content": created.observation})
-                ro.prompt_ids = self.chat.prompt_ids(ro.messages, created.tools)
+                ro.prompt_ids = self._chat(self.chat.prompt_ids, ro.messages, created.tools)
             while True:
                 budget = min(limits.max_new_tokens, limits.max_total_tokens - len(ro.tokens))
-                turn = await (first or self._turn(ro.prompt_ids + ro.tokens, budget))
+                turn = await (first or self._turn(ro.prompt_ids + ro.tokens, budget, key))
                 first = None
                 ro.add(turn.token_ids, turn.logprobs, turn.versions)
                 ro.turns += 1
                 self._stats["turns"] += 1
-                last_text = self.chat.text(turn.token_ids)
+                last_text = self._chat(self.chat.text, turn.token_ids)
                 ro.messages.append({"role": "assistant", "content": last_text})
-                calls = self.chat.parser.parse(last_text) if turn.finish_reason == "stop" else []
+                calls = self._chat(self.chat.parser.parse, last_text) if turn.finish_reason == "stop" else []
                 if not calls:  # an answer, or cut by the token budget
                     finish = turn.finish_reason
                     break
@@ -237,7 +247,7 @@ class MultiTurnEngine:
                     finish = "max_turns"
                     break
                 replies, done = await self._call_tools(session_id, calls, ro)
-                reply_ids = self.chat.reply_ids(replies, ended_with_eos=bool(turn.token_ids)
+                reply_ids = self._chat(self.chat.reply_ids, replies, ended_with_eos=bool(turn.token_ids)
                                                 and turn.token_ids[-1] in self.chat.eos_ids)
                 if done:
                     break
@@ -247,15 +257,24 @@ class MultiTurnEngine:
                 ro.add(reply_ids, None, None)
             start = time.perf_counter()
             result = await self.sessions.verify(session_id, last_text, ro.messages)
-            self._stats["session_s"] += time.perf_counter() - start
+            self._stats["verify_s"] += time.perf_counter() - start
             session_id = None  # /verify ended it
         except RolloutError as exc:
             result = VerifyResult(verifier=prompt.env, reward=0.0, status=exc.status, error=str(exc))
         finally:
             if session_id is not None:
                 await self.sessions.close(session_id)
+            self._stats["rollout_s"] += time.perf_counter() - began
         return Completion(ro.tokens, ro.logprobs, ro.versions, finish, loss_mask=ro.mask, prompt_ids=ro.prompt_ids,
                           result=result)
+
+    def _chat(self, step, *args, **kwargs):
+        """A template / tokenizer / parser step, its time counted (tokenization is on the rollout's path)."""
+        start = time.perf_counter()
+        try:
+            return step(*args, **kwargs)
+        finally:
+            self._stats["tokenize_s"] += time.perf_counter() - start
 
     async def _call_tools(self, session_id: str, calls, ro: _Rollout) -> tuple[list[dict], bool]:
         """Run the turn's calls in order on the session; the tool messages, and whether the env is done."""
@@ -274,6 +293,7 @@ class MultiTurnEngine:
             finally:
                 self._stats["waiting_for_tool"] -= 1
                 self._stats["tool_s"] += time.perf_counter() - start
+            self._stats["tool_server_s"] += (out.elapsed_ms or 0.0) / 1000  # the tool's own run on the server
             if out.status == "error":  # the environment or its sandbox failed, not the model
                 raise RolloutError(f"tool {call.name!r} failed in the environment: {out.error}")
             replies.append({"role": "tool", "name": call.name, "content": out.output})

@@ -24,6 +24,7 @@ from olmorl.rewards.sessions._environment import Environment, Step
 from olmorl.rewards.sessions._interpreters import SessionInterpreters
 from olmorl.rewards._models import Status, VerifyResult
 from olmorl.rewards.engine._registry import InvalidInput, ItemError, load_environments
+from olmorl.rewards.sessions._replies import Replies
 from olmorl.rewards.sessions._session_memory import MemoryUse, idle_memory_budget, measure, to_evict
 from olmorl.rewards.sessions._session_models import EnvInfo, SessionCreated, ToolResult
 from olmorl.sandbox import SandboxUnavailable
@@ -123,6 +124,7 @@ class SessionManager:
         self._pending = 0  # sessions being set up (they count against the limits)
         self._reaper: asyncio.Task[None] | None = None
         self.memory = MemoryUse(budget_bytes=idle_memory_budget(self.config))
+        self.replies = Replies(self.config.idempotent_replies)  # tool/verify/close replies kept for retries
         self.state_dir = Path(self.config.state_dir or Path(tempfile.gettempdir()) / "olmorl-sessions")
         self.interpreters = SessionInterpreters(self.settings, self.state_dir, self.metrics)
 

@@ -116,7 +116,7 @@ class RemoteEngine:
                 self._groups[wid] = (req, [_Slot([]) for _ in range(req.n)])
                 wire.append({"request_id": wid, "prompt_ids": list(req.prompt_ids), "n": req.n,
                              "max_new_tokens": req.max_new_tokens, "ignore_eos": req.ignore_eos,
-                             "stop": [list(seq) for seq in req.stop]})
+                             "stop": [list(seq) for seq in req.stop], "cache_key": req.cache_key})
         self._stream(wire)
 
     def _stream(self, wire: list[dict]) -> None:
@@ -158,7 +158,7 @@ class RemoteEngine:
                     prefix = [t for p in slot.parts for t in p.token_ids]
                     resubmit.append({"request_id": cid, "prompt_ids": list(req.prompt_ids) + prefix, "n": 1,
                                      "max_new_tokens": budget, "ignore_eos": req.ignore_eos,
-                                     "stop": [list(seq) for seq in req.stop]})
+                                     "stop": [list(seq) for seq in req.stop], "cache_key": req.cache_key})
                 else:
                     slot.done = True
                 if all(s.done for s in slots):

@@ -146,7 +146,8 @@ def create_app(engine: ServedTorchEngine, *, model_info: dict[str, Any] | None =
                 requests.append(GenerationRequest(sid, [int(t) for t in r["prompt_ids"]], int(r["n"]),
                                                   max_new_tokens=r.get("max_new_tokens"),
                                                   ignore_eos=bool(r.get("ignore_eos", False)),
-                                                  stop=tuple(tuple(int(t) for t in seq) for seq in r.get("stop") or ())))
+                                                  stop=tuple(tuple(int(t) for t in seq) for seq in r.get("stop") or ()),
+                                                  cache_key=_cache_key(r.get("cache_key"))))
                 owner[sid] = (stream, r["request_id"])
         except (KeyError, TypeError, ValueError) as exc:
             raise HTTPException(400, f"bad generate request: {exc!r}")
@@ -295,6 +296,12 @@ class EngineServerProcess:
 
     def stop(self) -> None:
         stop_process_group(self.process)
+
+
+def _cache_key(value: object) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"cache_key must be a string or null, not {type(value).__name__}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,8 @@ shared, left-aligned cache); a finished row leaves the batch at once and a waiti
 and joins on the next step, so nobody waits for the longest sequence. Weight updates are applied between
 two decode steps without draining the batch ("inflight", KV cache kept: PipelineRL/OlmoRL), or, with
 `update_mode="abort"`, every running row is re-prefilled under the new weights (AReaL). Every token records
-the policy version that sampled it.
+the policy version that sampled it. A finished row whose request has a `cache_key` leaves its KV cache behind
+for the request that extends it (multi-turn: `_kept_cache`), so a conversation is not prefilled again each turn.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, Mapping
 import torch
 
 from olmorl.trainer._lora import load_policy_weights, same_kind
+from olmorl.trainer.engines._kept_cache import KeptCaches, extension_inputs, left_pad, row_cache
 from olmorl.trainer.engines._sampling import check_sampling, sampling_logprobs
 from olmorl.trainer.engines._types import Completion, GenerationRequest, Group, take_groups
 
@@ -56,7 +58,7 @@ class TorchEngine:
     def __init__(self, model: torch.nn.Module, *, eos_token_id: int | list[int], pad_token_id: int,
                  max_new_tokens: int, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
                  max_batch_size: int = 64, continuous: bool = True, update_mode: str = "inflight", seed: int = 0,
-                 version: int = 0, admit_chunk: int | None = None) -> None:
+                 version: int = 0, admit_chunk: int | None = None, kept_caches: int | None = None) -> None:
         if update_mode not in ("inflight", "abort"):
             raise ValueError(f"update_mode must be inflight or abort, not {update_mode!r}")
         # transformers 5 calls the KV cache `cache` (argument and output) and warns on `past_key_values`, the 4.x name
@@ -90,8 +92,12 @@ class TorchEngine:
         self._positions: torch.Tensor | None = None  # [rows] position id of that token
         self._in_flight_groups = 0
         self._stats = {"tokens": 0.0, "decode_steps": 0.0, "row_steps": 0.0, "busy_s": 0.0, "idle_s": 0.0,
-                       "updates": 0.0, "kv_stale_tokens": 0.0}
+                       "updates": 0.0, "kv_stale_tokens": 0.0,
+                       "prefill_tokens": 0.0, "prefill_tokens_reused": 0.0}
         self._stale_rows: set[int] = set()  # ids of rows whose cache predates the latest inflight update
+        # KV caches of finished rows with a cache_key, for the request that extends them; rollouts waiting on a
+        # tool outnumber the running rows, so the default keeps four per row (0: off)
+        self._kept = KeptCaches(4 * max_batch_size if kept_caches is None else kept_caches)
 
     # -- public interface ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -213,6 +219,7 @@ class TorchEngine:
             load_policy_weights(self.model, weights)  # full weights, or a LoRA adapter (_lora.py)
             self.version = version
             self._stats["updates"] += 1
+            self._kept.clear()  # computed under the old weights
             if self._rows and self.update_mode == "abort":
                 self._reprefill_rows()
             else:
@@ -247,11 +254,27 @@ class TorchEngine:
         if self._rows and free < self.admit_chunk and len(self._waiting) > free and len(self._rows) >= self.admit_chunk:
             return
         new = [self._waiting.popleft() for _ in range(min(free, len(self._waiting)))]
-        logits, cache, mask = self._prefill([s.prompt_ids for s in new])
-        tokens = self._sample(logits, new)
-        positions = torch.tensor([len(s.prompt_ids) for s in new], device=self.device)
-        self._merge(new, cache, mask, tokens, positions)
+        kept = [self._kept.take(s.group.request.cache_key, s.prompt_ids) for s in new]
+        extending = [k for k in kept if k is not None]
+        if not extending:
+            self._stats["prefill_tokens"] += sum(len(s.prompt_ids) for s in new)
+            self._join(new, *self._prefill([s.prompt_ids for s in new]))
+        else:  # one forward for all: a fresh row extends an empty cache (per-call overhead dominates small models)
+            caches = [k if k is not None else extending[0].empty() for k in kept]
+            suffixes = [s.prompt_ids[len(k.ids):] for s, k in zip(new, caches)]
+            self._stats["prefill_tokens"] += sum(len(x) for x in suffixes)
+            self._stats["prefill_tokens_reused"] += sum(len(k.ids) for k in extending)
+            input_ids, mask, positions, cache = extension_inputs(caches, suffixes, self.pad_id, self.model.config,
+                                                                 self.device)
+            logits, cache = self._forward(input_ids, mask, positions, cache)
+            self._join(new, logits, cache, mask)
         self._retire_finished()
+
+    def _join(self, rows: list[_Sequence], logits, cache, mask) -> None:
+        """Rows just prefilled join the batch with their first sampled token."""
+        tokens = self._sample(logits, rows)
+        positions = torch.tensor([len(s.prompt_ids) for s in rows], device=self.device)
+        self._merge(rows, cache, mask, tokens, positions)
 
     def _merge(self, rows, cache, mask, next_input, positions) -> None:
         if not self._rows:
@@ -262,9 +285,9 @@ class TorchEngine:
         width = max(old_len, new_len)
         for layer_old, layer_new in zip(self._cache.layers, cache.layers):
             for attr in ("keys", "values"):
-                a, b = _left_pad(getattr(layer_old, attr), width), _left_pad(getattr(layer_new, attr), width)
+                a, b = left_pad(getattr(layer_old, attr), width), left_pad(getattr(layer_new, attr), width)
                 setattr(layer_old, attr, torch.cat([a, b], dim=0))
-        self._mask = torch.cat([_left_pad(self._mask, width), _left_pad(mask, width)], dim=0)
+        self._mask = torch.cat([left_pad(self._mask, width), left_pad(mask, width)], dim=0)
         self._rows.extend(rows)
         self._next_input = torch.cat([self._next_input, next_input])
         self._positions = torch.cat([self._positions, positions])
@@ -302,9 +325,13 @@ class TorchEngine:
         keep = [i for i, r in enumerate(self._rows) if r.finish_reason is None]
         if len(keep) == len(self._rows):
             return
-        for row in self._rows:
-            if row.finish_reason is not None:
-                self._finish(row)
+        for index, row in enumerate(self._rows):
+            if row.finish_reason is None:
+                continue
+            key = row.group.request.cache_key
+            if key is not None and id(row) not in self._stale_rows:
+                self._kept.keep(key, row_cache(self._cache, self._mask, index, row.prompt_ids + row.tokens[:-1]))
+            self._finish(row)
         if not keep:
             self._rows, self._cache, self._mask = [], None, None
             self._stale_rows.clear()
@@ -340,14 +367,3 @@ class TorchEngine:
 
 def _ends_with_stop(tokens: list[int], stop: tuple[tuple[int, ...], ...]) -> bool:
     return any(seq and len(tokens) >= len(seq) and tuple(tokens[-len(seq):]) == tuple(seq) for seq in stop)
-
-
-def _left_pad(t: torch.Tensor, width: int) -> torch.Tensor:
-    """Pad the sequence axis (dim 2 for KV [B, H, T, D], dim 1 for masks [B, T]) on the left with zeros."""
-    axis = 2 if t.dim() == 4 else 1
-    missing = width - t.shape[axis]
-    if missing <= 0:
-        return t
-    shape = list(t.shape)
-    shape[axis] = missing
-    return torch.cat([torch.zeros(shape, dtype=t.dtype, device=t.device), t], dim=axis)

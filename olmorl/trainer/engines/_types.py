@@ -21,6 +21,10 @@ class GenerationRequest:
     max_new_tokens: int | None = None  # per-request cap (default: the engine's)
     ignore_eos: bool = False  # run to max_new_tokens (benchmarks with controlled lengths)
     stop: tuple[tuple[int, ...], ...] = ()  # token sequences that also end the completion ("stop"), e.g. </tool_call>
+    # keep the finished row's KV cache under this key, and start from the cache kept under it when prompt_ids
+    # extend the ids it holds (multi-turn: the next turn prefills only the tool reply); engines without their
+    # own KV cache store ignore it (vLLM has prefix caching)
+    cache_key: str | None = None
 
 
 @dataclass

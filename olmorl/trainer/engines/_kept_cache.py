@@ -1,0 +1,106 @@
+"""KV caches kept across requests by `GenerationRequest.cache_key` (the torch engine's multi-turn reuse).
+
+A multi-turn rollout sends each turn as a new request whose prompt is the whole conversation so far: without
+this, every turn re-prefills it. A finished row with a `cache_key` leaves its KV cache here (its own columns
+only, `[1, heads, length, dim]` per layer, for the ids it covers: prompt + tokens but the last, which was
+sampled and never fed). A later request with that key whose prompt starts with exactly those ids takes it
+and prefills only the rest (the last sampled token and the tool reply). A prompt that does not extend the
+kept ids (an edited history, another template rendering) is prefilled whole, as without a key.
+
+Kept caches are dropped on every weight update (they were computed under the old weights) and past
+`capacity` (least recently kept first), so memory is bounded.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class KeptCache:
+    ids: list[int]  # the tokens whose keys and values these are, in order (positions 0..len-1)
+    layers: list[tuple[torch.Tensor, torch.Tensor]]  # per layer (keys, values), each [1, heads, len(ids), dim]
+
+    def empty(self) -> KeptCache:
+        """A cache of no tokens with this one's layout: what a fresh row extends."""
+        return KeptCache([], [(k[:, :, :0], v[:, :, :0]) for k, v in self.layers])
+
+
+class KeptCaches:
+    def __init__(self, capacity: int) -> None:
+        if capacity < 0:
+            raise ValueError("kept_caches must be >= 0")
+        self.capacity = capacity
+        self._kept: OrderedDict[str, KeptCache] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def keep(self, key: str, kept: KeptCache) -> None:
+        if self.capacity == 0:
+            return
+        self._kept.pop(key, None)
+        self._kept[key] = kept
+        while len(self._kept) > self.capacity:
+            self._kept.popitem(last=False)
+
+    def take(self, key: str | None, prompt_ids: list[int]) -> KeptCache | None:
+        """The cache kept under `key` if `prompt_ids` strictly extends its ids (it is removed either way)."""
+        kept = self._kept.pop(key, None) if key is not None else None
+        if kept is None or len(prompt_ids) <= len(kept.ids) or prompt_ids[:len(kept.ids)] != kept.ids:
+            return None
+        return kept
+
+    def clear(self) -> None:
+        self._kept.clear()
+
+
+def row_cache(cache, mask: torch.Tensor, row: int, ids: list[int]) -> KeptCache:
+    """Row `row` of a batch cache, its padding columns dropped."""
+    columns = mask[row].nonzero().squeeze(1)
+    if len(columns) != len(ids):
+        raise AssertionError(f"row cache holds {len(columns)} tokens, expected {len(ids)}")
+    return KeptCache(list(ids), [(layer.keys[row:row + 1].index_select(2, columns),
+                                  layer.values[row:row + 1].index_select(2, columns)) for layer in cache.layers])
+
+
+def extension_inputs(kept: list[KeptCache], suffixes: list[list[int]], pad_id: int, config, device):
+    """A batch that extends kept caches: (input_ids, attention_mask, position_ids, cache).
+
+    Caches are left-padded to the longest and stacked; each suffix is left-padded after its cache, so a row
+    reads [pad | kept ids | pad | suffix] with the pads masked and positions counted over its own tokens only.
+    """
+    from transformers import DynamicCache
+
+    width = max(len(k.ids) for k in kept)
+    cache = DynamicCache(config=config)
+    for index in range(len(kept[0].layers)):
+        keys = torch.cat([left_pad(k.layers[index][0], width) for k in kept])
+        values = torch.cat([left_pad(k.layers[index][1], width) for k in kept])
+        cache.update(keys, values, index)
+    past_mask = torch.zeros((len(kept), width), dtype=torch.long)
+    for r, k in enumerate(kept):
+        past_mask[r, width - len(k.ids):] = 1
+    span = max(len(s) for s in suffixes)
+    input_ids = torch.full((len(kept), span), pad_id, dtype=torch.long)
+    new_mask = torch.zeros((len(kept), span), dtype=torch.long)
+    for r, suffix in enumerate(suffixes):
+        input_ids[r, span - len(suffix):] = torch.tensor(suffix, dtype=torch.long)
+        new_mask[r, span - len(suffix):] = 1
+    starts = torch.tensor([len(k.ids) for k in kept])[:, None]
+    positions = (starts + new_mask.cumsum(dim=1) - 1).clamp(min=0)
+    return input_ids.to(device), torch.cat([past_mask, new_mask], dim=1).to(device), positions.to(device), cache
+
+
+def left_pad(t: torch.Tensor, width: int) -> torch.Tensor:
+    """Pad the sequence axis (dim 2 for KV [B, H, T, D], dim 1 for masks [B, T]) on the left with zeros."""
+    axis = 2 if t.dim() == 4 else 1
+    missing = width - t.shape[axis]
+    if missing <= 0:
+        return t
+    shape = list(t.shape)
+    shape[axis] = missing
+    return torch.cat([torch.zeros(shape, dtype=t.dtype, device=t.device), t], dim=axis)
