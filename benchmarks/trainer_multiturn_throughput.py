@@ -8,18 +8,42 @@ prompt. Reports completion tokens/s (sampled + tool reply tokens); the gap is th
 per rollout (a sandboxed interpreter started by the server), tool calls, one prefill per turn. Multi-turn runs
 twice back to back: each turn re-prefilling the conversation, then with the engine's KV cache kept between a
 rollout's turns. One warm-up rollout first, so the first turns overlap session start-up as they do in a
-training run. Then a breakdown of where a rollout's time goes (the engine's and MultiTurnEngine's timers).
+training run. All of that once per warm interpreter pool size (`--warm-interpreters 0,64`: a reward server
+each, started in turn; the runs wait until its pool is full). A pool smaller than the rollouts open at once
+(groups x group size) misses for the rest. Then a breakdown of where a rollout's time goes (the engine's and
+MultiTurnEngine's timers) and the pool's hits and misses (the server's metrics).
 
-Usage: python benchmarks/trainer_multiturn_throughput.py [--groups 16 --group-size 4 --batch 32 --repeats 2]
+Usage: python benchmarks/trainer_multiturn_throughput.py [--groups 16 --group-size 4 --batch 32 --repeats 2
+    --warm-interpreters 0,64]
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import tempfile
 import time
 
+import httpx
 import torch
+
+
+def wait_for_pool(url: str, size: int, timeout_s: float = 300.0) -> float:
+    """Seconds until the server's warm interpreter pool holds `size` ready ones."""
+    start = time.perf_counter()
+    while httpx.get(f"{url}/readyz", timeout=5.0).json()["sessions"]["warm_interpreters_ready"] < size:
+        if time.perf_counter() - start > timeout_s:
+            raise TimeoutError(f"the warm pool of {size} was not full within {timeout_s:g} s")
+        time.sleep(0.2)
+    return time.perf_counter() - start
+
+
+def pool_takes(url: str) -> dict[str, float]:
+    """The server's python session pool takes so far: {"hit": n, "miss": n}."""
+    text = httpx.get(f"{url}/metrics", timeout=5.0).text
+    found = re.findall(r'^olmorl_session_pool_takes_total\{[^}]*kind="python"[^}]*result="(\w+)"[^}]*\} (\S+)$',
+                       text, re.M)
+    return {result: float(n) for result, n in found}
 
 
 def main() -> None:
@@ -29,6 +53,9 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--sft-steps", type=int, default=250)
     ap.add_argument("--repeats", type=int, default=2, help="alternating re-prefill / KV reuse runs (load varies)")
+    ap.add_argument("--warm-interpreters", default="0,64",
+                    help="comma-separated pool sizes (sessions.warm_interpreters), one reward server each")
+    ap.add_argument("--warm-max-starting", type=int, default=4, help="sessions.warm_max_starting of each server")
     args = ap.parse_args()
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -51,7 +78,7 @@ def main() -> None:
     supervised(root, [product_trace(chat, r, r["task"]["ground_truth"] + "\n") for r in train],
                steps=args.sft_steps, batch_size=32, lr=3e-3, log_every=0)
     prompts = build_prompts(product_rows(args.groups, seed=2), tok, source="bench", max_prompt_tokens=64)
-    server = LocalRewardServer(log_path=f"{root}/reward-server.log").start()
+    pools = [int(n) for n in args.warm_interpreters.split(",")]
 
     def engine(kept_caches: int | None):
         model = AutoModelForCausalLM.from_pretrained(root)
@@ -64,7 +91,7 @@ def main() -> None:
             groups += e.get_groups(0.5)
         return groups
 
-    def run_multi(kept_caches: int | None):
+    def run_multi(server, kept_caches: int | None):
         multi = MultiTurnEngine(engine(kept_caches), chat, SessionCalls([server.url]),
                                 RolloutLimits(max_turns=3, max_total_tokens=250, max_new_tokens=128))
         multi.start()
@@ -80,22 +107,32 @@ def main() -> None:
         multi.stop()
         return [c for g in groups for c in g.completions], wall, stats
 
-    try:
-        # back to back, same server and prompts: every turn re-prefills the conversation, then KV reuse
-        runs = {f"{name} #{i + 1}": run_multi(kept) for i in range(args.repeats)
-                for name, kept in (("re-prefill", 0), ("KV reuse", None))}
-        completions = runs["KV reuse #1"][0]
-        length = round(sum(len(c.token_ids) for c in completions) / len(completions))
-        single = engine(0)
-        single.start()
-        start = time.perf_counter()
-        single.submit([GenerationRequest(i, list(p.prompt_ids), args.group_size, max_new_tokens=length, ignore_eos=True)
-                       for i, p in enumerate(prompts)])
-        drain(single, len(prompts))
-        single_s = time.perf_counter() - start
-        single.stop()
-    finally:
-        server.stop()
+    runs, takes = {}, {}
+    for pool in pools:  # back to back, same prompts: every turn re-prefills the conversation, then KV reuse
+        server = LocalRewardServer(log_path=f"{root}/reward-server-{pool}.log", extra_env={
+            "OLMORL_SESSIONS_WARM_INTERPRETERS": str(pool),
+            "OLMORL_SESSIONS_WARM_MAX_STARTING": str(args.warm_max_starting)}).start()
+        try:
+            print(f"pool {pool}: full after {wait_for_pool(server.url, pool):.1f} s", flush=True)
+            for i in range(args.repeats):
+                for name, kept in (("re-prefill", 0), ("KV reuse", None)):
+                    before = pool_takes(server.url)
+                    label = f"pool {pool}, {name} #{i + 1}"
+                    runs[label] = run_multi(server, kept)
+                    takes[label] = {k: v - before.get(k, 0.0) for k, v in pool_takes(server.url).items()}
+                    wait_for_pool(server.url, pool)  # the next run starts with the pool full again
+        finally:
+            server.stop()
+    completions = next(iter(runs.values()))[0]
+    length = round(sum(len(c.token_ids) for c in completions) / len(completions))
+    single = engine(0)
+    single.start()
+    start = time.perf_counter()
+    single.submit([GenerationRequest(i, list(p.prompt_ids), args.group_size, max_new_tokens=length, ignore_eos=True)
+                   for i, p in enumerate(prompts)])
+    drain(single, len(prompts))
+    single_s = time.perf_counter() - start
+    single.stop()
     n = len(completions)
     single_rate = n * length / single_s
     print(f"| rollouts ({n}) | completion tokens | wall s | tokens/s | multi / single | turns | tool calls | solved |")
@@ -109,6 +146,8 @@ def main() -> None:
               f"| {stats['multiturn/turns'] / n:.2f} | {stats['multiturn/tool_calls'] / n:.2f} | {solved}/{n} |")
     print()
     print_breakdown(runs, n)
+    print("| pool takes (hit / miss, incl. the warm-up) | " + " | ".join(
+        f"{takes[m].get('hit', 0):.0f} / {takes[m].get('miss', 0):.0f}" for m in runs) + " |")
 
 
 def print_breakdown(runs, n: int) -> None:
