@@ -289,3 +289,37 @@ def test_python_sessions_are_isolated(server):
         assert second.call("python", code="import os\nprint(os.path.exists('/tmp/secret'))").output == "False\n"
         first.close()
         second.close()
+
+
+def test_a_verified_sessions_interpreter_is_stopped_shortly_after_the_reply(server):
+    before = descendants(server.process.pid)
+    with SessionClient(server.url) as client:
+        session = client.open("python", {"ground_truth": "1"})
+        session.call("python", code="import subprocess\np = subprocess.Popen(['sleep', '60'])")
+        assert len(descendants(server.process.pid) - before) >= 1
+        assert session.verify("1").reward == 1.0
+    assert wait_for(lambda: descendants(server.process.pid) <= before, 5)
+
+
+def test_verify_replies_before_the_teardown_and_the_servers_stop_waits_for_it(tmp_path):
+    """The environment's close takes 3 s: the verify reply does not wait for it (it did: over 3 s), the
+    teardown still runs (its marker appears), and stopping the server right after a verify waits for it."""
+    from olmorl.rewards.service._local import LocalRewardServer
+
+    tests = str(Path(__file__).resolve().parent)
+    srv = LocalRewardServer(workers=1, log_path=str(tmp_path / "server.log"), plugins=["slow_close_env"],
+                            sessions=SessionSettings(warm_interpreters=0, state_dir=str(tmp_path / "state")),
+                            extra_env={"PYTHONPATH": f"{tests}{os.pathsep}{os.environ['PYTHONPATH']}"}).start()
+    try:
+        with SessionClient(srv.url) as client:
+            first = client.open("slow_close", {"marker": str(tmp_path / "first")})
+            started = time.perf_counter()
+            assert first.verify("anything").reward == 1.0
+            assert time.perf_counter() - started < 1.5
+            assert not (tmp_path / "first").exists()
+            assert wait_for(lambda: (tmp_path / "first").exists(), 10)
+            second = client.open("slow_close", {"marker": str(tmp_path / "second")})
+            assert second.verify("anything").reward == 1.0
+    finally:
+        srv.stop()
+    assert (tmp_path / "second").read_text() == "closed"

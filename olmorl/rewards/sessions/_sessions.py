@@ -5,7 +5,9 @@ the per-call timeout; sessions past the idle TTL are closed by a reaper; `max_se
 many are open (past it: `SessionsFull`, a 503 with Retry-After); idle sessions holding more memory
 than their budget are evicted by the same reaper (see `_session_memory`). Every exit path (delete,
 verify, expiry, eviction, server stop) goes through `_close`, which calls the environment's `close`
-exactly once.
+exactly once. After verify the teardown (the environment's `close`, stopping its interpreters) runs in the
+background, off the reply's path; the session's sandbox slot stays counted until it is done, and the
+server's stop waits for it.
 """
 
 from __future__ import annotations
@@ -123,6 +125,7 @@ class SessionManager:
         self._sandboxed_open = 0  # sessions of sandboxed environments (at most max_sandboxed)
         self._pending = 0  # sessions being set up (they count against the limits)
         self._reaper: asyncio.Task[None] | None = None
+        self._teardowns: set[asyncio.Task[None]] = set()  # verified sessions being closed after their reply
         self.memory = MemoryUse(budget_bytes=idle_memory_budget(self.config))
         self.replies = Replies(self.config.idempotent_replies)  # tool/verify/close replies kept for retries
         self.state_dir = Path(self.config.state_dir or Path(tempfile.gettempdir()) / "olmorl-sessions")
@@ -146,6 +149,7 @@ class SessionManager:
             self._reaper.cancel()
             self._reaper = None
         await asyncio.gather(*(self._close(s, "server stopped") for s in list(self._sessions.values())))
+        await asyncio.gather(*list(self._teardowns))  # verified sessions still being torn down
         await self.interpreters.close()
         for cls in self.envs.values():
             await cls.on_server_stop()
@@ -243,7 +247,7 @@ class SessionManager:
                 log.exception("verify of a %s session failed", session.env_name)
                 status, error, reward, details = "error", f"{type(exc).__name__}: {exc}", 0.0, {}
             finally:
-                await self._close(session, "verified")
+                self._close_in_background(session, "verified")
         return VerifyResult(verifier=session.env_name, reward=reward if status == "ok" else None, status=status,
                             error=error, details={"env": session.env_name, "tool_calls": session.calls, **details},
                             elapsed_ms=round((time.perf_counter() - started) * 1000, 3))
@@ -287,8 +291,25 @@ class SessionManager:
             raise SessionNotFound(f"session {session.id!r} is {self._gone.get(session.id, 'closed')}")
 
     async def _close(self, session: Session, why: str) -> None:
+        if self._forget(session, why):
+            await self._release(session.env, session.services)
+
+    def _close_in_background(self, session: Session, why: str) -> None:
+        """`_close`, its teardown in a task (the reply need not wait for it); `stop` waits for the task."""
+        if self._forget(session, why):
+            task = asyncio.ensure_future(self._release(session.env, session.services))
+            self._teardowns.add(task)
+            task.add_done_callback(self._teardown_done)
+
+    def _teardown_done(self, task: asyncio.Task[None]) -> None:
+        self._teardowns.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("tearing down a verified session failed", exc_info=task.exception())
+
+    def _forget(self, session: Session, why: str) -> bool:
+        """Mark the session closed and unreachable (a later call hears `why`); False if it already was."""
         if session.closed:
-            return
+            return False
         session.closed = True
         self._sessions.pop(session.id, None)
         self._gone[session.id] = f"closed ({why})" if why != "expired" else \
@@ -298,7 +319,7 @@ class SessionManager:
         self.metrics.sessions_open.labels(session.env_name).dec()
         if why == "expired":
             self.metrics.sessions_expired.labels(session.env_name).inc()
-        await self._release(session.env, session.services)
+        return True
 
     async def _release(self, env: Environment | None, services: SessionServices) -> None:
         try:
