@@ -194,7 +194,7 @@ def test_training_run_with_weight_updates_in_the_middle_of_rollouts(tool_model, 
     trainer = Trainer(cfg)
     seen = []
     accept = trainer._accept
-    trainer._accept = lambda group, results: (seen.append(group), accept(group, results))[1]
+    trainer._accept = lambda group, *rest: (seen.append(group), accept(group, *rest))[1]
     history = trainer.run()
     assert len(history) == 4
     deadline = time.monotonic() + 15  # rollouts still in flight at the end close their sessions as they stop
