@@ -9,6 +9,8 @@ import pytest
 from olmorl.rewards.service._local import LocalRewardServer
 
 TESTS = Path(__file__).parent
+# The swe task repositories hold their own tests (run inside task containers), not this suite's.
+collect_ignore_glob = ["swe_tasks/*"]
 # Subprocess servers import test plugins (tests/plugins/...) from here.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS.parent), str(TESTS), os.environ.get("PYTHONPATH")]))
 sys.path.insert(0, str(TESTS))
