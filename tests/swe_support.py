@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,15 @@ def docker_or_skip() -> pytest.MarkDecorator:
     reason = ("`docker info` fails: no Docker engine (scripts/docker-engine.sh starts one)" if not info else
               "the base image is not built (scripts/build-base-image.sh)")
     return pytest.mark.skipif(not base, reason=reason)
+
+
+def containers_back_to(before: list[str], deadline_s: float = 30.0) -> list[str]:
+    """The task containers once they are `before` again, or after `deadline_s`: a verified session's container
+    is removed after the reply goes out (the teardown runs in the background)."""
+    end = time.monotonic() + deadline_s
+    while (now := task_containers()) != before and time.monotonic() < end:
+        time.sleep(0.2)
+    return now
 
 
 def task_containers() -> list[str]:

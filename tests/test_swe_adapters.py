@@ -12,7 +12,7 @@ import pytest
 
 from olmorl.rewards._settings import SessionSettings
 from _verl_site import verl_here_or_rerun
-from swe_support import TASKS, SweSettings, docker_or_skip, task_containers
+from swe_support import TASKS, SweSettings, containers_back_to, docker_or_skip, task_containers
 
 pytestmark = docker_or_skip()
 TOOLS = ["bash", "read_file", "write_file", "str_replace", "run_tests", "submit"]
@@ -108,4 +108,4 @@ def test_verl_tool_agent_loop_drives_a_swe_session(url, tmp_path):
     (fixed, fixed_reward), (deleted, deleted_reward) = asyncio.run(both())
     assert fixed[1] == "/workspace/calc\n" and "OK" in fixed[3], fixed  # one session across the tools
     assert deleted == ["calc\n"] and (fixed_reward, deleted_reward) == (1.0, 0.0)
-    assert task_containers() == before  # verify ended both sessions
+    assert containers_back_to(before) == before  # verify ended both sessions

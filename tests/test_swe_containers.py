@@ -76,8 +76,8 @@ def _server(tmp_path, **sessions):
 
 
 def test_a_container_is_removed_when_its_session_expires(tmp_path):
-    before = task_containers()
     with _server(tmp_path, idle_ttl_s=1.0, reap_interval_s=0.2) as server, SessionClient(server.url, timeout=180) as client:
+        before = task_containers()  # after the start's sweep of crashed servers' containers
         session = client.open("swe", {"path": "calc-bug"})
         assert len(task_containers()) == len(before) + 1
         deadline = time.monotonic() + 20

@@ -8,7 +8,7 @@ import pytest
 
 from olmorl.clients import SessionClient
 from olmorl.rewards._settings import SessionSettings
-from swe_support import TASKS, SweSettings, docker_or_skip, task_containers
+from swe_support import TASKS, SweSettings, containers_back_to, docker_or_skip, task_containers
 
 pytestmark = docker_or_skip()
 
@@ -149,4 +149,4 @@ def test_containers_are_removed_on_close_and_verify(client):
     assert task_containers() == before
     session = client.open("swe", {"path": "calc-bug"})
     session.verify("done")
-    assert task_containers() == before
+    assert containers_back_to(before) == before  # removed after the verify reply
