@@ -69,6 +69,7 @@ def test_accept_uses_per_component_advantages_and_logs_each_component(per_compon
     trainer.counters, trainer.accepted, trainer.pending = Counter(), deque(), {0: SimpleNamespace(verifier_label="composite")}
     trainer.scored_rewards, trainer.scored_components, trainer.completion_stats = [], [], []
     trainer.scorer = SimpleNamespace(retries=0, latencies=[])
+    trainer.teacher, trainer.distill_kl = None, []  # no distillation
     results = [_composite(1.0, -8.0), _composite(0.0, 0.0), _composite(0.0, -4.0), _composite(1.0, 0.0)]
     completions = [Completion([5, 6], [-1.0, -1.0], [0, 0], "stop") for _ in results]
     trainer._accept(Group(0, [1], completions, None, 0), results)
