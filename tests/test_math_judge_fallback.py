@@ -119,6 +119,30 @@ def test_fallbacks_are_counted_in_metrics(fake: FakeOpenAI, url: str) -> None:
     assert counts["correct"] >= 1 and counts["incorrect"] >= 1 and counts["error"] >= 1, counts
 
 
+def fallback_counts(url: str) -> dict[str, float]:
+    text = httpx.get(f"{url}/metrics", timeout=10).text
+    return {outcome: float(value) for outcome, value in re.findall(
+        r'olmorl_judge_fallbacks_total\{outcome="(\w+)",verifier="math"\} (\S+)', text)}
+
+
+def test_a_composite_items_math_component_fallback_is_counted(fake: FakeOpenAI, url: str) -> None:
+    """The fallback is counted where the judge decides, so a math component inside a composite item counts as a
+    math item would (it was not counted: the composite's result is not a math result)."""
+    def composite(tag: str, answer: str, script: str) -> dict:
+        math_item = item(tag, answer, script)
+        return {"id": tag, "verifier": "composite", "prompt": QUESTION, "response": math_item["response"],
+                "ground_truth": [{"verifier": "math", "ground_truth": "80"},
+                                 {"verifier": "format", "options": {"regex": "boxed"}, "weight": 0.5}]}
+    before = fallback_counts(url)
+    yes, no, err = verify(url, [composite("comp-yes", "eighty", "json 10"), composite("comp-no", "71", "json 1"),
+                                composite("comp-err", "72", "garbage")])
+    assert (yes["status"], yes["reward"], no["status"], no["reward"]) == ("ok", 1.5, "ok", 0.5), (yes, no)
+    assert yes["details"]["components"][0]["details"]["method"] == "judge" and err["status"] == "error", err
+    after = fallback_counts(url)
+    assert {outcome: after[outcome] - before.get(outcome, 0.0) for outcome in after} == (
+        {"correct": 1.0, "incorrect": 1.0, "error": 1.0})
+
+
 def test_judge_down_is_an_error(reward_server, tmp_path) -> None:
     url = reward_server(workers=1, math_judge_fallback=True, judge=JudgeSettings(
         base_url=f"http://127.0.0.1:{free_port()}/v1", model=MODEL, **FAST_RETRIES))

@@ -195,7 +195,6 @@ class RewardEngine:
         for result in results:
             if result.details:
                 self.metrics.count_tamper(result.verifier, result.details)
-                self.metrics.count_judge_fallback(result.verifier, result.status, result.reward, result.details)
                 if result.verifier == COMPOSITE:  # a sandbox component's tamper counts as an item's would
                     for part in result.details.get("components", ()):
                         self.metrics.count_tamper(self._label(str(part.get("verifier"))), part.get("details"))
@@ -256,13 +255,18 @@ class RewardEngine:
         """The pool's outcomes, each followed up on the event loop where its verifier asks for it (the math
         verifiers' judge fallback); a follow-up's seconds add to the worker's."""
         outcomes = list(await self.pool.score(jobs))
-        follow: list[tuple[int, Any]] = []  # (position in outcomes, coroutine)
+        follow: list[tuple[int, str, Any]] = []  # (position in outcomes, verifier name, coroutine)
         for at, ((index, _), (outcome, _)) in enumerate(zip(pool_items, outcomes)):
-            verifier, task = items[index][2], items[index][3]
+            _, name, verifier, task, _ = items[index]
             if isinstance(outcome, Score) and verifier.needs_follow_up(task, outcome):
-                follow.append((at, self._on_loop(verifier, verifier.follow_up(task, outcome), None)))
-        for (at, _), (outcome, seconds) in zip(follow, await asyncio.gather(*(work for _, work in follow))):
+                follow.append((at, name, self._on_loop(verifier, verifier.follow_up(task, outcome), None)))
+        for (at, name, _), (outcome, seconds) in zip(follow, await asyncio.gather(*(work for *_, work in follow))):
             outcomes[at] = (outcome, outcomes[at][1] + seconds)
+            # counted here, where the judge decided: a composite's math component is not a result of its own
+            if isinstance(outcome, ItemError):
+                self.metrics.count_judge_fallback(name, outcome.status, None, outcome.details)
+            else:
+                self.metrics.count_judge_fallback(name, "ok", outcome.reward, outcome.details)
         return outcomes
 
     async def _on_loop(self, verifier: Verifier, work: Any,
