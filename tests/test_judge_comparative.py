@@ -135,13 +135,17 @@ def test_the_python_client_and_the_trl_reward_function_send_whole_groups(stack: 
     with RewardClient(stack.url) as client:
         results = client.verify(group("group_judge", "compare", ["Red. q=2", "Blue. q=8"], tag="client"))
     assert [r.reward for r in results] == [0.0, 1.0]
-    # TRL: G = 3 completions of each prompt, consecutive, in one reward call; conversational completions
-    prompts = [[{"role": "user", "content": f"Pick a colour ({n}). [[fake: compare]]"}] for n in (1, 2)
-               for _ in range(3)]
+    # TRL: G = 3 completions of each prompt, consecutive, in one reward call; conversational completions. The
+    # third prompt's judge answers by position only: its orders disagree, which TRL's metrics show
+    prompts = [[{"role": "user", "content": f"Pick a colour ({n}). [[fake: {script}]]"}]
+               for n, script in ((1, "compare"), (2, "compare"), (3, "positional 9,5,1")) for _ in range(3)]
     completions = [[{"role": "assistant", "content": text}]
-                   for text in ("a q=1", "b q=5", "c q=3", "d q=4", "e q=4", "f q=9")]
-    rewards = asyncio.run(group_judge_reward(prompts, completions, base_url=stack.url))
-    assert rewards == pytest.approx([0.0, 1.0, 0.5, 0.25, 0.25, 1.0])
+                   for text in ("a q=1", "b q=5", "c q=3", "d q=4", "e q=4", "f q=9", "g", "h", "i")]
+    logged: list[tuple[str, float]] = []
+    rewards = asyncio.run(group_judge_reward(prompts, completions, base_url=stack.url,
+                                             log_metric=lambda name, value: logged.append((name, value))))
+    assert rewards == pytest.approx([0.0, 1.0, 0.5, 0.25, 0.25, 1.0, 0.5, 0.5, 0.5])
+    assert dict(logged)["olmorl/group_judge_reward/agreement"] == pytest.approx(2 / 3)  # 1, 1 and 0
     # what TRL checks and does with a reward function: async, named, pickled by reference
     assert inspect.iscoroutinefunction(group_judge_reward) and group_judge_reward.__name__ == "group_judge_reward"
     assert pickle.loads(pickle.dumps(group_judge_reward)) is group_judge_reward
@@ -169,3 +173,44 @@ def test_the_trainer_sends_each_completion_with_its_group(stack: Stack) -> None:
     assert [r.reward for r in results] == pytest.approx([0.0, 1.0, 0.5, 0.5, 0.5])
     assert results[0].details["group_size"] == 3 and results[3].details["group_size"] == 2
     assert "<reference_answer>\nRed\n</reference_answer>" in prompt_containing(stack.fake, "Colour 1?")
+
+
+def test_the_trainer_logs_the_judges_agreement_position_biased_groups_included(stack: Stack) -> None:
+    """`judge_agreement` in the step metrics: the mean over the comparative groups scored, counted before the
+    zero-std filter, which drops exactly the groups a position-only judge ties."""
+    from collections import Counter, deque
+    from types import SimpleNamespace
+
+    from olmorl.trainer import TrainConfig, Trainer
+    from olmorl.trainer._data import Check, Prompt
+    from olmorl.trainer._rewards import GroupScorer, score_completions
+    from olmorl.trainer.engines._types import Completion, Group
+
+    def prompt(n: int, script: str) -> Prompt:
+        return Prompt((1,), ({"role": "user", "content": f"Shade {n}? [[fake: {script}]]"},),
+                      (Check("group_judge", None, {}),), "train.jsonl", n)
+
+    fair, biased = prompt(1, "compare"), prompt(2, "positional 9,5,1")
+
+    async def run() -> list:
+        scorer = GroupScorer([stack.url], api_key=None, timeout_s=30, batch_size=64, max_wait_s=10)
+        try:
+            return await score_completions(scorer, [fair] * 3 + [biased] * 3,
+                                           ["a q=2", "b q=7", "c q=4", "d", "e", "f"])
+        finally:
+            await scorer.close()
+
+    results = asyncio.run(run())
+    trainer = Trainer.__new__(Trainer)  # _accept and _step_metrics need no model
+    trainer.config = TrainConfig(model="m", advantage_norm="std")
+    trainer.counters, trainer.accepted = Counter(), deque()
+    trainer.pending = {n: SimpleNamespace(verifier_label="group_judge") for n in (0, 1)}
+    trainer.scored_rewards, trainer.scored_components, trainer.completion_stats = [], [], []
+    trainer.scorer = SimpleNamespace(retries=0, latencies=[])
+    trainer.teacher, trainer.distill_kl = None, []
+    trainer._release = lambda request_id: None
+    for request_id, group_results in ((0, results[:3]), (1, results[3:])):
+        completions = [Completion([5, 6], [-1.0, -1.0], [0, 0], "stop") for _ in group_results]
+        trainer._accept(Group(request_id, [1], completions, None, 0), group_results)
+    metrics = trainer._step_metrics([], {}, Counter())
+    assert metrics["judge_agreement"] == 0.5 and metrics["zero_std_frac"] == 0.5  # the biased group: filtered

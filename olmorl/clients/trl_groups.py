@@ -8,7 +8,8 @@ TRL calls a reward function once per batch with every completion of it: each pro
 `ground_truth` column value, when there is one: a reference answer shown to the judge) form a group;
 each group is sent as `group_judge` items (olmorl.rewards.judge._comparative), or `pairwise_judge`
 with `verifier="pairwise_judge"` (G = 2), all in one request, so the judge makes one call per order
-per group. Rewards are normalized ranks within the group (1 for the best, 0 for the worst).
+per group. Rewards are normalized ranks within the group (1 for the best, 0 for the worst). The mean agreement
+between the two orders over the batch's groups goes to TRL's metrics as `olmorl/group_judge_reward/agreement`.
 `functools.partial(group_judge_reward, base_url=..., seed=..., on_error=...)` configures it; errors
 follow olmorl.clients.trl (a failed group gives its rows None, or as `on_error` says).
 """
@@ -40,7 +41,9 @@ async def group_judge_reward(prompts: list[Any], completions: list[Any], *, base
         groups.setdefault(_group_key(prompts[row], references[row] if references else None), []).append(row)
     items: list[dict[str, Any]] = []
     owner: list[int] = []
+    starts: list[int] = []  # each group's first item
     for rows in groups.values():
+        starts.append(len(items))
         truth: dict[str, Any] = {"completions": [texts[r] for r in rows]}
         reference = references[rows[0]] if references else None
         if isinstance(reference, str) and reference.strip():
@@ -52,7 +55,11 @@ async def group_judge_reward(prompts: list[Any], completions: list[Any], *, base
     client, _ = await _scorer(base_url, api_key, timeout, on_error, False)
     async with client:
         results = await client.verify(items) if items else []
-    return _row_rewards("group_judge_reward", len(completions), owner, results, on_error, columns.get("log_metric"))
+    log_metric = columns.get("log_metric")
+    agreements = [results[at].details["agreement"] for at in starts if results[at].status == "ok"]
+    if callable(log_metric) and agreements:  # a low agreement between the orders: the judge follows positions
+        log_metric("olmorl/group_judge_reward/agreement", sum(agreements) / len(agreements))
+    return _row_rewards("group_judge_reward", len(completions), owner, results, on_error, log_metric)
 
 
 group_judge_reward.__module__ = __name__  # pickled by reference to this module (TRL's async trainer pickles it)

@@ -34,7 +34,7 @@ from olmorl.trainer._eval import evaluate
 from olmorl.trainer._multiturn import has_env_rows, multiturn_engine
 from olmorl.trainer.learners._samples import TrainSample
 from olmorl.trainer._objective import decoupled_group_advantages, group_advantages, is_zero_std
-from olmorl.trainer._rewards import GroupScorer, component_rewards, score_groups
+from olmorl.trainer._rewards import GroupScorer, component_rewards, judge_agreement, score_groups
 from olmorl.trainer._scaleout import build_engine, build_learner
 
 log = logging.getLogger("olmorl.trainer")
@@ -187,6 +187,9 @@ class Trainer:
         if cfg.truncation == "penalize":
             rewards = [cfg.truncation_reward if t else r for r, t in zip(rewards, truncated)]
         self.counters["groups_scored"] += 1
+        if (agreement := judge_agreement(results)) is not None:  # before filtering: a biased judge's groups tie
+            self.counters["judged_groups"] += 1
+            self.counters["judge_agreement"] += agreement  # type: ignore[assignment]
         self.scored_rewards.append((prompt.verifier_label, rewards))
         components = component_rewards(results)
         for name, (_, component) in (components or {}).items():
@@ -332,6 +335,8 @@ class Trainer:
                        stale_dropped=float(self.counters["stale_dropped"]),
                        reward_timeouts=float(self.counters["timeouts"]),
                        reward_retries=float(self.scorer.retries))
+        if self.counters["judged_groups"]:  # comparative judges: a low agreement says the judge follows positions
+            metrics["judge_agreement"] = self.counters["judge_agreement"] / self.counters["judged_groups"]
         if self.config.advantage_per_component:  # groups that were not weighted-sum composites: one reward
             metrics["advantage_not_per_component"] = float(self.counters["advantage_not_per_component"])
         if self.completion_stats:

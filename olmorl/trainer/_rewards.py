@@ -124,6 +124,18 @@ def _group_check(check: Any, members: list[int], k: int, texts: list[str]) -> tu
     return truth, {**(check.options or {}), "index": members.index(k)}
 
 
+def judge_agreement(results: list[VerifyResult]) -> float | None:
+    """A comparative group's agreement between the judge's orders (`details.agreement`, the same on every item of
+    the group; a row's several checks each carry theirs, averaged), or None when no check judged it comparatively."""
+    first = results[0] if results else None
+    if first is None or first.status != "ok":
+        return None
+    checks = first.details.get("checks") or [{"verifier": first.verifier, "details": first.details}]
+    found = [float(check["details"]["agreement"]) for check in checks
+             if check.get("verifier") in COMPARATIVE and "agreement" in (check.get("details") or {})]
+    return sum(found) / len(found) if found else None
+
+
 def component_rewards(results: list[VerifyResult]) -> dict[str, tuple[float, list[float]]] | None:
     """A group's per-component rewards, name -> (weight, one reward per completion), when every completion is an
     ok `composite` result of the same weighted-sum components; else None (there is nothing to decompose)."""
