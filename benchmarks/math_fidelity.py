@@ -1,7 +1,7 @@
 """Fidelity of the `math` verifier: agreement with the verdicts peers' test suites expect, side by side with
 math-verify on the same cases (the numbers of docs/fidelity.md).
 
-    python benchmarks/math_fidelity.py
+    python benchmarks/math_fidelity.py [dev]
 
 One row per case set, suite and split: n, how many positives (label "equivalent"), and for olmorl and for
 math-verify the share of cases graded as labelled, false accepts (FP) and false rejects (FN); then how often the
@@ -14,6 +14,10 @@ two graders agree with each other. The sets:
 - hand-labelled (benchmarks/data/math_dev.jsonl): model-style responses labelled by hand, `dev` / `heldout`.
 - generated (tests/_math_corpus.py): value families written several ways in several answer templates, with
   near misses, hedges and retractions (labels by construction).
+- real outputs (benchmarks/data/real_outputs.jsonl): model outputs from public releases, labelled by their
+  authors' own graders (repo, path and commit per row), split `dev` / `heldout` by a hash of the row id. One
+  row per source and split; then "careful grader" rows, where a hand check overrides an authors' verdict that
+  their grader got wrong (`careful_verdict`, with a `careful_note` saying why).
 """
 
 from __future__ import annotations
@@ -33,6 +37,21 @@ from math_accuracy import Tally, load_rows, math_verify_grader, olmorl_grader  #
 
 DATA = Path(__file__).parent / "data"
 SUITES = {"huggingface/Math-Verify": "math-verify suite", "NVIDIA/NeMo-Skills": "NeMo-Skills suite"}
+REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT output files (GPT)",
+                "src/outputs/": "ToRA-70B GSM8K (tool-integrated)"}
+
+
+def real_output_sets() -> dict[tuple[str, str], list[dict]]:
+    """The real-outputs corpus by (set, split): per source with the authors' verdicts, then all sources with
+    the careful verdicts."""
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for row in load_rows(DATA / "real_outputs.jsonl"):
+        source = next(name for prefix, name in REAL_SOURCES.items() if row["source"]["path"].startswith(prefix))
+        case = {"response": row["response"], "ground_truth": row["reference"]}
+        groups[(source, row["split"])].append({**case, "label": row["authors_verdict"]})
+        careful = row.get("careful_verdict", row["authors_verdict"])
+        groups[("real outputs, careful grader", row["split"])].append({**case, "label": careful})
+    return groups
 
 
 def case_sets() -> list[tuple[str, str, list[dict]]]:
@@ -42,18 +61,23 @@ def case_sets() -> list[tuple[str, str, list[dict]]]:
         groups[(SUITES[row["source"].split()[0]], row["split"])].append(row)
     for row in load_rows(DATA / "math_dev.jsonl"):
         groups[("hand-labelled", row.get("split", "dev"))].append(row)
+    groups.update(sorted(real_output_sets().items(), key=lambda item: (item[0][0] == "real outputs, careful grader",
+                                                                       item[0][1], item[0][0])))
     groups[("generated corpus", "all")] = [
         {"response": c.response, "ground_truth": c.reference, "label": c.label} for c in build()]
     return [(name, split, rows) for (name, split), rows in groups.items()]
 
 
 def main() -> None:
+    only = sys.argv[1] if len(sys.argv) > 1 else None  # `dev`: only the dev splits (what tuning may look at)
     graders = {"olmorl": olmorl_grader(), "math-verify": math_verify_grader()}
     table = Table(title="math verifier fidelity: share of cases graded as their label says")
     for column in ("case set", "split", "n", "positives", "olmorl %", "FP", "FN", "math-verify %", "FP", "FN",
                    "graders agree %"):
         table.add_column(column, justify="left" if column in ("case set", "split") else "right")
     for name, split, rows in case_sets():
+        if only and split not in (only, "all"):
+            continue
         tallies = {grader: Tally() for grader in graders}
         agree = 0
         for row in rows:

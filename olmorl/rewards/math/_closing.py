@@ -10,7 +10,9 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
   that ...`);
 - a last sentence that names a quantity and states its value (`The total number of apples is 7.`; with a
   math span it may end the response without a full stop: `The solution is $x \neq 5$`);
-- the short closing after a program's output block (tool-integrated reasoning): `Janet has 18 apples left.`
+- the short closing after a program's output block (tool-integrated reasoning): `Janet has 18 apples left.`;
+- a closing sentence whose subject is a name and whose only number follows its verb (`Jojo scored 54 points.`);
+- a response that is nothing but a value and its unit (`2 shelves.`).
 
 What never counts: a number or math span that is followed by more reasoning (only the very end of the
 response is read), a closing sentence with none of the above ("12 apples minus 5 is 7 apples."), a
@@ -59,6 +61,18 @@ _STATEMENT_RE = re.compile(
 _COUNT_RE = re.compile(
     r"\bthere (?:are|is|were|was|will be|would be) (?:exactly |a total of )?\d[\d,]*\b", re.IGNORECASE
 )
+# "Jojo scored 54 points.": a closing sentence whose subject is a name, its final number right after the verb
+# (an auxiliary may come first: "Tim will need 48 lemons."). Words that open reasoning are not names.
+_NAMED_SUBJECT_RE = re.compile(
+    r"^(?!(?:If|When|Then|So|But|And|Now|First|Next|Since|After|Before|Let|We|It|He|She|They|You|There|This|"
+    r"That|These|Those|Each|Every|All|Both|Total|Step)\b)[A-Z][a-z]+(?:\s+(?:and\s+)?[A-Z][a-z]+)?"
+    r"\s+(?:(?:will|would|can|could|must|should|did)\s+)?[a-z]{2,12}\s+(?:a total of\s+|exactly\s+)?\$?(?=\d)"
+)
+# A response that is one short sentence: a value and its unit ("2 shelves.", "6 cupcakes"); words that make it
+# a comment on the value ("5 is wrong.", "7 or more") rule it out.
+_LONE_VALUE_WORDS_RE = re.compile(
+    r"\b(?:is|are|was|were|be|not|no|or|and|but|than|too|wrong|incorrect|right|correct)\b", re.IGNORECASE
+)
 # A program's output block (tool-integrated reasoning); the sentence after it may state the answer plainly.
 _OUTPUT_BLOCK_END_RE = re.compile(r"```output\b.*?```", re.DOTALL)
 _TOOL_CLOSING_CHARS = 500
@@ -99,6 +113,8 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
         return None
     if _HEDGE_RE.search(_PLACEHOLDER_RE.sub(" ", sentence)):
         return (), "hedge"
+    if sentence == masked.strip() and (lone := _lone_value(sentence)) is not None:
+        return (lone,), None
     final = list(_PLACEHOLDER_RE.finditer(sentence))
     if final and _AFTER_FINAL_RE.match(after := sentence[final[-1].end():]):
         # An inline span must end a finished sentence (a full stop, or alone on its line): a response cut
@@ -108,9 +124,11 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
                 or sentence == final[-1].group(0) or (_STATEMENT_RE.match(sentence) and not after.strip())):
             return None if _negated(sentence, final[-1].start()) else _final_spans(sentence, final, spans)
         return None
-    if not (_CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or _after_tool_output(body)):
-        return None
     numbers = list(_NUMBER_RE.finditer(sentence))
+    named = len(numbers) == 1 and (subject := _NAMED_SUBJECT_RE.match(sentence)) is not None \
+        and subject.end() == numbers[0].start()
+    if not (named or _CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or _after_tool_output(body)):
+        return None
     if len(numbers) == 1 and _ENDED_RE.search(sentence) and _CONCLUSION_RE.match(sentence):
         # "Therefore, there are 12 distinct sequences that meet the conditions.": a count, its only number.
         count = _COUNT_RE.search(sentence)
@@ -123,6 +141,17 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
     if len(numbers) > 1 and _OR_RE.search(sentence[numbers[-2].end():numbers[-1].start()]):
         return (numbers[-2].group(0), numbers[-1].group(0)), "or"
     return (numbers[-1].group(0),), None
+
+
+def _lone_value(sentence: str) -> str | None:
+    """The value of a response that is nothing but a number and up to three words of unit ("2 shelves.")."""
+    number = _NUMBER_RE.match(sentence, 1 if sentence.startswith("$") else 0)
+    if number is None:
+        return None
+    after = sentence[number.end():]
+    if not re.search(r"[A-Za-z]", after) or not _AFTER_FINAL_RE.match(after) or _LONE_VALUE_WORDS_RE.search(after):
+        return None
+    return number.group(0)
 
 
 def _negated(sentence: str, value_start: int) -> bool:

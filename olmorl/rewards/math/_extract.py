@@ -57,6 +57,8 @@ _RARE_PHRASE_RE = re.compile(
 # next question).
 _QA_LINE_RE = re.compile(r"^[ \t]*\**A\**[ \t]*:[ \t]*(?=\S)", re.MULTILINE)
 _QA_TAIL_RE = re.compile(r"[^\n]*(?:\s*$|\n\s*Q:)")
+# An anchor that ends its line, its value alone on the next non-blank line (checked to be the response's last).
+_NEXT_LINE_VALUE_RE = re.compile(r"[ \t]*\n\s*([^\n]+)")
 _BOLD_LINE_RE = re.compile(r"^\s*\*\*(?:final answer|answer)\s*:?\s*(.+?)\*\*\s*\.?\s*$", re.IGNORECASE | re.MULTILINE)
 _RETRACTION_RE = re.compile(
     r"\b(?:wait|hold on|scratch that|hmm,? no|actually,? no|that'?s (?:wrong|incorrect|not right|not correct)|"
@@ -154,6 +156,10 @@ def _statement(text: str, start: int) -> tuple[str, int]:
             cut = end.start() if end else len(rest)
             return rest[:cut], start + cut
         return inner, start + span.end()
+    if (lead := _NEXT_LINE_VALUE_RE.match(rest)) and not text[start + lead.end():].strip():
+        # "the answer (Yes or No) is:" then the value alone on the response's last line.
+        start += lead.start(1)
+        rest = text[start:start + MAX_ANSWER_CHARS]
     end = _SENTENCE_END_RE.search(rest)
     cut = end.start() if end else len(rest)
     # In prose a final "!" is an exclamation ("The answer is 5!"); inside math it is a factorial.

@@ -6,6 +6,7 @@ before the exact-number fast path or the parser.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from functools import lru_cache
@@ -55,6 +56,9 @@ _LEADING_LABEL_RE = re.compile(
     r"^(?:the\s+)?(?:final\s+)?(?:answer|result|solution|value)s?\s*(?:is|are|:|=)\s*", re.IGNORECASE
 )
 # `!` right after a digit or a bracket is a factorial (`5!`), never punctuation.
+# `7!!` is the double factorial 7*5*3*1 (the parser would read it as (7!)!); up to 300!! is written out.
+_DOUBLE_FACTORIAL_RE = re.compile(r"(?<![\w.])(\d{1,3})\s*!!")
+_MAX_DOUBLE_FACTORIAL = 300
 _TRAILING_PUNCT_RE = re.compile(r"(?:[\s.,;:?]|(?<![\d})\]!])!|\\[,;!]|\\quad|~)+$")
 _ELLIPSIS_END_RE = re.compile(r"(?:\.\.\.|\\[lc]?dots|…)\s*$")
 _THOUSANDS_THINSPACE_RE = re.compile(r"(?<=\d),\\!\s*(?=\d{3}(?!\d))")  # `11,\! 111` is one number
@@ -198,6 +202,8 @@ def normalize_answer(raw: str) -> str:
     text = _FRAC_BARE_NUM_RE.sub(r"\\frac{\1}{", text)
     text = _SQRT_SHORT_RE.sub(r"\\sqrt{\1}", text)
     text = text.replace("**", "^")
+    if "!!" in text:
+        text = _DOUBLE_FACTORIAL_RE.sub(_double_factorial, text)
     if "<" in text or ">" in text or "=" in text or "\\ne" in text or "\\lt" in text or "\\gt" in text or "slant" in text:
         text = _RELATION_RE.sub(lambda m: _RELATIONS[m.group(0)], text)
     text = re.sub(r"\\(?:le|ge)(?![a-zA-Z])", lambda m: m.group(0) + "q", text)
@@ -223,6 +229,11 @@ def normalize_answer(raw: str) -> str:
     text = re.sub(r"\s+", " ", text).strip()
     text = strip_math_delimiters(text)
     return _strip_redundant_brackets(text)
+
+
+def _double_factorial(match: re.Match[str]) -> str:
+    n = int(match.group(1))
+    return str(math.prod(range(n, 0, -2))) if n <= _MAX_DOUBLE_FACTORIAL else match.group(0)
 
 
 def _strip_redundant_brackets(text: str) -> str:

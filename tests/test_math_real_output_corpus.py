@@ -1,0 +1,82 @@
+"""The real-outputs corpus (benchmarks/data/real_outputs.jsonl: model outputs from public releases, graded by
+their authors) and the final-answer forms its dev split showed the math verifier missing. Each form case below
+scored 0 before the fix (the guards after it must keep scoring 0). Only the `dev` split is tested here: the
+`heldout` split is measured by benchmarks/math_fidelity.py, never tuned on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from olmorl.rewards._settings import Settings
+from olmorl.rewards.engine._registry import load_verifiers
+
+CORPUS = Path(__file__).parents[1] / "benchmarks" / "data" / "real_outputs.jsonl"
+VERIFIER = load_verifiers()["math"](Settings())
+
+
+def score(response: str, reference: str) -> float:
+    return VERIFIER.score(VERIFIER.make_task(response, reference, {}, None)).reward
+
+
+# (form, response, reference, reward): each form's 1.0 cases scored 0 before the fix; the 0.0 cases are guards.
+CASES = [
+    # the answer phrase ends its line; the value stands alone on the response's last line
+    ("next line", "So it is heads up.\nTherefore, the answer (Yes or No) is:\n\nYes", "yes", 1.0),
+    ("next line", "Therefore, the answer (Yes or No) is:\n\nYes, Hulk's alter ego can explain atomic events.", "yes",
+     1.0),
+    ("next line", "Therefore, the answer is:\n\n42", "42", 1.0),
+    ("next line", "Therefore, the answer (Yes or No) is:\n\nYes", "no", 0.0),
+    ("next line", "The answer is:\n\n42\n\nWait, that is wrong, let me redo it.", "42", 0.0),  # not the last line
+    # a response that is only a value and its unit; not a comment on the value, a bound or a hedge
+    ("lone value", "2 shelves.", "2", 1.0),
+    ("lone value", " 6 cupcakes.", "6", 1.0),
+    ("lone value", "2 days", "2", 1.0),
+    ("lone value", "6 cupcakes.", "3", 0.0),
+    ("lone value", "5 is wrong.", "5", 0.0),
+    ("lone value", "7 or more", "7", 0.0),
+    ("lone value", "maybe 5 apples", "5", 0.0),
+    # a closing sentence with a named subject; not a pronoun (the closing-sentence contract), a denial, a
+    # condition or a second number
+    ("named subject", "Janet eats 3 and bakes with 4.\nJanet has 18 apples left.", "18", 1.0),
+    ("named subject", "251 - 197 = 54 points. \nJojo scored 54 points.", "54", 1.0),
+    ("named subject", "Tim will need 48 lemons.", "48", 1.0),
+    ("named subject", "She earns 18 dollars a day.", "18", 0.0),
+    ("named subject", "Janet does not have 18 apples.", "18", 0.0),
+    ("named subject", "If Janet has 18 apples.", "18", 0.0),
+    ("named subject", "Janet has 18 apples and 3 pears.", "18", 0.0),
+    # `7!!` is the double factorial, not (7!)! nor 7!
+    ("double factorial", "The answer is $\\boxed{7!!}$.", "105", 1.0),
+    ("double factorial", "The answer is $\\boxed{8!!}$.", "384", 1.0),
+    ("double factorial", "The answer is $\\boxed{105}$.", "7!!", 1.0),
+    ("double factorial", "The answer is $\\boxed{7!!}$.", "5040", 0.0),
+    ("double factorial", "The answer is $\\boxed{5040}$.", "7!!", 0.0),
+]
+
+
+@pytest.mark.parametrize(("form", "response", "reference", "reward"), CASES)
+def test_final_answer_forms_from_the_dev_split(form, response, reference, reward):
+    assert score(response, reference) == reward, form
+
+
+def test_the_corpus_rows_name_their_source_and_split():
+    rows = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
+    assert len(rows) >= 250 and len({r["id"] for r in rows}) == len(rows)
+    assert {r["split"] for r in rows} == {"dev", "heldout"}
+    assert all(len(r["source"]["commit"]) == 40 and r["source"]["repo"] and r["source"]["path"] for r in rows)
+    assert all(r.get("careful_note") for r in rows if "careful_verdict" in r)
+
+
+def test_dev_split_agrees_with_a_careful_grader():
+    rows = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
+    dev = [r for r in rows if r["split"] == "dev"]
+    graded = [(r, score(r["response"], r["reference"]) > 0.5) for r in dev]
+    label = {r["id"]: r.get("careful_verdict", r["authors_verdict"]) for r in dev}
+    false_accepts = [r["id"] for r, got in graded if got and not label[r["id"]]]
+    wrong = [r["id"] for r, got in graded if got != label[r["id"]]]
+    assert not false_accepts
+    # left: one closing sentence that restates the value before a second number ("... 227 minutes to string
+    # all 12 racquets.")
+    assert len(wrong) <= 1, wrong
