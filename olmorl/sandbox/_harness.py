@@ -53,7 +53,7 @@ if __name__ != "__main__":  # a module of the server; inside the sandbox the par
                                          kill_group, sweep)
     from olmorl.sandbox._command import exec_command, keep_files, restore_files
     from olmorl.sandbox._judge import judge_code, judge_command, judge_stdio, wait_exit
-    from olmorl.sandbox._program import open_stdio, run_program
+    from olmorl.sandbox._program import open_stdio, run_program, warm_up
     from olmorl.sandbox._proxy import Conn, TestTimeout, clear_deadline
     from olmorl.sandbox._wire import note_tamper
 
@@ -431,6 +431,7 @@ def main():
             __import__(name)
         except BaseException as exc:  # a slot that cannot give what was asked does not start
             sys.exit(f"harness: could not preload {name!r}: {type(exc).__name__}: {exc}")
+    warm_up(PROGRAM_STDIO)
     # Children would otherwise copy-on-write every page the collector touches: freeze the
     # zygote's objects out of the collector's reach (fork then costs what the child touches).
     gc.collect()
