@@ -436,6 +436,12 @@ def main():
     # zygote's objects out of the collector's reach (fork then costs what the child touches).
     gc.collect()
     gc.freeze()
+    # Hand back the free pages of the malloc heap (the harness's compilation left megabytes there; see
+    # HARNESS_LOADER): every fork maps what is resident, and every program process's exit unmaps it.
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
     write_line(reply, {"ready": True, "pid": os.getpid()})
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     tester = os.fork()

@@ -1,8 +1,10 @@
-"""The zygote runs the program process's path before it forks any (`_program.warm_up`), so that a
-program process does not pay for specializing and caching that path itself (page faults per fork)."""
+"""What a program process costs is mostly its fork: the pages it copies on write (the zygote warms the
+program path before it forks any, `_program.warm_up`) and the zygote's memory that every fork maps and
+every exit unmaps (the harness is compiled, not run as a script that keeps its syntax tree)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -44,5 +46,28 @@ async def test_a_program_starts_from_a_fresh_main_after_the_warm_up():
         runs, failure = await pool.run(program, [TestInput(expected_stdout="['sys'] ['main.py'] __main__\n")] * 2)
         assert failure is None
         assert [r.status for r in runs] == ["passed", "passed"], runs[0]
+    finally:
+        await pool.stop()
+
+
+def _status(pid: int) -> dict[str, str]:
+    with open(f"/proc/{pid}/status") as f:
+        return dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+
+
+async def test_the_zygote_holds_no_compiled_syntax_tree():
+    from olmorl.sandbox import SandboxLimits, SandboxPool, TestInput
+    from olmorl.sandbox._memory import descendants
+
+    pool = SandboxPool(backend="bwrap", slots=1, limits=SandboxLimits())
+    await pool.start()
+    try:
+        runs, failure = await pool.run("x = 1", [TestInput(code="assert x == 1")])
+        assert failure is None and runs[0].status == "passed"
+        pythons = {pid: _status(pid) for pid in descendants(os.getpid()) if _status(pid)["Name"] == "python3"}
+        zygote = next(pid for pid, status in pythons.items() if int(status["PPid"]) not in pythons)
+        anonymous_kb = int(pythons[zygote]["RssAnon"].split()[0])
+        # 11.9 MB when the harness ran as a script (its syntax tree alive for good), 7.1 MB now.
+        assert anonymous_kb < 9 * 1024, anonymous_kb
     finally:
         await pool.stop()
