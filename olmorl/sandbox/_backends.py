@@ -32,6 +32,12 @@ from olmorl.sandbox._userns import (HARNESS_CAPS, INSIDE_HARNESS_ID, INSIDE_PROG
 HARNESS_PARTS = tuple(Path(__file__).with_name(name) for name in ("_wire.py", "_program.py", "_proxy.py", "_judge.py",
                                                                       "_command.py", "_cleanup.py", "_harness.py"))
 INSIDE_HARNESS = "/sandbox/harness.py"
+# The interpreter runs the harness file through compile(), not as its script: a script's syntax tree
+# stays allocated until the script returns, and the zygote never returns (measured: 12.1 -> 7.2 MB of
+# anonymous memory with the trim in its main(), which every fork maps and every program process's exit
+# tears down). The harness's options follow its path in sys.argv, where it looks them up.
+HARNESS_LOADER = ("import sys\nwith open(sys.argv[1], 'rb') as f:\n    code = compile(f.read(), sys.argv[1], 'exec')\n"
+                  "del f\nexec(code)\n")
 LINE_LIMIT = 32 << 20  # one test record from the zygote: output cap + frames, JSON-escaped
 
 
@@ -334,8 +340,8 @@ class BwrapBackend(Backend):
         launch.pass_fds = tuple(fds)
         launch.cleanup += [lambda fd=fd: os.close(fd) for fd in fds]
         program_ids = ["--program-ids", f"{INSIDE_PROGRAM_ID}:{INSIDE_PROGRAM_ID}"] if self.uid_separation and not script else []
-        argv += ["--", self.python, "-X", "utf8", "-I", "-B", INSIDE_HARNESS, "--pidns", "--scratch", "/tmp",
-                 *program_ids, *self.harness_args()]
+        argv += ["--", self.python, "-X", "utf8", "-I", "-B", "-c", HARNESS_LOADER, INSIDE_HARNESS, "--pidns",
+                 "--scratch", "/tmp", *program_ids, *self.harness_args()]
         if cgroup is not None:
             launch.cleanup.append(cgroup.destroy)
         return launch
@@ -359,7 +365,7 @@ class ProcessBackend(Backend):
         if uid is not None:
             os.chown(scratch, uid, uid)
         launch = Launch(
-            argv=[self.python, "-X", "utf8", "-I", "-B", harness, "--scratch", scratch,
+            argv=[self.python, "-X", "utf8", "-I", "-B", "-c", HARNESS_LOADER, harness, "--scratch", scratch,
                   *(arg for path in self.site_dirs for arg in ("--site-dir", path)),
                   *(["--preload", ",".join(self.preload)] if self.preload else [])],
             cwd=scratch, env=dict(SANDBOX_ENV, HOME=scratch),

@@ -53,7 +53,7 @@ if __name__ != "__main__":  # a module of the server; inside the sandbox the par
                                          kill_group, sweep)
     from olmorl.sandbox._command import exec_command, keep_files, restore_files
     from olmorl.sandbox._judge import judge_code, judge_command, judge_stdio, wait_exit
-    from olmorl.sandbox._program import open_stdio, run_program
+    from olmorl.sandbox._program import open_stdio, run_program, warm_up
     from olmorl.sandbox._proxy import Conn, TestTimeout, clear_deadline
     from olmorl.sandbox._wire import note_tamper
 
@@ -431,10 +431,17 @@ def main():
             __import__(name)
         except BaseException as exc:  # a slot that cannot give what was asked does not start
             sys.exit(f"harness: could not preload {name!r}: {type(exc).__name__}: {exc}")
+    warm_up(PROGRAM_STDIO)
     # Children would otherwise copy-on-write every page the collector touches: freeze the
     # zygote's objects out of the collector's reach (fork then costs what the child touches).
     gc.collect()
     gc.freeze()
+    # Hand back the free pages of the malloc heap (the harness's compilation left megabytes there; see
+    # HARNESS_LOADER): every fork maps what is resident, and every program process's exit unmaps it.
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
     write_line(reply, {"ready": True, "pid": os.getpid()})
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     tester = os.fork()
