@@ -56,8 +56,8 @@ COMPLETIONS = [
 
 def test_the_counter_counts_by_hand_and_ignores_the_files_truncation(tmp_path):
     counter = TokenCounter(str(policy_tokenizer(tmp_path / "policy")))  # a directory holding tokenizer.json
-    assert [counter.count(text) for text, _ in COMPLETIONS] == [count for _, count in COMPLETIONS]
-    assert TokenCounter(str(tmp_path / "policy" / "tokenizer.json")).count(COMPLETIONS[2][0]) == 16  # the file
+    assert counter.counts([text for text, _ in COMPLETIONS]) == [count for _, count in COMPLETIONS]
+    assert TokenCounter(str(tmp_path / "policy" / "tokenizer.json")).counts([COMPLETIONS[2][0]]) == [16]  # the file
 
 
 def test_openrlhf_overlong_gets_the_dapo_penalty_from_the_tokenizers_count(reward_server, tmp_path):

@@ -135,7 +135,7 @@ def _item(data_source: str, solution_str: str, ground_truth: Any, extra_info: di
     if extra_info and extra_info.get("completion_tokens") is not None:
         item["completion_tokens"] = int(extra_info["completion_tokens"])
     elif tokenizer:  # loaded once per process
-        item["completion_tokens"] = token_counter(tokenizer).count(solution_str)
+        item["completion_tokens"] = token_counter(tokenizer).counts([solution_str])[0]
     return item
 
 

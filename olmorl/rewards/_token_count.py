@@ -44,8 +44,11 @@ class TokenCounter:
         self.path = str(file)
         self._tokenizer = tokenizer
 
-    def count(self, text: str) -> int:
-        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+    def counts(self, texts: list[str]) -> list[int]:
+        """Each text's token count. encode_batch, not encode: it lets go of the GIL while it works (encode holds
+        it: measured, a thread beside a 16k-token encode ran 22 ticks/s instead of 747), so a count running in a
+        thread leaves the server's event loop free."""
+        return [len(encoding.ids) for encoding in self._tokenizer.encode_batch(texts, add_special_tokens=False)]
 
 
 @functools.lru_cache(maxsize=4)
