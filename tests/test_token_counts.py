@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -115,3 +117,9 @@ def test_verl_counts_the_solution_with_its_tokenizer_kwarg(reward_server, tmp_pa
                                      base_url=url, tokenizer=str(tmp_path / "policy"))["score"] == 1 + dapo(9)
     untokenized = olmorl_verl.compute_score_batch(*columns, extra, base_url=url)
     assert [s["invalid"] for s in untokenized] == [1.0, 0.0, 1.0]  # no tokenizer: invalid, never a made-up count
+
+
+def test_serve_with_a_tokenizer_flag_naming_no_tokenizer_json_stops_naming_it(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "olmorl.rewards", "serve", "--port", "0", "--workers", "1",
+                           "--tokenizer", str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "tokenizer" in proc.stderr and "no tokenizer.json at" in proc.stderr, proc.stderr
