@@ -6,7 +6,7 @@
     custom_reward_function.name=compute_score_batch    # one HTTP batch per verl batch
 
 The server URL and token come from `OLMORL_URL` / `OLMORL_API_KEY`, or from
-`custom_reward_function.reward_kwargs` (`base_url`, `api_key`, `timeout`, `on_error`).
+`custom_reward_function.reward_kwargs` (`base_url`, `api_key`, `timeout`, `on_error`, `tokenizer`).
 
 Which verifier scores a sample, first match wins:
 1. `extra_info["verifier"]` when the row names one (with optional `extra_info["verifier_options"]`);
@@ -23,8 +23,12 @@ A `composite` sample's `score` is the aggregate, and each component's reward is 
 averages these keys into its metrics. `compute_score` sees one sample at a time, so its keys are that
 sample's components: give every row of a dataset the same component names.
 
-Token counts: verl's reward function receives text, not token ids; `extra_info["completion_tokens"]`, when a
-row carries it, becomes the item's `completion_tokens` (for the `overlong` and `length` verifiers).
+Token counts (for the `overlong` and `length` verifiers): verl's reward function receives text, not token ids
+nor their count. With the `tokenizer` reward kwarg (the policy's tokenizer.json or its directory; default
+`OLMORL_TOKENIZER`), each sample's `completion_tokens` is its text's token count (olmorl.rewards._token_count):
+verl decodes the response with special tokens skipped, so the end-of-sequence token is not counted (one less
+than verl's `valid_response_length` for a completion that ended with it). `extra_info["completion_tokens"]`,
+where a row carries it, wins. Without either, such a sample is `invalid`.
 
 Errors. A reward server no replica reaches after all retries raises `RewardServerUnavailable`: the
 step fails instead of training on made-up zeros. verl's reward managers need a number for every
@@ -45,6 +49,7 @@ from typing import Any, Literal
 from olmorl.clients._client import RewardClient
 from olmorl.clients._policy import resolve_urls
 from olmorl.rewards._not_ok import NotOkLog
+from olmorl.rewards._token_count import token_counter
 from olmorl.rewards._models import VerifyResult
 from olmorl.rewards.engine._composite import component_rewards
 
@@ -102,29 +107,35 @@ def verifier_for(data_source: str, extra_info: dict[str, Any] | None = None) -> 
 
 def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict[str, Any] | None = None,
                   *, base_url: str | list[str] | None = None, api_key: str | None = None, timeout: float = 600.0,
-                  on_error: VerlOnError = "zero", **kwargs: Any) -> dict[str, float]:
+                  on_error: VerlOnError = "zero", tokenizer: str | None = None, **kwargs: Any) -> dict[str, float]:
     """verl's per-sample reward function: `{"score": reward, "acc", "invalid", "timeout", "error"}`."""
     client = _client(base_url, api_key, timeout, on_error)
-    return _as_verl(client.verify([_item(data_source, solution_str, ground_truth, extra_info)]))[0]
+    return _as_verl(client.verify([_item(data_source, solution_str, ground_truth, extra_info, tokenizer)]))[0]
 
 
 def compute_score_batch(data_sources: list[str], solution_strs: list[str], ground_truths: list[Any],
                         extra_infos: list[dict[str, Any] | None] | None = None, *,
                         base_url: str | list[str] | None = None, api_key: str | None = None,
-                        timeout: float = 600.0, on_error: VerlOnError = "zero", **kwargs: Any) -> list[dict[str, float]]:
+                        timeout: float = 600.0, on_error: VerlOnError = "zero", tokenizer: str | None = None,
+                        **kwargs: Any) -> list[dict[str, float]]:
     """verl's `batch` reward manager: the whole batch in one call, one dict per sample, in order."""
     extra_infos = extra_infos if extra_infos is not None else [None] * len(solution_strs)
-    items = [_item(*sample) for sample in zip(data_sources, solution_strs, ground_truths, extra_infos, strict=True)]
+    items = [_item(*sample, tokenizer)
+             for sample in zip(data_sources, solution_strs, ground_truths, extra_infos, strict=True)]
     return _as_verl(_client(base_url, api_key, timeout, on_error).verify(items))
 
 
-def _item(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict[str, Any] | None) -> dict[str, Any]:
+def _item(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict[str, Any] | None,
+          tokenizer: str | None) -> dict[str, Any]:
     item: dict[str, Any] = {"verifier": verifier_for(data_source, extra_info), "response": solution_str,
                             "ground_truth": _plain(ground_truth)}
     if extra_info and isinstance(extra_info.get("verifier_options"), dict):
         item["options"] = extra_info["verifier_options"]
+    tokenizer = tokenizer or os.environ.get("OLMORL_TOKENIZER")
     if extra_info and extra_info.get("completion_tokens") is not None:
         item["completion_tokens"] = int(extra_info["completion_tokens"])
+    elif tokenizer:  # loaded once per process
+        item["completion_tokens"] = token_counter(tokenizer).counts([solution_str])[0]
     return item
 
 

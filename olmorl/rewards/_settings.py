@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from olmorl.rewards._token_count import tokenizer_file
 
 
 class JudgeSettings(BaseSettings):
@@ -149,6 +151,9 @@ class Settings(BaseSettings):
     max_json_depth: int = Field(default=100, ge=1, le=500)  # JSON bodies nesting deeper get 422, on every route
     max_response_chars: int = 1_000_000  # longer responses are `invalid` (protects the workers)
     max_ground_truth_chars: int = 4_000_000  # larger ground truths (as JSON text) are `invalid`; code tests run to MBs
+    # the policy's Hugging Face tokenizer (its tokenizer.json, or the directory holding it): /openrlhf/get_reward
+    # counts each completion's tokens with it for the overlong and length verifiers (OpenRLHF sends text); unset: no counts
+    tokenizer: str | None = None
     math_judge_fallback: bool = False  # default of the math verifiers' `judge_fallback` option (the LM judge decides a symbolic 0)
     plugins: list[str] = Field(default_factory=list)  # extra modules that register verifiers
     log_level: str = "info"  # uvicorn/olmorl log level
@@ -157,6 +162,13 @@ class Settings(BaseSettings):
     sessions: SessionSettings = Field(default_factory=SessionSettings)
     sql: SqlSettings = Field(default_factory=SqlSettings)
     swe: SweSettings = Field(default_factory=SweSettings)
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _tokenizer_exists(cls, value: str | None) -> str | None:
+        if value is not None:  # a wrong path fails at start-up, not as every sample's `invalid`
+            tokenizer_file(value)
+        return value
 
     def summary(self) -> dict[str, object]:
         """The resolved settings with secrets masked, for the start-up log."""

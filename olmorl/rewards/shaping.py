@@ -39,7 +39,8 @@ class _ResponseOnly(Verifier):
 def _tokens(task: Task, verifier: str) -> int:
     if task.completion_tokens is None:
         raise InvalidInput(f"the {verifier} verifier needs the item's completion_tokens (the completion's token "
-                           "count; olmorl-train and the adapters fill it in)")
+                           "count; olmorl-train and the adapters fill it in; /openrlhf/get_reward counts it with the "
+                           "server's tokenizer setting, OLMORL_TOKENIZER)")
     return task.completion_tokens
 
 

@@ -28,6 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--item-timeout", type=float, dest="item_timeout_s", help="hard limit per item, seconds")
     serve.add_argument("--plugin", action="append", dest="plugins", help="module that registers verifiers")
     serve.add_argument("--log-level", help="debug, info, warning, error")
+    serve.add_argument("--tokenizer", help="the policy's tokenizer.json (or its directory): /openrlhf/get_reward "
+                                           "counts completion tokens with it (overlong, length)")
     serve.add_argument("--allow-unauthenticated-remote", action="store_true", default=None,
                        help="listen beyond loopback with no OLMORL_API_KEY (anyone who reaches the port runs code "
                             "in the sandbox); default: refuse")
@@ -92,7 +94,7 @@ def serve(args: argparse.Namespace) -> int:
     from olmorl.rewards.service._server import create_app
 
     settings = settings_from(args, ("host", "port", "workers", "item_timeout_s", "plugins", "log_level",
-                                    "allow_unauthenticated_remote"))
+                                    "allow_unauthenticated_remote", "tokenizer"))
     check_exposure(settings)
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.ray_address:  # Ray Serve's proxy listens for the deployment

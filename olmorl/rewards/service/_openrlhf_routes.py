@@ -18,6 +18,12 @@ aggregate; each component's reward is in `extra_logs["olmorl_component/<name>"]`
 such component or it was not scored; sent as JSON's NaN literal, which Python's json, OpenRLHF's, reads). An empty batch (OpenRLHF sends one to every server but the first when it
 shards one sample over several URLs) gets empty lists.
 
+Token counts (for the `overlong` and `length` verifiers, alone or as composite components): OpenRLHF sends text,
+so with the server's `tokenizer` setting (`OLMORL_TOKENIZER`: the policy's tokenizer.json or its directory) each
+sample's `completion_tokens` is the token count of its query after the prompt, end-of-turn tokens included as
+generated (olmorl.rewards._token_count). Without it, or where the query does not start with its prompt, a
+sample that needs a count is `invalid`, and the message names the setting.
+
 OpenRLHF sends no Authorization header, so a server started with an API key refuses this route with
 401; run it without a key on loopback, or on a private network with `--allow-unauthenticated-remote`
 (without a key, `serve` refuses any other host).
@@ -25,6 +31,7 @@ OpenRLHF sends no Authorization header, so a server started with an API key refu
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import math
@@ -35,6 +42,7 @@ from pydantic import BaseModel, Field
 
 from olmorl.rewards._models import VerifyResult
 from olmorl.rewards._not_ok import NotOkLog
+from olmorl.rewards._token_count import TokenCounter
 from olmorl.rewards.engine._composite import component_rewards
 
 if TYPE_CHECKING:
@@ -61,10 +69,15 @@ class OpenRLHFResponse(BaseModel):
     extra_logs: dict[str, list[float]]
 
 
+def completion_of(query: str, prompt: str | None) -> str | None:
+    """The generated text as decoded (end-of-turn tokens kept, as counted); None where no prompt prefixes it."""
+    return query[len(prompt):] if prompt and query.startswith(prompt) else None
+
+
 def response_of(query: str, prompt: str | None) -> str:
     """The completion inside an OpenRLHF query: the part after its prompt, end-of-turn tokens trimmed."""
-    text = query[len(prompt):] if prompt and query.startswith(prompt) else query
-    text = text.rstrip()
+    completion = completion_of(query, prompt)
+    text = (query if completion is None else completion).rstrip()
     trimmed = True
     while trimmed:
         trimmed = False
@@ -74,7 +87,15 @@ def response_of(query: str, prompt: str | None) -> str:
     return text
 
 
-def item_of(query: str, prompt: str | None, label: Any, default_verifier: str | None) -> dict[str, Any]:
+def completion_counts(counter: TokenCounter, queries: list[str], prompts: list[str | None]) -> list[int | None]:
+    """Each query's completion_tokens: its completion's count, None where no prompt prefixes it (not a guess)."""
+    completions = [completion_of(query, prompt) for query, prompt in zip(queries, prompts)]
+    counted = iter(counter.counts([text for text in completions if text is not None]))
+    return [None if text is None else next(counted) for text in completions]
+
+
+def item_of(query: str, prompt: str | None, label: Any, default_verifier: str | None,
+            completion_tokens: int | None = None) -> dict[str, Any]:
     spec = label
     if isinstance(label, str):
         try:
@@ -82,6 +103,8 @@ def item_of(query: str, prompt: str | None, label: Any, default_verifier: str | 
         except ValueError:
             spec = label
     item: dict[str, Any] = {"response": response_of(query, prompt), "prompt": prompt}
+    if completion_tokens is not None:
+        item["completion_tokens"] = completion_tokens
     if isinstance(spec, dict) and "verifier" in spec:
         item.update({"verifier": spec["verifier"], "ground_truth": spec.get("ground_truth"),
                      "options": spec.get("options") or {}})
@@ -93,6 +116,7 @@ def item_of(query: str, prompt: str | None, label: Any, default_verifier: str | 
 def openrlhf_routes(engine: RewardEngine) -> APIRouter:
     router = APIRouter(tags=["compat"])
     not_ok = NotOkLog(logging.getLogger("olmorl.rewards"), "/openrlhf/get_reward", every_s=30.0)
+    counter = TokenCounter(engine.settings.tokenizer) if engine.settings.tokenizer else None  # loaded once
 
     @router.post("/openrlhf/get_reward", response_model=OpenRLHFResponse,
                  summary="OpenRLHF remote reward model (--reward.remote_url)")
@@ -112,7 +136,10 @@ def openrlhf_routes(engine: RewardEngine) -> APIRouter:
                                      f"max_items_per_request={engine.settings.max_items_per_request}")
         prompts: list[str | None] = list(request.prompts) if request.prompts else [None] * size
         labels = request.labels or []
-        items = [item_of(q, p, label, verifier) for q, p, label in zip(request.query, prompts, labels)]
+        counts: list[int | None] = [None] * size
+        if counter is not None and size:  # off the event loop: a 16k-token completion takes ~60-80 ms of CPU
+            counts = await asyncio.to_thread(completion_counts, counter, request.query, prompts)
+        items = [item_of(q, p, label, verifier, n) for q, p, label, n in zip(request.query, prompts, labels, counts)]
         named = [i for i, item in enumerate(items) if item["verifier"] is not None]
         results = [VerifyResult(verifier="", reward=None, status="invalid", error=NO_VERIFIER)] * size
         for index, result in zip(named, await engine.verify_batch([items[i] for i in named])):
