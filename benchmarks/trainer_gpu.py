@@ -37,7 +37,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from olmorl.trainer import TrainConfig  # noqa: E402
-from olmorl.trainer._objective import group_advantages  # noqa: E402
+from olmorl.trainer._objective import group_advantages, is_zero_std  # noqa: E402
 from olmorl.trainer._tiny import build_char_tokenizer  # noqa: E402
 from olmorl.trainer.engines._torch import TorchEngine  # noqa: E402
 from olmorl.trainer.engines._types import GenerationRequest  # noqa: E402
@@ -163,11 +163,13 @@ def run_mode(mode: str, args: argparse.Namespace, tokenizer, prompts, reward: IF
             _sync(device)
             gen_s = time.perf_counter() - step_start
             memory.stop("generate")
-            samples, rewards = [], []
+            samples, rewards, varied = [], [], 0
             for g in groups:
-                scores = [reward(tokenizer.decode(c.token_ids), g.meta) for c in g.completions]
-                rewards += scores
-                adv = group_advantages(torch.tensor(scores, dtype=torch.float64), "centered").tolist()
+                scores = torch.tensor([reward(tokenizer.decode(c.token_ids), g.meta) for c in g.completions],
+                                      dtype=torch.float64)
+                rewards += scores.tolist()
+                varied += not is_zero_std(scores)
+                adv = group_advantages(scores, "centered").tolist()
                 samples += [TrainSample(list(g.prompt_ids), c.token_ids, c.logprobs, c.versions, a)
                             for c, a in zip(g.completions, adv)]
             memory.start()
@@ -184,10 +186,12 @@ def run_mode(mode: str, args: argparse.Namespace, tokenizer, prompts, reward: IF
             memory.stop("sync")
             tokens = sum(len(c.token_ids) for g in groups for c in g.completions)
             row["steps"].append({"gen_s": gen_s, "gen_tokens": tokens, "learn_s": learn_s, "sync_s": sync_s,
-                                 "reward_mean": statistics.fmean(rewards), "loss": metrics["loss"],
+                                 "reward_mean": statistics.fmean(rewards), "varied_groups": varied,
+                                 "loss": metrics["loss"],
                                  "grad_norm": metrics.get("grad_norm"), "ratio_max": metrics.get("ratio_max")})
             print(f"  {mode} step {step}: generate {gen_s:.2f} s ({tokens / gen_s:.0f} tok/s), learn {learn_s:.2f} s, "
-                  f"sync {sync_s:.3f} s, reward {statistics.fmean(rewards):.3f}", flush=True)
+                  f"sync {sync_s:.3f} s, reward {statistics.fmean(rewards):.3f}, {varied}/{len(groups)} groups with "
+                  f"varied rewards", flush=True)
             elapsed = time.perf_counter() - start
             if step + 1 < args.steps and elapsed + (time.perf_counter() - step_start) > budget_s:
                 print(f"  {mode}: stopping after {step + 1} steps (time budget {budget_s:.0f} s)", flush=True)
@@ -261,8 +265,8 @@ def main(argv: list[str] | None = None) -> None:
     prompts = letter_prompts(tokenizer, args.prompts, args.new_tokens)
     device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     print(f"device {device_name}; torch {torch.__version__}, transformers {transformers.__version__}; shape "
-          f"{args.shape}, {args.dtype}; {args.prompts} prompts x {args.group} completions x {args.new_tokens} tokens per step, "
-          f"up to {args.steps} steps per mode, budget {args.budget_s:.0f} s", flush=True)
+          f"{args.shape}, {args.dtype}; {args.prompts} prompts x {args.group} completions x {args.new_tokens} tokens "
+          f"per step, up to {args.steps} steps per mode, budget {args.budget_s:.0f} s", flush=True)
     modes = args.modes.split(",")
     rows = []
     for i, mode in enumerate(modes):

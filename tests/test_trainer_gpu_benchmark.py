@@ -34,6 +34,7 @@ def test_tiny_run_reports_both_modes(tmp_path):
         assert len(row["steps"]) == 2
         assert all(s["gen_tokens"] == tokens for s in row["steps"])
         assert all(0.0 <= s["reward_mean"] <= 1.0 for s in row["steps"])
+        assert all(0 <= s["varied_groups"] <= result["prompts"] for s in row["steps"])
         assert row["gen_tokens_per_s"] > 0 and row["learn_s_median"] > 0 and row["sync_s_median"] > 0
         assert row["peak_gib"] is None  # GPU memory only on CUDA
     table = proc.stdout.split("mode ", 1)[1]
