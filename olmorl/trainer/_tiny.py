@@ -20,12 +20,29 @@ TOOL_CHAT_TEMPLATE = ("{% for message in messages %}{% if message['role'] == 'to
                       "{{ message['content'] }}</tool_response>{% else %}{{ message['content'] }}{% endif %}{% endfor %}")
 
 
-def build_char_tokenizer(out_dir: str | Path, chat_template: str = CHAT_TEMPLATE):
-    """A one-token-per-character tokenizer saved as a regular HF tokenizer directory."""
+def filler_words(n: int) -> list[str]:
+    """`n` distinct space-led four-letter lowercase words (n <= 26**4), letters spread evenly over the words."""
+    if n > 26 ** 4:
+        raise ValueError(f"at most {26 ** 4} filler words, not {n}")
+    words = []
+    for i in range(n):
+        code = i * 7919 % 26 ** 4  # 7919 is prime to 26: a bijection on 0..26**4-1, so the words are distinct
+        words.append(" " + "".join(chr(97 + code // 26 ** k % 26) for k in range(4)))
+    return words
+
+
+def build_char_tokenizer(out_dir: str | Path, chat_template: str = CHAT_TEMPLATE, vocab_size: int | None = None):
+    """A one-token-per-character tokenizer saved as a regular HF tokenizer directory.
+
+    `vocab_size` pads the vocabulary with `filler_words` up to that size, so a model with a real-size embedding
+    (Qwen2.5's 151936) decodes every id it samples; text still encodes one token per character."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS + CHARACTERS)}
+    base = SPECIAL_TOKENS + CHARACTERS
+    if vocab_size is not None and vocab_size < len(base):
+        raise ValueError(f"vocab_size must be at least {len(base)} (the characters), not {vocab_size}")
+    vocab = {tok: i for i, tok in enumerate(base + tuple(filler_words((vocab_size or len(base)) - len(base))))}
     core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     core.pre_tokenizer = pre_tokenizers.Split(Regex("[\\s\\S]"), behavior="isolated")  # every character, newlines too
     core.decoder = decoders.Fuse()

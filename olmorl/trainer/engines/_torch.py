@@ -74,8 +74,9 @@ class TorchEngine:
         self.continuous = continuous
         self.update_mode = update_mode
         self.version = version
-        self.generator = torch.Generator().manual_seed(seed)
         self.device = next(model.parameters()).device
+        # on the model's device: torch.multinomial refuses a generator on another device (CUDA probs, CPU generator)
+        self.generator = torch.Generator(device=self.device).manual_seed(seed)
 
         self._cv = threading.Condition()
         self._commands: deque[tuple] = deque()

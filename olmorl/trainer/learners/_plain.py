@@ -194,12 +194,13 @@ class Learner:
                 w = torch.tensor([x for i in idx for x in mb[i].token_weights(weights[i])], dtype=logp.dtype)
                 ref = self._reference_logprobs(micro) if self.reference is not None else None
                 seq = torch.tensor(token_sequence_ids(micro), device=logp.device)
+                w = w.to(logp.device)
+                used = w > 0  # on the logprobs' device: GSPO's sequence mean adds it into CUDA tensors
                 loss_tok, tok_stats = token_loss_terms(logp, logp_old, behav.to(logp.device), adv.to(logp.device),
-                                                       w > 0, self.loss, logp_ref=ref, seq_ids=seq)
-                loss = (loss_tok * w.to(logp.device)).sum()
+                                                       used, self.loss, logp_ref=ref, seq_ids=seq)
+                loss = (loss_tok * w).sum()
                 loss.backward()
                 total += float(loss.detach())
-                used = w > 0
                 for key, value in tok_stats.items():
                     stats[key].append(value[used].cpu())
                 if entropy is not None:
