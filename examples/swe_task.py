@@ -22,5 +22,5 @@ with tempfile.TemporaryDirectory() as root:
         print(session.observation)
         print(session.call("bash", command="ls && cat calc.py").output, end="")
         print(session.call("str_replace", path="calc.py", old_str="a - b", new_str="a + b").output, end="")
-        result = session.verify("done")  # the hidden tests run in the container; the container is removed
+        result = session.verify("done")  # your change, in a fresh container, under the hidden tests
         print(f"reward={result.reward} tests={result.details['tests']}")

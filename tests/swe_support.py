@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import importlib
+import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from olmorl.rewards._settings import SweSettings
+from olmorl.rewards._settings import SessionSettings, SweSettings
 from olmorl.sandbox._containers import TASK_LABEL
 
 TASKS = Path(__file__).parent / "swe_tasks"
-__all__ = ["TASKS", "SweSettings", "docker_or_skip", "task_containers"]
+__all__ = ["TASKS", "SweSettings", "client", "docker_or_skip", "pytest_task", "swe_server", "task_containers"]
 
 
 def docker_or_skip() -> pytest.MarkDecorator:
@@ -29,12 +32,14 @@ def docker_or_skip() -> pytest.MarkDecorator:
 
 
 def containers_back_to(before: list[str], deadline_s: float = 30.0) -> list[str]:
-    """The task containers once they are `before` again, or after `deadline_s`: a verified session's container
-    is removed after the reply goes out (the teardown runs in the background)."""
+    """The task containers once none but `before` are left (or after `deadline_s`), as a sorted list of those
+    of `before` still there plus any other: a verified session's containers (the agent's and the verdict's) are
+    removed after the reply goes out (the teardown runs in the background), and a container of `before` may be
+    an earlier test's, going the same way."""
     end = time.monotonic() + deadline_s
-    while (now := task_containers()) != before and time.monotonic() < end:
+    while (now := task_containers()) and not set(now) <= set(before) and time.monotonic() < end:
         time.sleep(0.2)
-    return now
+    return sorted(set(now) - set(before)) or before
 
 
 def task_containers() -> list[str]:
@@ -42,3 +47,41 @@ def task_containers() -> list[str]:
     out = subprocess.run(["docker", "ps", "-aq", "--no-trunc", "--filter", f"label={TASK_LABEL}"],
                          capture_output=True, text=True, check=True).stdout
     return sorted(out.split())
+
+
+def pytest_task(task: Path) -> Path:
+    """calc-bug copied to `task`, its image carrying pytest (copied from this environment: no registry) and its
+    ids pytest node ids."""
+    shutil.copytree(TASKS / "calc-bug", task)
+    site = task / "environment" / "site"
+    for name in ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "pygments", "py"):
+        source = Path(str(importlib.import_module(name).__file__))
+        if source.name == "__init__.py":
+            shutil.copytree(source.parent, site / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            site.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, site / source.name)
+    (task / "environment" / "Dockerfile").write_text("FROM olmorl-base:bookworm\nCOPY site/ /usr/lib/python3/dist-packages/\n")
+    ids = ["tests/test_hidden.py::AddTest::test_add", "tests/test_hidden.py::AddTest::test_add_negative"]
+    (task / "swe.toml").write_text(f'[tests]\nframework = "pytest"\nfail_to_pass = {ids!r}\n'.replace("'", '"') +
+                                   'pass_to_pass = ["tests/test_hidden.py::MulTest::test_mul"]\n')
+    return task
+
+
+def swe_server(tmp: Path, task_root: Path, bash_timeout_s: float) -> Any:
+    """A started server (one worker) serving the task directories under `task_root`; small containers."""
+    from olmorl.rewards.service._local import LocalRewardServer
+
+    return LocalRewardServer(workers=1, log_path=str(tmp / "server.log"),
+                             sessions=SessionSettings(state_dir=str(tmp / "state"), call_timeout_s=90),
+                             swe=SweSettings(task_root=str(task_root), bash_timeout_s=bash_timeout_s, memory_mb=512,
+                                             disk_mb=64)).start()
+
+
+@pytest.fixture
+def client(url: str) -> Any:
+    """A session client of the test module's `url` fixture (a module imports this fixture by name)."""
+    from olmorl.clients import SessionClient
+
+    with SessionClient(url, timeout=180) as c:
+        yield c

@@ -8,7 +8,6 @@ import os
 import shutil
 import signal
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -16,9 +15,9 @@ import pytest
 from olmorl.clients import SessionClient
 from olmorl.rewards._settings import SessionSettings
 from olmorl.rewards.environments.swe import load_task
-from olmorl.sandbox._containers import ContainerLimits, _discarding, start_task_container
+from olmorl.sandbox._containers import AGENT_USER, ContainerLimits, _discarding, start_task_container
 from olmorl.sandbox._task_images import build_context, ensure_image
-from swe_support import TASKS, SweSettings, docker_or_skip, task_containers
+from swe_support import TASKS, SweSettings, docker_or_skip, pytest_task, task_containers
 
 pytestmark = docker_or_skip()
 BASE = SweSettings().base_image
@@ -143,21 +142,9 @@ def test_a_repository_snapshot_given_as_an_archive(tmp_path):
 
 
 def test_pytest_ids_in_an_image_that_carries_pytest(tmp_path):
-    import importlib
-
     from olmorl.rewards.environments.swe._verify import verify_task
 
-    task = tmp_path / "calc-pytest"
-    shutil.copytree(TASKS / "calc-bug", task)
-    site = task / "environment" / "site"  # pytest and what it imports, copied from here (no registry)
-    for name in ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "pygments", "py"):
-        source = Path(importlib.import_module(name).__file__)
-        if source.name == "__init__.py":
-            shutil.copytree(source.parent, site / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            site.mkdir(parents=True, exist_ok=True)
-            shutil.copy(source, site / source.name)
-    (task / "environment" / "Dockerfile").write_text("FROM olmorl-base:bookworm\nCOPY site/ /usr/lib/python3/dist-packages/\n")
+    task = pytest_task(tmp_path / "calc-pytest")
     ids = ["tests/test_hidden.py::AddTest::test_add", "tests/test_hidden.py::AddTest::test_add_negative"]
     (task / "swe.toml").write_text(f'[tests]\nframework = "pytest"\nfail_to_pass = {ids!r}\n'.replace("'", '"') +
                                    'pass_to_pass = ["tests/test_hidden.py::MulTest::test_mul", "tests/test_nope.py::x"]\n')
@@ -165,15 +152,17 @@ def test_pytest_ids_in_an_image_that_carries_pytest(tmp_path):
     tag = ensure_image(spec.recipe)
 
     async def run(fixed: bool) -> dict:
-        container = await start_task_container(tag, ContainerLimits(), workdir="/workspace")
+        agent = await start_task_container(tag, ContainerLimits(), workdir="/workspace")
+        fresh = asyncio.ensure_future(start_task_container(tag, ContainerLimits(), workdir="/workspace"))
         try:
             if fixed:
-                await container.write_files({"calc/ops.py": b"def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n"
-                                                            b"    return a * b\n", "pytest.py": b"raise SystemExit(3)\n"},
-                                            "/workspace")
-            return (await verify_task(container, spec, "pass_fail", 60)).details
+                await agent.write_files({"calc/ops.py": b"def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n"
+                                                        b"    return a * b\n", "pytest.py": b"raise SystemExit(3)\n"},
+                                        "/workspace", user=AGENT_USER)
+            return (await verify_task(agent, fresh, spec, tag, "pass_fail", 60, 1 << 30)).details
         finally:
-            await container.close()
+            await agent.close()
+            await (await fresh).close()
 
     broken, fixed = asyncio.run(run(False)), asyncio.run(run(True))
     assert broken["tests"] == {ids[0]: "failed", ids[1]: "failed", "tests/test_hidden.py::MulTest::test_mul": "passed",

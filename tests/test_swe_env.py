@@ -6,30 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from olmorl.clients import SessionClient
-from olmorl.rewards._settings import SessionSettings
-from swe_support import TASKS, SweSettings, containers_back_to, docker_or_skip, task_containers
+from swe_support import TASKS, containers_back_to, docker_or_skip, swe_server, task_containers
+from swe_support import client  # noqa: F401 (a fixture)
 
 pytestmark = docker_or_skip()
 
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory):
-    from olmorl.rewards.service._local import LocalRewardServer
-
-    tmp = tmp_path_factory.mktemp("swe")
-    server = LocalRewardServer(workers=1, log_path=str(tmp / "server.log"),
-                               sessions=SessionSettings(state_dir=str(tmp / "state"), call_timeout_s=90),
-                               swe=SweSettings(task_root=str(TASKS), bash_timeout_s=3, memory_mb=512,
-                                               disk_mb=64)).start()
+    server = swe_server(tmp_path_factory.mktemp("swe"), TASKS, bash_timeout_s=3)
     yield server.url
     server.stop()
-
-
-@pytest.fixture
-def client(url):
-    with SessionClient(url, timeout=180) as c:
-        yield c
 
 
 def test_a_scripted_agent_fixes_the_bug_through_the_tools(client):
@@ -54,6 +41,7 @@ def test_a_scripted_agent_fixes_the_bug_through_the_tools(client):
                                        "tests.test_hidden.AddTest.test_add": "passed",
                                        "tests.test_hidden.MulTest.test_mul": "passed"}
     assert result.details["fail_to_pass"] == {"passed": 2, "total": 2}
+    assert result.details["dropped_paths"] == {} and "tamper" not in result.details
 
 
 def test_an_agent_that_deletes_or_edits_the_tests_scores_zero(client):
@@ -63,6 +51,7 @@ def test_an_agent_that_deletes_or_edits_the_tests_scores_zero(client):
     assert result.status == "ok" and result.reward == 0.0
     assert result.details["fail_to_pass"] == {"passed": 0, "total": 2}
     assert result.details["pass_to_pass"] == {"passed": 1, "total": 1}  # the restored tests ran
+    assert result.details["dropped_paths"] == {"tests": "test_file"} and result.details["tamper"] == {"test_file": 1}
 
     forger = client.open("swe", {"path": "calc-bug"}, {"reward": "fraction"})
     fake = "import unittest\nclass AddTest(unittest.TestCase):\n    def test_add(self): pass\n"
@@ -73,6 +62,7 @@ def test_an_agent_that_deletes_or_edits_the_tests_scores_zero(client):
                                 ">/dev/null 2>&1 &")
     result = forger.verify("done")
     assert result.reward == 0.0 and result.details["fail_to_pass"] == {"passed": 0, "total": 2}, result.details
+    assert result.details["dropped_paths"] == {"tests/test_hidden.py": "test_file"}, result.details
 
 
 def test_fraction_reward_and_a_partial_fix(client):
@@ -142,11 +132,12 @@ def test_bad_task_paths_are_refused_with_a_reason(client):
 
 
 def test_containers_are_removed_on_close_and_verify(client):
-    before = task_containers()
+    before = task_containers()  # an earlier test's may still be going (removed after its reply)
     session = client.open("swe", {"path": "calc-bug"})
-    assert len(task_containers()) == len(before) + 1
+    mine = set(task_containers()) - set(before)
+    assert len(mine) == 1
     session.close()
-    assert task_containers() == before
+    assert not mine & set(task_containers())
     session = client.open("swe", {"path": "calc-bug"})
     session.verify("done")
-    assert containers_back_to(before) == before  # removed after the verify reply
+    assert containers_back_to(before) == before  # the agent's and the verdict's, removed after the verify reply

@@ -66,7 +66,9 @@ class RewardMetrics:
         )
         self.tamper = Counter(
             "olmorl_code_tamper_total", "Times a program tripped the code sandbox's boundary, by verifier and "
-            "kind (special_method, taint, protocol, denied_syscall); it never earns reward.",
+            "kind (special_method, taint, protocol, denied_syscall), or a swe agent's change touched the tests or "
+            "their framework (test_file, test_framework, bytecode, not_a_file, result_forging); it never earns "
+            "reward.",
             ["verifier", "kind"], registry=self.registry,
         )
 
@@ -78,10 +80,12 @@ class RewardMetrics:
 
     def count_tamper(self, verifier: str, details: Any) -> None:
         """Count a result's `details.tamper` ({kind: times}); kinds outside the fixed set are not labels."""
+        from olmorl.rewards.environments.swe._changes import SWE_TAMPER_KINDS  # here: the environments import this
+
         tamper = details.get("tamper") if isinstance(details, dict) else None
         if isinstance(tamper, dict):
             for kind, times in tamper.items():
-                if kind in TAMPER_KINDS and isinstance(times, int) and times > 0:
+                if kind in (*TAMPER_KINDS, *SWE_TAMPER_KINDS) and isinstance(times, int) and times > 0:
                     self.tamper.labels(verifier, kind).inc(times)
 
     def render(self) -> bytes:

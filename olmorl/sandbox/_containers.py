@@ -8,6 +8,11 @@ The image keeps a copy of the working directory (SNAPSHOT_DIR, made at build tim
 into the tmpfs when the container starts. PID 1 is a shell loop that reaps orphans and survives
 `kill -KILL -1` (verify uses it to stop whatever the agent left running).
 
+Who runs what: the agent's tools run as AGENT_USER (an unprivileged uid that owns the working
+directory and nothing else: the Python installation and the rest of the root are read-only, and
+root-owned besides); the server's own steps (filling the working directory, reading it back at verify,
+the hidden tests in a fresh container) run as root.
+
 Containers carry TASK_LABEL and an owner label (host, pid, process start time, as `_docker`):
 `close()` removes a container with its volumes, and `sweep_task_containers()` (run at server start)
 removes those whose owner process is gone (a crashed server).
@@ -39,6 +44,8 @@ TASK_OWNER_LABEL = "org.olmorl.task.owner"  # "HOST/PID/STARTTIME" of the server
 SNAPSHOT_DIR = "/opt/olmorl/snapshot"  # the image's copy of the working directory
 TMP_MB = 64  # /tmp of a task container
 TIMED_OUT = 124  # GNU timeout's exit status when the limit was reached
+ROOT_USER = "0:0"
+AGENT_USER = "1000:1000"  # the agent's tools: owns the working directory, no capability, no other writable file
 # PID 1: reaps every orphan (dash's wait reaps any child) and restarts its sleep if it is killed
 _PID1 = "trap '' TERM; while :; do sleep 3600 & wait; done"
 
@@ -101,19 +108,34 @@ class TaskContainer:
         self.closed = False
 
     async def exec(self, command: list[str], *, timeout_s: float, stdin: bytes | None = None,
-                   workdir: str | None = None, max_output: int = 1 << 20) -> ExecResult:
-        """Run `command` as the container's root under `timeout -k 2 timeout_s` (the whole process group is
-        signalled); stdout and stderr are kept to `max_output` characters each (head and tail)."""
+                   workdir: str | None = None, max_output: int = 1 << 20, user: str = ROOT_USER) -> ExecResult:
+        """Run `command` as `user` (the container's root unless told) under `timeout -k 2 timeout_s` (the whole
+        process group is signalled); stdout and stderr are kept to `max_output` characters each (head and tail)."""
+        code, out, err, elapsed = await self._run(command, timeout_s, stdin, workdir, max_output, user)
+        return ExecResult(code, out.text(), err.text(), code == TIMED_OUT, elapsed)
+
+    async def read_tree(self, path: str, *, max_bytes: int, timeout_s: float = 60.0) -> bytes:
+        """`path` as a tar archive (links stored as links, never followed), read by root; RuntimeError when it
+        cannot be read or is over `max_bytes`."""
+        code, out, err, _ = await self._run(["tar", "-C", path, "-cf", "-", "."], timeout_s, None, "/", max_bytes,
+                                            ROOT_USER)
+        if code != 0 or out.seen > max_bytes:
+            why = err.text().strip()[-500:] or ("over the size limit" if code == 0 else f"exit {code}")
+            raise RuntimeError(f"reading {path} from the task container failed: {why}")
+        return bytes(out.head)
+
+    async def _run(self, command: list[str], timeout_s: float, stdin: bytes | None, workdir: str | None,
+                   max_output: int, user: str) -> tuple[int, _Kept, _Kept, float]:
         wrapped = ["timeout", "-k", "2", f"{timeout_s:g}", *command]
         return await asyncio.to_thread(self._exec, wrapped, timeout_s + 10.0, stdin, workdir or self.workdir,
-                                       max_output)
+                                       max_output, user)
 
     def _exec(self, command: list[str], deadline_s: float, stdin: bytes | None, workdir: str,
-              max_output: int) -> ExecResult:
+              max_output: int, user: str) -> tuple[int, _Kept, _Kept, float]:
         api = engine()
         started = time.monotonic()
         created = api.exec_create(self.id, command, stdin=stdin is not None, stdout=True, stderr=True,
-                                  workdir=workdir, user="0:0")
+                                  workdir=workdir, user=user)
         attached = api.exec_start(created["Id"], socket=True)
         sock = _raw_socket(attached)
         streams = {1: _Kept(max_output), 2: _Kept(max_output)}
@@ -141,11 +163,10 @@ class TaskContainer:
             except OSError:
                 pass
         code = None if timed_out else api.exec_inspect(created["Id"]).get("ExitCode")
-        code = TIMED_OUT if code is None else int(code)
-        return ExecResult(code, streams[1].text(), streams[2].text(), code == TIMED_OUT,
-                          time.monotonic() - started)
+        return (TIMED_OUT if code is None else int(code)), streams[1], streams[2], time.monotonic() - started
 
-    async def write_files(self, files: dict[str, bytes], dest: str, *, timeout_s: float = 30.0) -> None:
+    async def write_files(self, files: dict[str, bytes], dest: str, *, timeout_s: float = 30.0,
+                          user: str = ROOT_USER) -> None:
         """Write `files` (paths relative to `dest`) into the container, replacing whatever is at those paths
         (a file, a directory or a link the agent put there)."""
         archive = io.BytesIO()
@@ -159,11 +180,20 @@ class TaskContainer:
                 info = tarfile.TarInfo(path)
                 info.size, info.mode = len(data), 0o644
                 tar.addfile(info, io.BytesIO(data))
-        script = 'mkdir -p "$1" && cd "$1" && shift && rm -rf -- "$@" && tar -x --no-same-owner -f -'
-        result = await self.exec(["sh", "-c", script, "sh", dest, *sorted(files)], timeout_s=timeout_s,
-                                 stdin=archive.getvalue())
-        if result.exit_code != 0:
-            raise RuntimeError(f"writing {len(files)} file(s) into {dest} failed: {result.stderr.strip()}")
+        await self.extract(archive.getvalue(), dest, remove=sorted(files), timeout_s=timeout_s, user=user)
+
+    async def extract(self, archive: bytes, dest: str, *, remove: list[str], timeout_s: float = 30.0,
+                      user: str = ROOT_USER) -> None:
+        """Remove the paths `remove` (relative to `dest`), then unpack the tar `archive` into `dest` (modes
+        kept, owner: `user`)."""
+        clear = 'mkdir -p "$1" && cd "$1" && shift && rm -rf -- "$@"'
+        batches = [remove[i:i + 512] for i in range(0, len(remove), 512)] or [[]]  # bounded command lines
+        for i, batch in enumerate(batches):
+            last = i == len(batches) - 1
+            result = await self.exec(["sh", "-c", clear + (" && tar -x --no-same-owner -f -" if last else ""), "sh",
+                                      dest, *batch], timeout_s=timeout_s, stdin=archive if last else None, user=user)
+            if result.exit_code != 0:
+                raise RuntimeError(f"writing files into {dest} failed: {result.stderr.strip()}")
 
     async def kill_processes(self) -> None:
         """Stop every process but PID 1 (what the agent left running in the background)."""
@@ -188,8 +218,10 @@ def _create(image: str, limits: ContainerLimits, workdir: str, scratch: tuple[st
     host_config = api.create_host_config(
         network_mode="none",
         read_only=True,
+        # the scratch directories (where verify puts a Harbor task's tests and reward) are root's: not the agent's
         tmpfs={workdir: f"rw,exec,nosuid,nodev,size={limits.disk_mb}m,mode=0755",
-               **{path: f"rw,exec,nosuid,nodev,size={TMP_MB}m,mode=1777" for path in ("/tmp", *scratch)}},
+               "/tmp": f"rw,exec,nosuid,nodev,size={TMP_MB}m,mode=1777",
+               **{path: f"rw,exec,nosuid,nodev,size={TMP_MB}m,mode=0755" for path in scratch}},
         ipc_mode="private",
         mem_limit=memory,
         memswap_limit=memory,
@@ -247,8 +279,9 @@ async def start_task_container(image: str, limits: ContainerLimits, *, workdir: 
         raise SandboxUnavailable(f"the task container did not start: {exc}") from exc
     container = TaskContainer(container_id, workdir)
     try:
-        filled = await container.exec(["sh", "-c", f'cp -a {SNAPSHOT_DIR}/. "$1"/', "sh", workdir], timeout_s=60.0,
-                                      workdir="/")
+        # the agent owns the working directory (and nothing else)
+        filled = await container.exec(["sh", "-c", f'cp -a {SNAPSHOT_DIR}/. "$1"/ && chown -R {AGENT_USER} "$1"', "sh",
+                                       workdir], timeout_s=60.0, workdir="/")
         if filled.exit_code != 0:
             raise SandboxUnavailable(f"filling the task's working directory failed: {filled.stderr.strip()[-500:]}")
     except BaseException:  # cancelled or failed: nothing may outlive it

@@ -238,6 +238,7 @@ class SessionManager:
                                        f"{self.settings.max_response_chars} (max_response_chars)")
                 score = await asyncio.wait_for(session.env.verify(response, messages), self.config.call_timeout_s)
                 status, error, reward, details = "ok", None, float(score.reward), score.details
+                self.metrics.count_tamper(session.env_name, details)  # an agent probing its verifier
             except ItemError as exc:
                 status, error, reward, details = exc.status, exc.message, 0.0, exc.details
             except asyncio.TimeoutError:

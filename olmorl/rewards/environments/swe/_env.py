@@ -1,6 +1,7 @@
 """`swe`: one software-engineering task, one container. The agent edits a repository through tools
-(bash, read_file, write_file, str_replace, run_tests, submit); verify runs the hidden tests in the
-container and the reward is pass/fail or the fraction of FAIL_TO_PASS fixed (option `reward`)."""
+(bash, read_file, write_file, str_replace, run_tests, submit), which run as an unprivileged uid; verify
+applies the agent's change to a fresh container of the task's image and runs the hidden tests there
+(`_verify`); the reward is pass/fail or the fraction of FAIL_TO_PASS fixed (option `reward`)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from olmorl.rewards.engine._registry import InvalidInput, Score, register
 from olmorl.rewards.environments.swe._tasks import HARBOR_LOGS_DIR, HARBOR_TESTS_DIR, TaskSpec, load_task, resolve
 from olmorl.rewards.environments.swe._verify import RewardMode, verify_task
-from olmorl.rewards.environments.swe._warm import ContainerSpec, WarmContainers
+from olmorl.rewards.environments.swe._warm import ContainerSpec, WarmContainers, start_container
 from olmorl.rewards.sessions._environment import Environment, Step, Tool
-from olmorl.sandbox._containers import ContainerLimits, ExecResult, TaskContainer
+from olmorl.sandbox._containers import AGENT_USER, ContainerLimits, ExecResult, TaskContainer
 from olmorl.sandbox._task_images import ensure_image, image_workdir
 
 log = logging.getLogger("olmorl.rewards")
@@ -98,7 +99,9 @@ class SweEnvironment(Environment):
     sandboxed = True  # each session holds a container: counted against sessions.max_sandboxed
 
     container: TaskContainer | None = None
+    verdict: asyncio.Future[TaskContainer] | None = None  # the fresh container verify runs the hidden tests in
     spec: TaskSpec | None = None
+    container_spec: ContainerSpec | None = None
     cwd: str = ""
     submitted = False
     warm: WarmContainers | None = None  # the server's warm containers (one server per process)
@@ -133,9 +136,9 @@ class SweEnvironment(Environment):
                                  memory_mb=min(spec.memory_mb or cfg.memory_mb, cfg.memory_mb), pids=cfg.pids,
                                  disk_mb=min(spec.disk_mb or cfg.disk_mb, cfg.disk_mb), runtime=cfg.runtime)
         scratch = (HARBOR_TESTS_DIR, HARBOR_LOGS_DIR.rsplit("/", 1)[0]) if spec.layout == "harbor" else ()
-        spec_ = ContainerSpec(tag, limits, workdir, tuple(scratch))
+        self.container_spec = ContainerSpec(tag, limits, workdir, tuple(scratch))
         warm = type(self).warm or WarmContainers(0, 1, 1)
-        self.container = await warm.open(spec_)
+        self.container = await warm.open(self.container_spec)
         self.cwd = workdir
         self._marker = f"__olmorl_cwd_{secrets.token_hex(8)}__"
         return spec.instruction
@@ -174,7 +177,7 @@ class SweEnvironment(Environment):
         script = 'cd "$1" 2>/dev/null || cd "$2"; trap \'printf "\\n%s%s\\n" "$3" "$PWD"\' EXIT; eval "$4"'
         start = self.cwd if keep_cwd else container.workdir
         run = await container.exec(["bash", "-c", script, "bash", start, container.workdir, self._marker, command],
-                                   timeout_s=timeout_s, max_output=limit)
+                                   timeout_s=timeout_s, max_output=limit, user=AGENT_USER)
         head, found, where = run.stdout.rpartition("\n" + self._marker)
         stdout = run.stdout
         if found:
@@ -185,7 +188,8 @@ class SweEnvironment(Environment):
         return Step(shown)
 
     async def _read(self, arguments: ReadFile, limit: int) -> Step:
-        run = await self._live().exec(["cat", "--", arguments.path], timeout_s=10, max_output=MAX_EDIT_BYTES)
+        run = await self._live().exec(["cat", "--", arguments.path], timeout_s=10, max_output=MAX_EDIT_BYTES,
+                                      user=AGENT_USER)
         if run.exit_code != 0:
             return Step("", "error", run.stderr.strip() or f"cat exited {run.exit_code}")
         lines = run.stdout.splitlines(keepends=True)
@@ -193,12 +197,13 @@ class SweEnvironment(Environment):
 
     async def _write(self, path: str, data: bytes) -> None:
         script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"'
-        run = await self._live().exec(["sh", "-c", script, "sh", path], timeout_s=10, stdin=data)
+        run = await self._live().exec(["sh", "-c", script, "sh", path], timeout_s=10, stdin=data, user=AGENT_USER)
         if run.exit_code != 0:
             raise InvalidInput(f"could not write {path}: {run.stderr.strip()}")
 
     async def _replace(self, arguments: StrReplace) -> Step:
-        run = await self._live().exec(["cat", "--", arguments.path], timeout_s=10, max_output=MAX_EDIT_BYTES)
+        run = await self._live().exec(["cat", "--", arguments.path], timeout_s=10, max_output=MAX_EDIT_BYTES,
+                                      user=AGENT_USER)
         if run.exit_code != 0:
             return Step("", "error", run.stderr.strip() or f"cat exited {run.exit_code}")
         if "bytes truncated]" in run.stdout or "\ufffd" in run.stdout:
@@ -216,7 +221,12 @@ class SweEnvironment(Environment):
         timeout_s = min(self.spec.verify_timeout_s or cfg.swe.verify_timeout_s, cfg.swe.verify_timeout_s,
                         cfg.sessions.call_timeout_s - 5)  # leave time to read the results
         mode: Literal["pass_fail", "fraction"] = self.options.reward
-        return await verify_task(self._live(), self.spec, mode, max(timeout_s, 1.0))
+        assert self.container_spec is not None
+        # started now, while the agent's change is read; not from the warm pool, whose refill would then compete
+        # with the hidden tests for CPU (measured: docs/environments-swe.md, "What verify costs")
+        self.verdict = asyncio.ensure_future(start_container(self.container_spec))
+        return await verify_task(self._live(), self.verdict, self.spec, self.container_spec.image, mode,
+                                 max(timeout_s, 1.0), (cfg.swe.disk_mb + 64) << 20)
 
     @classmethod
     async def on_server_stop(cls) -> None:
@@ -228,3 +238,9 @@ class SweEnvironment(Environment):
         container, self.container = self.container, None
         if container is not None:
             await container.close()
+        verdict, self.verdict = self.verdict, None
+        if verdict is not None:
+            verdict.cancel()  # a start cancelled midway removes what it made (`start_task_container`)
+            await asyncio.wait([verdict])
+            if not verdict.cancelled() and verdict.exception() is None:
+                await verdict.result().close()

@@ -1,14 +1,77 @@
-"""Runs inside a task container at verify time (stdlib only, copied in with the hidden tests): each
-test id's outcome, through unittest (each id on its own) or pytest (one run; the image must carry
-pytest). Started as `python3 -I -B _runner.py FRAMEWORK WORKDIR ID...` (-I: the working directory is
-not on sys.path until the framework is imported, so a repository file named `unittest.py` or
-`pytest.py` cannot stand in for it). The first stdin line is a nonce; the results are printed as
-one line, the nonce then JSON, on a copy of stdout taken before any test ran."""
+"""Runs inside a fresh verdict container at verify time (stdlib only, copied in with the hidden tests): each
+test id's outcome, through unittest (each id on its own) or pytest (one run; the image must carry pytest).
+Started as `python3 -I -B _runner.py FRAMEWORK WORKDIR ID...` (-I: the working directory is not on sys.path
+until the framework is imported, so a repository file named `unittest.py` or `pytest.py` cannot stand in
+for it). The first stdin line is a nonce; the result is printed as one line, the nonce then JSON, on a copy
+of stdout taken before any repository code ran.
+
+Defence in depth against a forged result from inside this process (the tests import the agent's code):
+before any repository code is imported, the identities of the objects the outcome depends on are recorded
+(builtins, unittest's case/result/suite/loader machinery, pytest's runner, reports, hooks and pluggy's
+calling code, and these modules in sys.modules); after the run they are compared, and any that changed is
+listed in the result's `changed` (verify scores that 0, as tamper). The comparison uses references taken
+before the run. Code running in this process can still forge a result it does not leave a trace of
+(docs/environments-swe.md says how)."""
 
 import json
 import os
 import sys
 import unittest
+
+WATCHED = {  # modules whose functions and classes (and those classes' attributes) must not change
+    "unittest": ("builtins", "unittest", "unittest.case", "unittest.result", "unittest.suite", "unittest.loader",
+                 "json", "os"),
+    "pytest": ("builtins", "json", "os", "unittest", "unittest.case", "unittest.result", "pytest", "_pytest.runner",
+               "_pytest.reports", "_pytest.main", "_pytest.python", "_pytest.unittest", "_pytest.outcomes",
+               "_pytest.skipping", "_pytest.nodes", "_pytest.config", "_pytest.fixtures", "_pytest.terminal",
+               "pluggy", "pluggy._hooks", "pluggy._callers", "pluggy._manager", "pluggy._result"),
+}
+
+
+def record(names):
+    """[(label, holder, attribute, object)] for the watched modules: their functions and classes, the
+    attributes defined on those classes, and the modules themselves as sys.modules holds them."""
+    seen = []
+    modules = sys.modules
+    for name in names:
+        module = modules.get(name)
+        if module is None:
+            continue
+        seen.append((name, modules, name, module))
+        for attribute, value in list(vars(module).items()):
+            if not (callable(value) or isinstance(value, type)):
+                continue
+            seen.append((f"{name}.{attribute}", module, attribute, value))
+            if isinstance(value, type) and value.__module__ == name != "builtins":  # builtin types are immutable
+                for key, member in list(vars(value).items()):
+                    if key not in ("__dict__", "__weakref__", "__doc__", "__annotations__"):
+                        seen.append((f"{name}.{attribute}.{key}", value, key, member))
+    return seen
+
+
+def checker(seen):
+    """A function that lists the recorded names whose object changed; it holds its own references to what
+    it calls, taken now."""
+    missing = object()
+    get_module = dict.get
+    get_class = type.__dict__["__dict__"].__get__  # a class's own namespace, not a lookup the class decides
+    get_vars = vars
+    is_a = type.__instancecheck__
+
+    def changed():
+        out = []
+        for label, holder, attribute, value in seen:
+            if is_a(dict, holder):
+                now = get_module(holder, attribute, missing)
+            elif is_a(type, holder):
+                now = get_class(holder).get(attribute, missing)
+            else:
+                now = get_module(get_vars(holder), attribute, missing)
+            if now is not value:
+                out.append(label)
+        return out
+
+    return changed
 
 
 def outcome(test_id: str) -> str:
@@ -30,7 +93,7 @@ def outcome(test_id: str) -> str:
 
 
 def pytest_outcomes(workdir: str, ids: list) -> dict:
-    import pytest
+    import pytest  # imported before the working directory went on sys.path (`main`): this is that module
 
     outcomes: dict = {}
 
@@ -42,8 +105,6 @@ def pytest_outcomes(workdir: str, ids: list) -> dict:
             if outcomes.get(report.nodeid, "passed") == "passed":  # a failed phase is not undone by a later one
                 outcomes[report.nodeid] = status
 
-    os.chdir(workdir)
-    sys.path.insert(0, workdir)
     present = [test_id for test_id in ids if os.path.exists(test_id.split("::")[0])]  # pytest stops at a missing file
     if present:
         pytest.main(["-q", "-p", "no:cacheprovider", "--rootdir", workdir, *present], plugins=[Collect()])
@@ -52,17 +113,28 @@ def pytest_outcomes(workdir: str, ids: list) -> dict:
 
 def main() -> None:
     nonce = sys.stdin.readline().strip()
-    report = os.fdopen(os.dup(1), "w")
+    report = os.fdopen(os.dup(1), "w")  # the result channel, opened before any repository code runs
     framework, workdir, ids = sys.argv[1], sys.argv[2], sys.argv[3:]
+    if framework == "pytest":
+        __import__("pytest")  # the image's, before the working directory is on sys.path: no pytest, no run
+    for name in WATCHED[framework]:  # what of pytest and pluggy pytest.main would import anyway
+        if name not in sys.modules:
+            try:
+                __import__(name)
+            except ImportError:
+                pass
+    changed = checker(record(WATCHED[framework]))
+    dumps, write, flush = json.dumps, report.write, report.flush
+    os.chdir(workdir)
+    sys.path.insert(0, workdir)
     if framework == "pytest":
         results = pytest_outcomes(workdir, ids)
     else:
-        os.chdir(workdir)
-        sys.path.insert(0, workdir)
         results = {test_id: outcome(test_id) for test_id in ids}
     sys.stdout.flush()
-    report.write("\n" + nonce + json.dumps(results) + "\n")  # on a line of its own, whatever the tests printed
-    report.flush()
+    # on a line of its own, whatever the tests printed
+    write("\n" + nonce + dumps({"tests": results, "changed": changed()}) + "\n")
+    flush()
 
 
 if __name__ == "__main__":

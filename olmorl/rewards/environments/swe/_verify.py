@@ -1,58 +1,105 @@
-"""Verify of a `swe` session: the hidden tests, run in the session's container.
+"""Verify of a `swe` session: the agent's change, applied to a fresh container, under the hidden tests.
 
-Order matters: first every process the agent left running is killed (nothing can rewrite files
-during the run), then the hidden test files are written from the task directory over whatever the
-agent left at those paths (deleted or edited tests come back as the task has them), then the tests
-run. Test ids (FAIL_TO_PASS / PASS_TO_PASS) run through `_runner.py`; a task with a command runs it
-(exit 0 passes; Harbor: test.sh writes the reward to /logs/verifier/reward.txt or reward.json).
+The container the agent used is not trusted with the verdict: the agent's processes ran there, and it may
+hold anything the agent wrote outside the repository. So verify (1) kills every process the agent left
+running (counted in `details.agent_processes`), (2) reads the agent's working directory back as a tar (root,
+through the image's own read-only `tar`) and compares it with the image's snapshot of it: that comparison,
+filtered (`_changes`: test files and test-framework configuration or plugins are dropped and reported), is
+the agent's change, (3) applies only that change to a FRESH container of the task's image, where no agent
+process ever ran and no file outside the repository was touched, (4) writes the hidden tests there, and runs
+them. Test ids (FAIL_TO_PASS / PASS_TO_PASS) run through `_runner.py`, which also checks that the test
+framework's result machinery was not replaced during the run; a task with a command runs it (exit 0 passes;
+Harbor: test.sh writes the reward to /logs/verifier/reward.txt or reward.json).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
+from collections import Counter, OrderedDict
 from pathlib import Path
 from typing import Any, Literal
 
 from olmorl.rewards.engine._registry import Score
+from olmorl.rewards.environments.swe._changes import RESULT_FORGING, TAMPER_REASONS, Change, Entry, agent_change, \
+    change_archive, read_entries, snapshot_entries
 from olmorl.rewards.environments.swe._tasks import HARBOR_LOGS_DIR, TaskSpec
-from olmorl.sandbox._containers import TaskContainer
+from olmorl.sandbox._containers import AGENT_USER, SNAPSHOT_DIR, TaskContainer
 
 RUNNER = Path(__file__).with_name("_runner.py")
 OUTPUT_TAIL = 2000  # characters of the test run's output kept in details
+SNAPSHOTS_KEPT = 32  # images whose snapshot entries are kept (read once per image)
 
 RewardMode = Literal["pass_fail", "fraction"]
+_snapshots: OrderedDict[str, dict[str, Entry]] = OrderedDict()
+# counts the agent's processes (its uid's; one `ls`, not a process per pid) and kills every process but PID 1
+_KILL = (f"n=$(ls -nd /proc/[0-9]* 2>/dev/null | awk '$3 == {AGENT_USER.split(':')[0]}' | wc -l); "
+         'kill -KILL -1 2>/dev/null; echo "$n"')
 
 
-async def verify_task(container: TaskContainer, spec: TaskSpec, mode: RewardMode, timeout_s: float) -> Score:
-    await container.kill_processes()
-    if spec.hidden_files:
-        await container.write_files(spec.hidden_files, spec.hidden_dest or container.workdir)
+async def verify_task(agent: TaskContainer, fresh: asyncio.Future[TaskContainer], spec: TaskSpec, image: str,
+                      mode: RewardMode, timeout_s: float, max_tree_bytes: int) -> Score:
+    """The verdict on the agent's container `agent` (a container of `image`), in `fresh`: a container of the same
+    image that nobody used (the caller starts it, and removes it afterwards)."""
+    killed = await agent.exec(["sh", "-c", _KILL], timeout_s=10.0, workdir="/")
+    change = await _agent_change(agent, spec, image, max_tree_bytes)
+    container = await fresh
+    nonce = secrets.token_hex(16)
+    root = container.workdir.strip("/")
+    files = {f"{(spec.hidden_dest or container.workdir).strip('/')}/{path}": data
+             for path, data in spec.hidden_files.items()}
+    runner = f"tmp/.olmorl-verify-{nonce}/runner.py"
     if spec.fail_to_pass:
-        return await _run_ids(container, spec, mode, timeout_s)
-    return await _run_command(container, spec, timeout_s)
+        files[runner] = RUNNER.read_bytes()
+    await container.extract(change_archive(change, files, root), "/",
+                            remove=[f"{root}/{path}" for path in change.remove] + sorted(files))
+    if spec.fail_to_pass:
+        score = await _run_ids(container, spec, mode, timeout_s, "/" + runner, nonce)
+    else:
+        score = await _run_command(container, spec, timeout_s)
+    tamper = Counter(reason for reason in change.dropped.values() if reason in TAMPER_REASONS)
+    tamper.update(score.details.pop("tamper", {}))
+    details = {**score.details, "dropped_paths": change.dropped,
+               "agent_processes": int(killed.stdout.split()[-1]) if killed.stdout.split() else 0}
+    if tamper:
+        details["tamper"] = dict(tamper)
+    return Score(score.reward, details)
+
+
+async def _agent_change(agent: TaskContainer, spec: TaskSpec, image: str, max_tree_bytes: int) -> Change:
+    tree = read_entries(await agent.read_tree(agent.workdir, max_bytes=max_tree_bytes))
+    snapshot = _snapshots.get(image)
+    if snapshot is None:  # the image's own copy, on its read-only root: the agent cannot have changed it
+        snapshot = snapshot_entries(await agent.read_tree(SNAPSHOT_DIR, max_bytes=max_tree_bytes))
+        _snapshots[image] = snapshot
+        while len(_snapshots) > SNAPSHOTS_KEPT:
+            _snapshots.popitem(last=False)
+    _snapshots.move_to_end(image)
+    return agent_change(snapshot, tree, set(spec.hidden_files) if spec.hidden_dest is None else set())
 
 
 def _count(results: dict[str, str], ids: tuple[str, ...]) -> dict[str, int]:
     return {"passed": sum(results.get(i) == "passed" for i in ids), "total": len(ids)}
 
 
-async def _run_ids(container: TaskContainer, spec: TaskSpec, mode: RewardMode, timeout_s: float) -> Score:
+async def _run_ids(container: TaskContainer, spec: TaskSpec, mode: RewardMode, timeout_s: float, runner: str,
+                   nonce: str) -> Score:
     ids = tuple(dict.fromkeys(spec.fail_to_pass + spec.pass_to_pass))
-    nonce = secrets.token_hex(16)
-    runner_dir = f"/tmp/.olmorl-verify-{nonce}"  # new each time: nothing the agent put there sits beside the runner
-    await container.write_files({"runner.py": RUNNER.read_bytes()}, runner_dir)
-    run = await container.exec(["python3", "-I", "-B", f"{runner_dir}/runner.py", spec.framework, container.workdir,
-                                *ids],
+    run = await container.exec(["python3", "-I", "-B", runner, spec.framework, container.workdir, *ids],
                                timeout_s=timeout_s, stdin=f"{nonce}\n".encode())
     lines = [line for line in run.stdout.splitlines() if line.startswith(nonce)]
     tail = (run.stdout + run.stderr)[-OUTPUT_TAIL:]
+    changed: list[str] = []
     if not lines:  # the run died (a test called os._exit, the time ran out ...): nothing passed
         why = (f"the hidden tests ran past {timeout_s:g} s" if run.timed_out else
                f"the hidden test run ended without results (exit {run.exit_code})")
         results = {i: "error" for i in ids}
     else:
-        results, why = json.loads(lines[-1][len(nonce):]), None
+        reply = json.loads(lines[0][len(nonce):])
+        results, changed, why = reply["tests"], reply["changed"], None
+        if len(lines) > 1:  # only code that read the nonce out of the runner's memory can print a second one
+            changed.append("a second result line")
     f2p, p2p = _count(results, spec.fail_to_pass), _count(results, spec.pass_to_pass)
     all_p2p = p2p["passed"] == p2p["total"]
     if mode == "fraction":  # FAIL_TO_PASS fixed, only while nothing that passed before broke
@@ -66,14 +113,18 @@ async def _run_ids(container: TaskContainer, spec: TaskSpec, mode: RewardMode, t
                                "output_tail": tail}
     if why:
         details["reason"] = why
+    if changed:  # the tests ran with their result machinery replaced: no result of that run counts
+        details.update(reason="the test framework's result machinery changed during the run: "
+                              + ", ".join(changed[:10]), forged=changed, tamper={RESULT_FORGING: 1})
+        reward = 0.0
     return Score(reward, details)
 
 
 async def _run_command(container: TaskContainer, spec: TaskSpec, timeout_s: float) -> Score:
     assert spec.test_command is not None
     harbor = spec.layout == "harbor"
-    if harbor:  # a reward the agent wrote in advance must not count
-        await container.exec(["sh", "-c", f"rm -rf {HARBOR_LOGS_DIR} && mkdir -p {HARBOR_LOGS_DIR}"], timeout_s=10)
+    if harbor:  # where test.sh writes the reward (a fresh container: nothing the agent wrote is there)
+        await container.exec(["mkdir", "-p", HARBOR_LOGS_DIR], timeout_s=10)
     run = await container.exec(["bash", "-c", spec.test_command], timeout_s=timeout_s)
     details: dict[str, Any] = {"exit_code": run.exit_code, "output_tail": (run.stdout + run.stderr)[-OUTPUT_TAIL:]}
     if run.timed_out:

@@ -24,7 +24,8 @@ class ContainerSpec:
     scratch: tuple[str, ...] = ()
 
 
-async def _start(spec: ContainerSpec) -> TaskContainer:
+async def start_container(spec: ContainerSpec) -> TaskContainer:
+    """A container of `spec`, started now (no pool)."""
     return await start_task_container(spec.image, spec.limits, workdir=spec.workdir, scratch=spec.scratch)
 
 
@@ -38,13 +39,13 @@ class WarmContainers:
         self._metrics = metrics
         self._recent: OrderedDict[ContainerSpec, None] = OrderedDict()
         self.pool: WarmPool[ContainerSpec, TaskContainer] = WarmPool(
-            _start, _stop, size=size, healthy=lambda c: not c.closed, max_starting=max_starting,
+            start_container, _stop, size=size, healthy=lambda c: not c.closed, max_starting=max_starting,
             name="warm swe containers", on_take=self._count)
 
     async def open(self, spec: ContainerSpec) -> TaskContainer:
         """A started container of `spec`, never used before: warm when one is ready."""
         if self.pool.size == 0:
-            return await _start(spec)
+            return await start_container(spec)
         self._recent[spec] = None
         self._recent.move_to_end(spec)
         while len(self._recent) > self.max_tasks:
