@@ -80,6 +80,8 @@ def main() -> None:
     p = comparison_parser(__doc__.split("\n")[0])
     p.add_argument("--teacher-steps", type=int, default=400, help="the teacher's further supervised steps")
     p.add_argument("--distill-weight", type=float, default=1.0)
+    p.add_argument("--distill-loss", choices=["sampled", "full_reverse_kl", "full_forward_kl"], default="full_forward_kl",
+                   help="full_*_kl: the KL over the vocabulary at each sampled position (sampled: a one-token estimate)")
     p.add_argument("--reward-weight", type=float, default=0.0, help="the distillation arm's GRPO advantage weight")
     p.add_argument("--distill-learning-rate", type=float, default=2e-4, help="RL keeps run.yaml's 2e-4")
     p.add_argument("--only", choices=["rl", "distill", "prepare"], help="run one arm (the other's last curve is reused)")
@@ -90,7 +92,8 @@ def main() -> None:
           f"greedy {teacher_accuracy['eval/greedy_accuracy']:.3f}", flush=True)
     if args.only == "prepare":
         return
-    distill_flags = ("--teacher-model", str(teacher), "--reward-weight", str(args.reward_weight),
+    distill_flags = ("--teacher-model", str(teacher), "--distill-loss", args.distill_loss,
+                     "--reward-weight", str(args.reward_weight),
                      "--distill-weight", str(args.distill_weight), "--learning-rate", str(args.distill_learning_rate))
     arms = {"rl": ("RL (GRPO, verifiable reward)", ()), "distill": ("on-policy distillation", distill_flags)}
     curves = {}
