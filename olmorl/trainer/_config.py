@@ -97,7 +97,7 @@ class TrainConfig:
     teacher_url: str | None = None  # or an olmorl-engine server of the teacher (POST /v1/logprobs)
     distill_weight: float = 0.0  # weight of the per-token reverse-KL advantage log p_teacher - log p_student (0 = off)
     reward_weight: float = 1.0  # weight of the verifiable-reward (GRPO) advantage; 0 = distillation alone
-    distill_loss: str = "sampled"  # sampled: reverse KL of the sampled token as its advantage | full_reverse_kl | full_forward_kl: over the vocabulary, a loss term
+    distill_loss: str = "sampled"  # sampled (token's reverse KL = its advantage) | full_reverse_kl | full_forward_kl (loss)
     teacher_batch_size: int = 64  # sequences per teacher call (calls to a teacher_url go out 4 at a time)
     teacher_timeout_s: float = 120.0  # per teacher HTTP request; a teacher that fails stops the run (TeacherError)
     # -- optimisation
