@@ -4,18 +4,21 @@ against RL (GRPO) from the same start.
 The student is the 1.2M-parameter char-level Llama of examples/addition_grpo after its 200-step supervised warm
 start (built once by benchmarks/trainer_vs_trl.py's `prepare`, shared with that benchmark). The teacher is the same
 model given `--teacher-steps` more supervised steps (a longer warm start: it is "trained", not by this run's RL).
-Both arms run `olmorl-train` with examples/addition_grpo/run.yaml, one after the other on the same machine:
+Both arms run `olmorl-train` with examples/addition_grpo/run.yaml, one after the other on the same machine (or side
+by side, under the same load: `--only rl` and `--only distill` in two shells, same `--work`):
 
 - RL: the file as it is (verifiable reward, group-centred advantages, zero-std filtering);
-- distillation: the same plus `teacher_model` and `distill_weight 1`, `reward_weight 0`: every sampled token's
-  advantage is the per-token reverse KL to the teacher, -(log p_student - log p_teacher); the reward server still
+- distillation: the same plus `teacher_model`, `distill_loss` (`--distill-loss`, default full_reverse_kl: the
+  reverse KL to the teacher over the whole vocabulary at each sampled position; `sampled`: each sampled token's
+  advantage -(log p_student - log p_teacher)), `distill_weight 1` and `reward_weight 0`; the reward server still
   scores the completions, for the logged reward only.
 
 Both are evaluated every `--eval-every` steps on `--eval-prompts` held-out prompts (2 sampled completions each at
 T=1, and greedy) by the trainer's own evaluation; its time is left out of the clock. A run stops at the first
 evaluation at or above `--target` or when its wall-clock passes `--budget-min`.
 
-Usage: python benchmarks/trainer_distillation.py [--target 0.8] [--teacher-steps 400] [--work benchmarks/.trl_vs]
+Usage: python benchmarks/trainer_distillation.py [--target 0.8] [--budget-min 18] [--teacher-steps 400]
+       [--distill-loss full_reverse_kl] [--distill-learning-rate 2e-4] [--work benchmarks/.trl_vs]
 """
 
 from __future__ import annotations
@@ -80,6 +83,8 @@ def main() -> None:
     p = comparison_parser(__doc__.split("\n")[0])
     p.add_argument("--teacher-steps", type=int, default=400, help="the teacher's further supervised steps")
     p.add_argument("--distill-weight", type=float, default=1.0)
+    p.add_argument("--distill-loss", choices=["sampled", "full_reverse_kl", "full_forward_kl"], default="full_reverse_kl",
+                   help="full_*_kl: the KL over the vocabulary at each sampled position (sampled: a one-token estimate)")
     p.add_argument("--reward-weight", type=float, default=0.0, help="the distillation arm's GRPO advantage weight")
     p.add_argument("--distill-learning-rate", type=float, default=2e-4, help="RL keeps run.yaml's 2e-4")
     p.add_argument("--only", choices=["rl", "distill", "prepare"], help="run one arm (the other's last curve is reused)")
@@ -90,7 +95,8 @@ def main() -> None:
           f"greedy {teacher_accuracy['eval/greedy_accuracy']:.3f}", flush=True)
     if args.only == "prepare":
         return
-    distill_flags = ("--teacher-model", str(teacher), "--reward-weight", str(args.reward_weight),
+    distill_flags = ("--teacher-model", str(teacher), "--distill-loss", args.distill_loss,
+                     "--reward-weight", str(args.reward_weight),
                      "--distill-weight", str(args.distill_weight), "--learning-rate", str(args.distill_learning_rate))
     arms = {"rl": ("RL (GRPO, verifiable reward)", ()), "distill": ("on-policy distillation", distill_flags)}
     curves = {}

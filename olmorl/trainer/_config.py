@@ -97,6 +97,7 @@ class TrainConfig:
     teacher_url: str | None = None  # or an olmorl-engine server of the teacher (POST /v1/logprobs)
     distill_weight: float = 0.0  # weight of the per-token reverse-KL advantage log p_teacher - log p_student (0 = off)
     reward_weight: float = 1.0  # weight of the verifiable-reward (GRPO) advantage; 0 = distillation alone
+    distill_loss: str = "sampled"  # sampled (token's reverse KL = its advantage) | full_reverse_kl | full_forward_kl (loss)
     teacher_batch_size: int = 64  # sequences per teacher call (calls to a teacher_url go out 4 at a time)
     teacher_timeout_s: float = 120.0  # per teacher HTTP request; a teacher that fails stops the run (TeacherError)
     # -- optimisation
@@ -137,7 +138,8 @@ class TrainConfig:
                    "staleness_policy": ("drop", "throttle"),
                    "loss_norm": ("token", "sequence", "constant"), "truncation": ("keep", "mask", "penalize"),
                    "update_mode": ("inflight", "abort"), "logprob_impl": ("chunked", "naive", "torch_lce"),
-                   "engine_dtype": ("float32", "bfloat16"), "learner_backend": ("torch", "deepspeed")}
+                   "engine_dtype": ("float32", "bfloat16"), "learner_backend": ("torch", "deepspeed"),
+                   "distill_loss": ("sampled", "full_reverse_kl", "full_forward_kl")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, not {getattr(self, name)!r}")
@@ -226,6 +228,12 @@ def _check_distillation(config: TrainConfig) -> None:
         raise ValueError("distillation needs both a teacher (teacher_model or teacher_url) and distill_weight > 0")
     if config.distill_weight == 0 and config.reward_weight != 1.0:
         raise ValueError("reward_weight only weighs the reward against distillation: set distill_weight and a teacher")
+    if config.distill_loss != "sampled" and not config.teacher_model:
+        raise ValueError(f"distill_loss {config.distill_loss} needs teacher_model (an engine URL returns "
+                         "sampled-token logprobs only)")
+    if config.distill_loss != "sampled" and (config.learner_backend != "torch" or config.ray_learner_ranks):
+        raise ValueError(f"distill_loss {config.distill_loss} is computed by the plain torch learner (not deepspeed, "
+                         "not Ray ranks)")
     if not config.teacher_batch_size >= 1 or not config.teacher_timeout_s > 0:
         raise ValueError(f"teacher_batch_size must be >= 1 and teacher_timeout_s > 0, not "
                          f"{config.teacher_batch_size!r}, {config.teacher_timeout_s!r}")

@@ -7,7 +7,15 @@ on-policy distillation):
 `log p_student` is the engine's logprob of the sampled token (the distribution it was drawn from), `log p_teacher`
 the teacher's at temperature 1. Minimizing the sampled reverse KL, sum_t log p_student - log p_teacher, with the
 policy gradient is what this advantage does; the GRPO objective around it (clipping, truncated IS for the
-engine's lag) is unchanged.
+engine's lag) is unchanged. That is `distill_loss: sampled`.
+
+`distill_loss: full_reverse_kl` (GKD's on-policy divergences, Agarwal et al. 2024) instead adds to each sampled
+position's loss the reverse KL over the whole vocabulary, distill_weight * sum_v p_s(v) (log p_s(v) - log p_t(v)),
+computed in the learner from the student's current logits and the teacher's logprobs of every vocabulary entry at
+that position (`LocalTeacher.distributions`); the advantage is then the reward's alone. Its gradient is exact at
+each position instead of a one-token estimate. `full_forward_kl` is the same with KL(p_t || p_s): cross-entropy to
+the teacher's distribution on the student's prefixes, whose gradient is bounded where the reverse KL's grows with
+how sure the teacher is (|log p_t| of a wrong token).
 
 A teacher is a model directory scored in-process (`LocalTeacher`) or an `olmorl-engine` server
 (`RemoteTeacher`, POST /v1/logprobs, see `olmorl.trainer.engines._server`). The loop scores each batch of
@@ -29,6 +37,8 @@ if TYPE_CHECKING:
     from olmorl.trainer._config import TrainConfig
 
 Sequence = tuple[list[int], list[int]]  # (prompt token ids, completion token ids)
+# a completion's teacher logprobs: of its sampled tokens, or (full_*_kl) a [tokens, vocab] tensor of every entry's
+TeacherScores = list[float] | torch.Tensor
 
 
 class TeacherError(RuntimeError):
@@ -48,6 +58,53 @@ def mixed_advantages(group_advantage: float, student_logprobs: list[float], teac
     """Each token's advantage: the completion's GRPO advantage and the token's reverse-KL advantage, weighted."""
     return [reward_weight * group_advantage + distill_weight * kl
             for kl in reverse_kl_advantages(student_logprobs, teacher_logprobs)]
+
+
+def full_reverse_kl(student_logprobs: torch.Tensor, teacher_logprobs: torch.Tensor) -> torch.Tensor:
+    """KL(p_student || p_teacher) at each position, sum over the vocabulary of p_s (log p_s - log p_t), from
+    [positions, vocab] logprobs; differentiable in the student's."""
+    teacher = _same_vocabulary(student_logprobs, teacher_logprobs)
+    return (student_logprobs.exp() * (student_logprobs - teacher)).sum(-1)
+
+
+def full_forward_kl(student_logprobs: torch.Tensor, teacher_logprobs: torch.Tensor) -> torch.Tensor:
+    """KL(p_teacher || p_student) at each position, sum of p_t (log p_t - log p_s): cross-entropy to the teacher's
+    distribution on the student's own prefixes (GKD with beta 0); its logit gradient p_s - p_t stays in [-1, 1]."""
+    teacher = _same_vocabulary(student_logprobs, teacher_logprobs)
+    return (teacher.exp() * (teacher - student_logprobs)).sum(-1)
+
+
+# distill_loss values computed over the whole vocabulary in the learner
+FULL_KL = {"full_reverse_kl": full_reverse_kl, "full_forward_kl": full_forward_kl}
+
+
+def _same_vocabulary(student_logprobs: torch.Tensor, teacher_logprobs: torch.Tensor) -> torch.Tensor:
+    if student_logprobs.shape != teacher_logprobs.shape:
+        raise ValueError(f"student logprobs {tuple(student_logprobs.shape)} but teacher logprobs "
+                         f"{tuple(teacher_logprobs.shape)} (the teacher must share the student's vocabulary)")
+    return teacher_logprobs.to(student_logprobs.device, student_logprobs.dtype)
+
+
+@torch.no_grad()
+def sequence_distributions(model: Any, sequences: list[Sequence]) -> list[torch.Tensor]:
+    """Logprobs (temperature 1) of every vocabulary entry at each completion position of each (prompt, completion):
+    a [completion tokens, vocab] float32 tensor per sequence, one forward pass for all of them."""
+    from olmorl.trainer.learners._plain import completion_states
+    from olmorl.trainer.learners._samples import TrainSample
+
+    head = model.get_output_embeddings()
+    out = [torch.empty((0, head.weight.shape[0])) for _ in sequences]
+    scored = [k for k, (_, completion) in enumerate(sequences) if completion]
+    if not scored:
+        return out
+    samples = [TrainSample(list(sequences[k][0]), list(sequences[k][1]), [], [], 0.0) for k in scored]
+    flat, _ = completion_states(getattr(model, model.base_model_prefix), samples, device=head.weight.device)
+    values = torch.log_softmax(head(flat).float(), dim=-1).cpu()
+    start = 0
+    for k, sample in zip(scored, samples):
+        out[k] = values[start:start + len(sample.completion_ids)]
+        start += len(sample.completion_ids)
+    return out
 
 
 @torch.no_grad()
@@ -92,17 +149,30 @@ class LocalTeacher:
         self.batch_size = batch_size
         self.latencies: list[float] = []
 
-    async def logprobs(self, sequences: list[Sequence]) -> list[list[float]]:
-        out: list[list[float]] = []
+    async def _batched(self, score: Any, sequences: list[Sequence]) -> list[Any]:
+        """`score(model, batch)` over batches of `batch_size`, one after another in a worker thread."""
+        out: list[Any] = []
         for start in range(0, len(sequences), self.batch_size):
             batch = sequences[start:start + self.batch_size]
             t0 = time.perf_counter()
             try:
-                out += await asyncio.to_thread(sequence_logprobs, self.model, batch)
+                out += await asyncio.to_thread(score, self.model, batch)
             except (RuntimeError, IndexError, ValueError) as exc:  # e.g. a token id outside its vocabulary
                 raise TeacherError(f"local teacher failed on {len(batch)} sequences: {type(exc).__name__}: {exc}") from exc
             self.latencies.append(time.perf_counter() - t0)
-        return checked(sequences, out, "local teacher")
+        return out
+
+    async def logprobs(self, sequences: list[Sequence]) -> list[list[float]]:
+        return checked(sequences, await self._batched(sequence_logprobs, sequences), "local teacher")
+
+    async def distributions(self, sequences: list[Sequence]) -> list[torch.Tensor]:
+        """`distill_loss: full_*_kl`: the teacher's logprobs of the whole vocabulary at every completion position."""
+        out = await self._batched(sequence_distributions, sequences)
+        for k, ((_, completion), values) in enumerate(zip(sequences, out)):
+            if values.shape[0] != len(completion) or not bool(torch.isfinite(values).all()):
+                raise TeacherError(f"local teacher: sequence {k} got logprobs of shape {tuple(values.shape)} "
+                                   f"for {len(completion)} completion tokens, or a value that is not finite")
+        return out
 
     async def close(self) -> None:
         return None

@@ -28,7 +28,7 @@ from olmorl.trainer._checkpoint import (MetricsLog, latest_checkpoint, load_chec
                                         save_checkpoint, set_rng_states)
 from olmorl.trainer._config import TrainConfig, dump_config
 from olmorl.trainer._data import Prompt, PromptMixer, load_sources
-from olmorl.trainer._distill import build_teacher, mixed_advantages
+from olmorl.trainer._distill import LocalTeacher, TeacherScores, build_teacher, mixed_advantages
 from olmorl.trainer.engines._types import GenerationRequest, Group
 from olmorl.trainer._eval import evaluate
 from olmorl.trainer._multiturn import has_env_rows, multiturn_engine
@@ -165,15 +165,20 @@ class Trainer:
             self._feed()
             self.ready.set()
 
-    async def _teacher_logprobs(self, groups: list[Group]) -> list[list[list[float]] | None]:
-        """Per group, the teacher's logprobs of each completion's tokens (None per group without a teacher)."""
+    async def _teacher_logprobs(self, groups: list[Group]) -> list[list[TeacherScores] | None]:
+        """Per group, the teacher's logprobs of each completion's tokens (None per group without a teacher): of the
+        sampled tokens, or with a full_*_kl distill_loss a [tokens, vocab] tensor of every vocabulary entry's."""
         if self.teacher is None:
             return [None] * len(groups)
         sequences = [(list(c.prompt_ids or g.prompt_ids), c.token_ids) for g in groups for c in g.completions]
-        flat = iter(await self.teacher.logprobs(sequences))
+        if self.config.distill_loss != "sampled":
+            assert isinstance(self.teacher, LocalTeacher)  # TrainConfig allows full_*_kl with teacher_model only
+            flat = iter(await self.teacher.distributions(sequences))
+        else:
+            flat = iter(await self.teacher.logprobs(sequences))
         return [[next(flat) for _ in g.completions] for g in groups]
 
-    def _accept(self, group: Group, results, teacher_logprobs: list[list[float]] | None = None) -> None:
+    def _accept(self, group: Group, results, teacher_logprobs: list[TeacherScores] | None = None) -> None:
         cfg = self.config
         prompt = self.pending[group.request_id]
         bad = [r for r in results if r.status in ("invalid", "error")]
@@ -213,15 +218,20 @@ class Trainer:
             adv = (decoupled_group_advantages(components, cfg.advantage_norm) if decoupled
                    else group_advantages(r, cfg.advantage_norm)).tolist()
             for k, (c, a, t) in enumerate(zip(group.completions, adv, truncated)):
-                token_adv = None
+                token_adv, full = None, None
                 if teacher_logprobs is not None:
-                    token_adv = mixed_advantages(a, c.logprobs, teacher_logprobs[k], cfg.reward_weight,
-                                                 cfg.distill_weight)
-                    self.distill_kl += [s - te for s, te, m in zip(c.logprobs, teacher_logprobs[k],
+                    sampled = teacher_logprobs[k]
+                    if isinstance(sampled, torch.Tensor):  # full_*_kl: the KL is a loss term, the advantage the reward's
+                        full = sampled
+                        sampled = full.gather(1, torch.tensor(c.token_ids, dtype=torch.long)[:, None])[:, 0].tolist()
+                        token_adv = [cfg.reward_weight * a] * len(c.token_ids)
+                    else:
+                        token_adv = mixed_advantages(a, c.logprobs, sampled, cfg.reward_weight, cfg.distill_weight)
+                    self.distill_kl += [s - te for s, te, m in zip(c.logprobs, sampled,
                                                                   c.loss_mask or [1] * len(c.token_ids)) if m]
                 samples.append(TrainSample(list(c.prompt_ids or group.prompt_ids), c.token_ids, c.logprobs, c.versions,
                                            a, in_loss=not (t and cfg.truncation == "mask"), loss_mask=c.loss_mask,
-                                           token_advantages=token_adv))
+                                           token_advantages=token_adv, teacher_logprobs=full))
         self.accepted.append(ScoredGroup(prompt, group, rewards, samples))
 
     # -- training ----------------------------------------------------------------------------------------

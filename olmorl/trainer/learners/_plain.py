@@ -10,6 +10,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from olmorl.trainer._distill import FULL_KL
 from olmorl.trainer._lora import adapter_weights, is_lora, load_adapter_into_policy, unwrapped
 from olmorl.trainer._objective import LossSettings, per_sequence_token_weight, token_loss_terms
 from olmorl.trainer.learners._packing import enable_activation_checkpointing, pack_rows, packed_inputs
@@ -114,8 +115,12 @@ class Learner:
                  max_grad_norm: float = 1.0, minibatches: int = 1, micro_batch_tokens: int = 16384,
                  loss_norm: str = "token", loss_constant: float | None = None, temperature: float = 1.0,
                  logprob_impl: str = "chunked", logprob_chunk: int = 512, warmup_steps: int = 0,
-                 packing: bool = False, activation_checkpointing: bool = False) -> None:
+                 packing: bool = False, activation_checkpointing: bool = False, distill_loss: str = "sampled",
+                 distill_weight: float = 0.0) -> None:
         self.model = model.train()
+        # a full-vocabulary distill_loss: distill_weight x its per-token KL to the samples' teacher_logprobs (_distill.py)
+        self.full_kl = FULL_KL.get(distill_loss)
+        self.distill_weight = distill_weight
         self.packing = packing  # micro-batch = one packed row of up to micro_batch_tokens tokens (_packing.py)
         if activation_checkpointing:
             enable_activation_checkpointing(model)
@@ -162,6 +167,20 @@ class Learner:
         return token_logprobs(flat, head, targets, temperature=self.temperature, impl=self.logprob_impl,
                               chunk=self.logprob_chunk)
 
+    def _logprobs_and_full_kl(self, samples: list[TrainSample]):
+        """(logp, entropy, reverse KL to the teacher per token): the student's whole-vocabulary logprobs, one
+        [tokens, vocab] block per micro-batch (full-vocabulary distillation is for vocabularies where that fits)."""
+        flat, targets = completion_states(self.base, samples, packing=self.packing, device=self.head.weight.device)
+        full = torch.log_softmax(self.head(flat).float() / self.temperature, dim=-1)
+        missing = sum(s.teacher_logprobs is None for s in samples)
+        if missing:
+            raise ValueError(f"{missing} of {len(samples)} samples have no teacher_logprobs: with a full-vocabulary "
+                             "distill_loss every sample needs its teacher_logprobs")
+        teacher = torch.cat([s.teacher_logprobs for s in samples if s.teacher_logprobs is not None])
+        entropy = -(full.exp() * full).sum(-1).detach()
+        assert self.full_kl is not None
+        return full.gather(1, targets[:, None]).squeeze(1), entropy, self.full_kl(full, teacher)
+
     @torch.no_grad()
     def _reference_logprobs(self, samples: list[TrainSample]) -> torch.Tensor:
         ref = unwrapped(self.reference)
@@ -171,7 +190,8 @@ class Learner:
     def train_step(self, samples: list[TrainSample]) -> dict[str, float]:
         start = time.perf_counter()
         stats: dict[str, list[torch.Tensor]] = {k: [] for k in
-                                                ("ratio", "is_weight", "is_capped", "clip_low", "clip_high", "entropy", "kl")}
+                                                ("ratio", "is_weight", "is_capped", "clip_low", "clip_high", "entropy", "kl",
+                                                 "full_kl")}
         per_minibatch = -(-len(samples) // self.minibatches)
         minibatches = [samples[i:i + per_minibatch] for i in range(0, len(samples), per_minibatch)]
         old_logprobs: list[list[torch.Tensor]] | None = None
@@ -187,7 +207,11 @@ class Learner:
             total = 0.0
             for k, idx in enumerate(self._micro_batches(mb)):
                 micro = [mb[i] for i in idx]
-                logp, entropy = self._logprobs(self.base, self.head, micro)
+                full_kl = None
+                if self.full_kl is not None:
+                    logp, entropy, full_kl = self._logprobs_and_full_kl(micro)
+                else:
+                    logp, entropy = self._logprobs(self.base, self.head, micro)
                 logp_old = old_logprobs[m][k] if old_logprobs is not None else logp.detach()
                 behav = torch.tensor([lp for s in micro for lp in s.behav_logprobs], dtype=logp.dtype)
                 adv = torch.tensor([a for s in micro for a in s.advantages()], dtype=logp.dtype)
@@ -198,6 +222,9 @@ class Learner:
                 used = w > 0  # on the logprobs' device: GSPO's sequence mean adds it into CUDA tensors
                 loss_tok, tok_stats = token_loss_terms(logp, logp_old, behav.to(logp.device), adv.to(logp.device),
                                                        used, self.loss, logp_ref=ref, seq_ids=seq)
+                if full_kl is not None:  # the teacher's exact per-position signal, normalized like the policy loss
+                    loss_tok = loss_tok + self.distill_weight * full_kl
+                    stats["full_kl"].append(full_kl.detach()[used.to(full_kl.device)].cpu())
                 loss = (loss_tok * w).sum()
                 loss.backward()
                 total += float(loss.detach())
@@ -227,6 +254,8 @@ class Learner:
             out["entropy"] = float(cat["entropy"].mean())
         if "kl" in cat and cat["kl"].numel():
             out["kl"] = float(cat["kl"].mean())
+        if "full_kl" in cat and cat["full_kl"].numel():  # falls as the student learns the teacher
+            out["distill/full_kl"] = float(cat["full_kl"].mean())
         return out
 
     def weights(self) -> dict[str, torch.Tensor]:

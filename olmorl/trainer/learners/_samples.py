@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import torch
+
 
 @dataclass
 class TrainSample:
@@ -17,6 +19,7 @@ class TrainSample:
     in_loss: bool = True  # False for masked (e.g. truncated) completions
     loss_mask: list[int] | None = None  # per completion token: 0 = not sampled (tool replies); None = all sampled
     token_advantages: list[float] | None = None  # one per completion token (distillation); None = `advantage` on each
+    teacher_logprobs: torch.Tensor | None = None  # full-vocabulary distill_loss: [tokens, vocab] teacher logprobs
 
     def advantages(self) -> list[float]:
         """The advantage of every completion token."""
