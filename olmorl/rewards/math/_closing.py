@@ -7,7 +7,7 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
 - a closing sentence that opens with a conclusion word (Therefore, Thus, So, Hence, In total, Donc, Por lo
   tanto, 所以, ...) and ends with a number (`Therefore, the total is 42 dollars.`, `So it rose by 25 percent.`,
   `所以，小明一共有11个苹果。`), or states a count as its only number (`Therefore, there are 12 sequences
-  that ...`);
+  that ...`); of several numbers, a restated given ("all 12 racquets") is not the answer (`_restated`);
 - a last sentence that names a quantity and states its value (`The total number of apples is 7.`; with a
   math span it may end the response without a full stop: `The solution is $x \neq 5$`);
 - the short closing after a program's output block (tool-integrated reasoning): `Janet has 18 apples left.`;
@@ -17,12 +17,15 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
 What never counts: a number or math span that is followed by more reasoning (only the very end of the
 response is read), a closing sentence with none of the above ("12 apples minus 5 is 7 apples."), a
 question, a denied or bounded value ("The total is not 5.", "between 3 and 5"), and a hedge ("maybe 5",
-"either 6 or 8", "$4$ or $6$": reported as several candidates, which the verifier scores as a hedge).
+"either 6 or 8", "$4$ or $6$": reported as several candidates, which the verifier scores as a hedge), and
+several values that nothing singles out ("So he spent 20 minutes on 4 tasks.").
 """
 
 from __future__ import annotations
 
 import re
+
+from olmorl.rewards.math._restated import restates_given, stated_value
 
 _MATH_RE = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$((?:\\.|[^$\\])+?)\$", re.DOTALL)
 _SIGN_OFF_RE = re.compile(r"\s*(?:I hope (?:it|this) is correct|Hope (?:this|that) helps)[.!]?\s*$", re.IGNORECASE)
@@ -122,7 +125,9 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
         # so does a statement of what the value is ("The solution is $x \neq 5$" as the last line).
         if (display[ord(final[-1].group(0)) - _PLACEHOLDER_BASE] or _ENDED_RE.search(after)
                 or sentence == final[-1].group(0) or (_STATEMENT_RE.match(sentence) and not after.strip())):
-            return None if _negated(sentence, final[-1].start()) else _final_spans(sentence, final, spans)
+            if _negated(sentence, final[-1].start()) or _restated_after_value(sentence, final[-1]):
+                return None
+            return _final_spans(sentence, final, spans)
         return None
     numbers = list(_NUMBER_RE.finditer(sentence))
     named = len(numbers) == 1 and (subject := _NAMED_SUBJECT_RE.match(sentence)) is not None \
@@ -134,13 +139,17 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
         count = _COUNT_RE.search(sentence)
         if count is not None and count.end() == numbers[0].end():
             return (numbers[0].group(0),), None
-    if not numbers or not _AFTER_FINAL_RE.match(after := sentence[numbers[-1].end():]) or not _ENDED_RE.search(after):
+    if not numbers:
         return None
-    if _negated(sentence, numbers[-1].start()):
-        return None
-    if len(numbers) > 1 and _OR_RE.search(sentence[numbers[-2].end():numbers[-1].start()]):
+    ends = bool(_AFTER_FINAL_RE.match(after := sentence[numbers[-1].end():])) and bool(_ENDED_RE.search(after))
+    if ends and len(numbers) > 1 and _OR_RE.search(sentence[numbers[-2].end():numbers[-1].start()]):
         return (numbers[-2].group(0), numbers[-1].group(0)), "or"
-    return (numbers[-1].group(0),), None
+    # Several numbers: the one that states the answer, not a restated given ("227 minutes to string all 12
+    # racquets"); None when the sentence does not single one out.
+    value = numbers[0] if len(numbers) == 1 else stated_value(sentence, numbers)
+    if value is None or (value is numbers[-1] and not ends) or _negated(sentence, value.start()):
+        return None
+    return (value.group(0),), None
 
 
 def _lone_value(sentence: str) -> str | None:
@@ -158,6 +167,13 @@ def _negated(sentence: str, value_start: int) -> bool:
     """"The total is not 5.", "x is never 5", "more than 5", "between 3 and 5": the sentence does not state the
     value it ends with."""
     return bool(_NEGATED_RE.search(sentence[max(0, value_start - 40):value_start]))
+
+
+def _restated_after_value(sentence: str, final: re.Match[str]) -> bool:
+    """"So it takes $227$ minutes to string all $12$ racquets.": the last span restates a given after another
+    value; which one is the answer is not read from a span's position (no guess)."""
+    earlier = _PLACEHOLDER_RE.search(sentence, 0, final.start()) or _NUMBER_RE.search(sentence, 0, final.start())
+    return earlier is not None and restates_given(sentence, final.start(), final.end())
 
 
 def _after_tool_output(body: str) -> bool:

@@ -1,0 +1,92 @@
+"""Which number of a closing sentence states the answer, when the sentence holds several.
+
+A closing sentence often restates the question's givens around its value: "So it will take Andy 227 minutes to
+string all 12 racquets.", "So the 3 friends have 27 apples.", "So she got 18 out of 20.", "So he earns
+600 dollars for 3 weeks." A number that quantifies a restated noun phrase is context, not the answer:
+
+- after a quantifier or determiner and before its noun: "all 12 racquets", "all of the 4 cats", "the 3 friends",
+  "these 5 boxes", "her 3 friends";
+- after "all of", "both of", "out of": "all of the 5 boxes", "out of 40";
+- a duration after "for", once a value has come before it: "600 dollars for 3 weeks".
+
+A distributive given ("for each of the 3 cases", "per 2 pounds") makes the other value a rate; whether the
+question asks for the rate or the total is not in the sentence, so it states no answer. Otherwise the answer is
+the one number left; with several left, the last one only when a copula or "=" marks it ("Thus
+the roots give 6 and 8, and their product is 48."). Otherwise the sentence is ambiguous and states no answer:
+"So he spent 20 minutes on 4 tasks." is never read as 4 (nor as 20): a guess could accept a restated given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_DETERMINER_BEFORE_RE = re.compile(
+    r"\b(?:all(?:\s+of\s+(?:the|its|his|her|their|these|those))?|the|these|those|his|her|their|its)\s+\$?$",
+    re.IGNORECASE,
+)
+_OF_BEFORE_RE = re.compile(
+    r"\b(?:(?:both|all|any)\s+of(?:\s+(?:the|its|his|her|their|these|those))?|out\s+of)\s+\$?$", re.IGNORECASE
+)
+# "12 sequences for each of the 3 cases", "5 dollars per 2 pounds": a distributive given makes the other value a
+# rate, and whether the question asks for the rate or the total is not in the sentence.
+_DISTRIBUTIVE_BEFORE_RE = re.compile(
+    r"\b(?:(?:each|every(?:\s+one)?)(?:\s+of(?:\s+(?:the|its|his|her|their|these|those))?)?|per)\s+\$?$",
+    re.IGNORECASE,
+)
+_NOUN_AFTER_RE = re.compile(r"^\s+[A-Za-z]")
+_DURATION_BEFORE_RE = re.compile(r"\bfor\s+(?:all\s+|the\s+(?:next\s+|last\s+)?)?$", re.IGNORECASE)
+_DURATION_AFTER_RE = re.compile(
+    r"^\s+(?:seconds?|minutes?|hours?|days?|nights?|weeks?|months?|years?|decades?)\b", re.IGNORECASE
+)
+# What marks the last of several values as the answer: a copula or an equals sign right before it.
+_MARKED_BEFORE_RE = re.compile(
+    r"(?:\b(?:is|are|was|were|be|equals|comes\s+to|total\s+of)|=)\s*\$?$", re.IGNORECASE
+)
+# After the answer: its unit, then only restated givens ("minutes to string all 12 racquets."); a condition,
+# a contrast or a denial there means the sentence goes on to say something else.
+_TAIL_RE = re.compile(r"^[ \t]*[A-Za-z0-9 \t,'-]{0,120}[.!]\s*$")
+_TAIL_BLOCK_RE = re.compile(
+    r"\b(?:if|unless|when|whenever|but|not|no|never|or|than|instead|whereas|while|except|although|though|"
+    r"because|plus|minus|times|remaining|left|more|less|fewer)\b|n't",
+    re.IGNORECASE,
+)
+
+
+def context_numbers(sentence: str, numbers: Sequence[re.Match[str]]) -> list[bool]:
+    """For each number of `sentence`, whether it quantifies a restated given (context, not the answer)."""
+    flags: list[bool] = []
+    for number in numbers:
+        before, after = sentence[:number.start()], sentence[number.end():]
+        restated = restates_given(sentence, number.start(), number.end())
+        duration = bool(_DURATION_BEFORE_RE.search(before)) and bool(_DURATION_AFTER_RE.match(after)) \
+            and any(not flag for flag in flags)
+        flags.append(restated or duration)
+    return flags
+
+
+def stated_value(sentence: str, numbers: Sequence[re.Match[str]]) -> re.Match[str] | None:
+    """The number of a closing sentence with several numbers that states its answer, or None when the sentence
+    does not single one out (see the module docstring)."""
+    if any(_DISTRIBUTIVE_BEFORE_RE.search(sentence[:number.start()]) for number in numbers):
+        return None
+    context = context_numbers(sentence, numbers)
+    values = [number for number, restated in zip(numbers, context) if not restated]
+    if not values:
+        return None
+    value = values[-1]
+    if len(values) > 1 and not _MARKED_BEFORE_RE.search(sentence[:value.start()]):
+        return None
+    if value is numbers[-1]:
+        return value
+    tail = sentence[value.end():]
+    return value if _TAIL_RE.match(tail) and not _TAIL_BLOCK_RE.search(tail) else None
+
+
+def restates_given(sentence: str, value_start: int, value_end: int) -> bool:
+    """Whether the value at sentence[value_start:value_end] quantifies a restated noun phrase ("all $12$
+    racquets"), so that a sentence ending with it does not state it as the answer."""
+    before, after = sentence[:value_start], sentence[value_end:]
+    return bool(_OF_BEFORE_RE.search(before)) or (
+        bool(_DETERMINER_BEFORE_RE.search(before)) and bool(_NOUN_AFTER_RE.match(after))
+    )
