@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 REWARDS = Path(__file__).resolve().parent.parent / "olmorl" / "rewards"
-WIRE = {"_models", "_settings", "_metrics", "_not_ok", "_settings_doc"}
+WIRE = {"_models", "_settings", "_metrics", "_not_ok", "_settings_doc", "_token_count"}  # the base floor
 
 
 def _floor(path: Path) -> str:

@@ -6,7 +6,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from olmorl.sandbox import TAMPER_KINDS
+from olmorl.sandbox import TAMPER_KINDS, TASK_TAMPER_KINDS
 
 # Item latencies span sub-millisecond string checks to multi-second sandboxed tests.
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -80,12 +80,10 @@ class RewardMetrics:
 
     def count_tamper(self, verifier: str, details: Any) -> None:
         """Count a result's `details.tamper` ({kind: times}); kinds outside the fixed set are not labels."""
-        from olmorl.rewards.environments.swe._changes import SWE_TAMPER_KINDS  # here: the environments import this
-
         tamper = details.get("tamper") if isinstance(details, dict) else None
         if isinstance(tamper, dict):
             for kind, times in tamper.items():
-                if kind in (*TAMPER_KINDS, *SWE_TAMPER_KINDS) and isinstance(times, int) and times > 0:
+                if kind in (*TAMPER_KINDS, *TASK_TAMPER_KINDS) and isinstance(times, int) and times > 0:
                     self.tamper.labels(verifier, kind).inc(times)
 
     def render(self) -> bytes:

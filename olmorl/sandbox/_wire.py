@@ -160,6 +160,11 @@ def stdout_matches(actual, expected, tol=None, compare="whitespace"):
 # earns anything: the operation is refused (or the test ends); the record only says it happened.
 # (A kill aimed at a harness process is refused by the kernel, another uid's, and not seen here.)
 TAMPER_KINDS = ("special_method", "taint", "protocol", "denied_syscall")
+# The same for a task container's verify (the `swe` environment): changes dropped from the agent's diff
+# (olmorl.rewards.environments.swe._changes says which), and a replaced result machinery in the test process.
+TASK_TAMPER_REASONS = ("test_file", "test_framework", "bytecode", "not_a_file")
+RESULT_FORGING = "result_forging"
+TASK_TAMPER_KINDS = (*TASK_TAMPER_REASONS, RESULT_FORGING)
 
 
 def note_tamper(record, kind):

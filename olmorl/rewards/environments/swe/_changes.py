@@ -16,7 +16,7 @@ it) and reported, because they decide how the hidden tests run rather than what 
   the agent can match: it would run instead of the source);
 - `not_a_file`: a fifo or other special file.
 
-Every drop but `new_test_file` counts as tamper (`details.tamper`).
+Every drop but `new_test_file` counts as tamper (`details.tamper`; the kinds are `olmorl.sandbox.TASK_TAMPER_KINDS`).
 """
 
 from __future__ import annotations
@@ -29,9 +29,6 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-TAMPER_REASONS = ("test_file", "test_framework", "bytecode", "not_a_file")
-RESULT_FORGING = "result_forging"  # the runner saw its result machinery replaced, or a second result line
-SWE_TAMPER_KINDS = (*TAMPER_REASONS, RESULT_FORGING)  # `details.tamper` kinds of a swe verify (metric labels)
 FRAMEWORK_FILES = {"conftest.py", "pytest.ini", ".pytest.ini", "sitecustomize.py", "usercustomize.py"}
 CONFIG_FILES = {"setup.cfg", "tox.ini", "pyproject.toml"}  # dropped when their test-framework sections change
 TEST_DIRS = {"tests", "test"}

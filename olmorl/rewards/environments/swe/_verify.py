@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from olmorl.rewards.engine._registry import Score
-from olmorl.rewards.environments.swe._changes import RESULT_FORGING, TAMPER_REASONS, Change, Entry, agent_change, \
+from olmorl.rewards.environments.swe._changes import Change, Entry, agent_change, \
     change_archive, read_entries, snapshot_entries
 from olmorl.rewards.environments.swe._tasks import HARBOR_LOGS_DIR, TaskSpec
 from olmorl.sandbox._containers import AGENT_USER, SNAPSHOT_DIR, TaskContainer
+from olmorl.sandbox._wire import RESULT_FORGING, TASK_TAMPER_REASONS
 
 RUNNER = Path(__file__).with_name("_runner.py")
 OUTPUT_TAIL = 2000  # characters of the test run's output kept in details
@@ -58,7 +59,7 @@ async def verify_task(agent: TaskContainer, fresh: asyncio.Future[TaskContainer]
         score = await _run_ids(container, spec, mode, timeout_s, "/" + runner, nonce)
     else:
         score = await _run_command(container, spec, timeout_s)
-    tamper = Counter(reason for reason in change.dropped.values() if reason in TAMPER_REASONS)
+    tamper = Counter(reason for reason in change.dropped.values() if reason in TASK_TAMPER_REASONS)
     tamper.update(score.details.pop("tamper", {}))
     details = {**score.details, "dropped_paths": change.dropped,
                "agent_processes": int(killed.stdout.split()[-1]) if killed.stdout.split() else 0}
