@@ -6,8 +6,10 @@ sandboxed interpreter per session). The model is a tiny char Llama taught the ca
 (`product_trace`), so it really emits tool calls.
 """
 
+import asyncio
 import json
 import re
+import threading
 import time
 
 import httpx
@@ -178,6 +180,48 @@ def test_rollouts_match_hand_built_transcripts(tool_model, reward_server):
             if zeros:  # the only unsampled tokens are the template's tool replies with the tool's real output
                 assert tok.decode(zeros).startswith("<tool_response>") and c.finish_reason in ("stop", "length", "max_turns")
     assert solved >= 6, f"only {solved} of 12 rollouts solved the task"
+
+
+class _HeldToolCalls(SessionCalls):
+    """The first session that calls a tool gets its reply only once `release` is set (a slow tool)."""
+
+    def __init__(self, urls):
+        super().__init__(urls)
+        self.held, self.release = None, threading.Event()
+
+    async def tool(self, session_id, name, arguments):
+        self.held = self.held or session_id
+        while session_id == self.held and not self.release.is_set():
+            await asyncio.sleep(0.01)
+        return await super().tool(session_id, name, arguments)
+
+
+def test_a_late_tool_reply_holds_up_only_its_own_group(tool_model, reward_server):
+    """Turns are batched across rollouts as they come back from their tools: a rollout whose tool has not
+    answered holds no engine row and keeps no other rollout from its next turn."""
+    root, chat, rows = tool_model
+    from transformers import AutoModelForCausalLM
+
+    tok = chat.tokenizer
+    engine = TorchEngine(AutoModelForCausalLM.from_pretrained(root), eos_token_id=tok.eos_token_id,
+                         pad_token_id=tok.pad_token_id, max_new_tokens=128, max_batch_size=4)
+    sessions = _HeldToolCalls([reward_server(workers=1)])
+    rollouts = MultiTurnEngine(engine, chat, sessions, RolloutLimits(max_turns=3, max_total_tokens=250,
+                                                                     max_new_tokens=128))
+    prompts = build_prompts(rows[:6], tok, source="rows", max_prompt_tokens=64)
+    rollouts.start()
+    try:
+        rollouts.submit([GenerationRequest(i, list(p.prompt_ids), 2, meta=p) for i, p in enumerate(prompts)])
+        early = collect_groups(rollouts, 5, timeout=300)  # all but the held rollout's group, the tool still held
+        assert sessions.held is not None and not sessions.release.is_set()
+        assert rollouts.stats()["multiturn/waiting_for_tool"] == 1
+        sessions.release.set()
+        late = collect_groups(rollouts, 1, timeout=120)
+    finally:
+        sessions.release.set()  # a failed assertion must not leave the rollout waiting at stop()
+        rollouts.stop()
+    assert sorted(g.request_id for g in early + late) == list(range(6))
+    assert all(c.result is not None for g in early + late for c in g.completions)
 
 
 def test_training_run_with_weight_updates_in_the_middle_of_rollouts(tool_model, tmp_path, reward_server):

@@ -34,7 +34,8 @@ from olmorl.trainer._eval import evaluate
 from olmorl.trainer._multiturn import has_env_rows, multiturn_engine
 from olmorl.trainer.learners._samples import TrainSample
 from olmorl.trainer._objective import decoupled_group_advantages, group_advantages, is_zero_std
-from olmorl.trainer._rewards import GroupScorer, component_rewards, judge_agreement, score_groups
+from olmorl.trainer._rewards import GroupScorer, component_rewards, embedded_reward_server, judge_agreement, \
+    score_groups
 from olmorl.trainer._scaleout import build_engine, build_learner
 
 log = logging.getLogger("olmorl.trainer")
@@ -373,8 +374,6 @@ class Trainer:
 
     # -- entry point -------------------------------------------------------------------------------------
     def run(self) -> list[dict]:
-        from olmorl.rewards.service._local import LocalRewardServer
-
         cfg = self.config
         print("olmorl-train config:\n" + dump_config(cfg), flush=True)
         self._resume()
@@ -396,8 +395,7 @@ class Trainer:
                 urls = [server.url]
             if not urls:  # embedded mode: the same HTTP path, against a child olmorl-rewards on loopback
                 Path(cfg.output_dir).mkdir(parents=True, exist_ok=True)
-                server = LocalRewardServer(workers=cfg.local_reward_workers,
-                                           log_path=f"{cfg.output_dir}/reward-server.log")
+                server = embedded_reward_server(cfg, multiturn=has_env_rows(self.mixer))
                 urls = [server.start().url]
             if has_env_rows(self.mixer):  # multi-turn rows: sessions on the same reward servers (_multiturn.py)
                 self.engine = multiturn_engine(self.engine, self.tokenizer, urls, cfg)

@@ -318,6 +318,17 @@ def has_env_rows(mixer) -> bool:
     return any(p.env for source in mixer.sources for p in source)
 
 
+def warm_interpreters(cfg) -> int:
+    """The embedded reward server's python pool (`sessions.warm_interpreters`): one interpreter per rollout open at
+    once, so no session open waits for an interpreter to start. The loop keeps at most (async_steps + 1) x
+    prompts_per_step groups pending (its admission cap) and opens every rollout of a group at once; the server
+    holds at most `sessions.max_sandboxed` sandboxed sessions, so more would wait unused."""
+    from olmorl.rewards._settings import SessionSettings
+
+    open_at_once = (cfg.async_steps + 1) * cfg.prompts_per_step * cfg.group_size
+    return min(open_at_once, SessionSettings().max_sandboxed)
+
+
 def multiturn_engine(engine, tokenizer, urls: list[str], cfg) -> MultiTurnEngine:
     """`engine` wrapped for a run whose data has multi-turn rows (sessions on the reward servers at `urls`)."""
     from olmorl.trainer._sessions import SessionCalls

@@ -161,3 +161,20 @@ def _summed(label: str, results: list[VerifyResult]) -> VerifyResult:
                         details={"checks": [r.model_dump(include={"verifier", "reward", "status", "details"})
                                             for r in results]},
                         elapsed_ms=sum(r.elapsed_ms for r in results))
+
+
+def embedded_reward_server(cfg, multiturn: bool):
+    """The reward server olmorl-train starts when no `reward_urls` are given (not started yet). With multi-turn
+    rows its python pool holds one interpreter per rollout open at once (`_multiturn.warm_interpreters`), unless
+    OLMORL_SESSIONS_WARM_INTERPRETERS is set in the environment."""
+    import os
+
+    from olmorl.rewards._settings import SessionSettings
+    from olmorl.rewards.service._local import LocalRewardServer
+    from olmorl.trainer._multiturn import warm_interpreters
+
+    settings: dict[str, Any] = {}
+    if multiturn and "OLMORL_SESSIONS_WARM_INTERPRETERS" not in os.environ:
+        settings["sessions"] = SessionSettings(warm_interpreters=warm_interpreters(cfg))
+    return LocalRewardServer(workers=cfg.local_reward_workers, log_path=f"{cfg.output_dir}/reward-server.log",
+                             **settings)

@@ -67,32 +67,63 @@ def row_cache(cache, mask: torch.Tensor, row: int, ids: list[int]) -> KeptCache:
                                   layer.values[row:row + 1].index_select(2, columns)) for layer in cache.layers])
 
 
-def extension_inputs(kept: list[KeptCache], suffixes: list[list[int]], pad_id: int, config, device):
-    """A batch that extends kept caches: (input_ids, attention_mask, position_ids, cache).
+@dataclass
+class Past:
+    """Rows of KV cache that a forward extends: kept caches, or the running batch (which may hold pad columns)."""
+    layers: list[tuple[torch.Tensor, torch.Tensor]]  # per layer (keys, values), each [rows, heads, columns, dim]
+    mask: torch.Tensor  # [rows, columns] 1 where the column is one of the row's tokens
+    starts: torch.Tensor  # [rows] position id of each row's first new token
+
+
+def kept_past(kept: KeptCache) -> Past:
+    return Past(kept.layers, torch.ones((1, len(kept.ids)), dtype=torch.long), torch.tensor([len(kept.ids)]))
+
+
+def batch_past(cache, mask: torch.Tensor, positions: torch.Tensor) -> Past:
+    """The running batch: each row's next token (sampled, not yet fed) goes in at `positions`."""
+    return Past([(layer.keys, layer.values) for layer in cache.layers], mask, positions)
+
+
+def extension_inputs(pasts: list[Past], suffixes: list[list[int]], pad_id: int, config, device):
+    """A batch that extends caches: (input_ids, attention_mask, position_ids, cache), rows in order of `pasts`.
 
     Caches are left-padded to the longest and stacked; each suffix is left-padded after its cache, so a row
-    reads [pad | kept ids | pad | suffix] with the pads masked and positions counted over its own tokens only.
+    reads [pad | its columns | pad | suffix] with the pads masked and positions counted over its own tokens only.
     """
     from transformers import DynamicCache
 
-    width = max(len(k.ids) for k in kept)
+    width = max(p.mask.shape[1] for p in pasts)
     cache = DynamicCache(config=config)
-    for index in range(len(kept[0].layers)):
-        keys = torch.cat([left_pad(k.layers[index][0], width) for k in kept])
-        values = torch.cat([left_pad(k.layers[index][1], width) for k in kept])
+    for index in range(len(pasts[0].layers)):
+        keys = torch.cat([left_pad(p.layers[index][0].to(device), width) for p in pasts])
+        values = torch.cat([left_pad(p.layers[index][1].to(device), width) for p in pasts])
         cache.update(keys, values, index)
-    past_mask = torch.zeros((len(kept), width), dtype=torch.long)
-    for r, k in enumerate(kept):
-        past_mask[r, width - len(k.ids):] = 1
+    past_mask = torch.cat([left_pad(p.mask.to(device), width) for p in pasts])
     span = max(len(s) for s in suffixes)
-    input_ids = torch.full((len(kept), span), pad_id, dtype=torch.long)
-    new_mask = torch.zeros((len(kept), span), dtype=torch.long)
+    input_ids = torch.full((len(suffixes), span), pad_id, dtype=torch.long)
+    new_mask = torch.zeros((len(suffixes), span), dtype=torch.long)
     for r, suffix in enumerate(suffixes):
         input_ids[r, span - len(suffix):] = torch.tensor(suffix, dtype=torch.long)
         new_mask[r, span - len(suffix):] = 1
-    starts = torch.tensor([len(k.ids) for k in kept])[:, None]
-    positions = (starts + new_mask.cumsum(dim=1) - 1).clamp(min=0)
-    return input_ids.to(device), torch.cat([past_mask, new_mask], dim=1).to(device), positions.to(device), cache
+    starts = torch.cat([p.starts.to(device) for p in pasts])[:, None]
+    positions = (starts + new_mask.to(device).cumsum(dim=1) - 1).clamp(min=0)
+    return input_ids.to(device), torch.cat([past_mask, new_mask.to(device)], dim=1), positions, cache
+
+
+def compacted(cache, mask: torch.Tensor) -> torch.Tensor:
+    """Drop pad columns in place when they are most of the cache: each row's own columns, in order, right-aligned.
+
+    A forward that admits rows beside running ones leaves the running rows a pad column per admitted token;
+    keys carry their rotary positions, so moving a column changes nothing but the cost of attending over it.
+    Returns the (new) mask."""
+    width = int(mask.sum(dim=1).max())
+    if mask.shape[1] <= max(2 * width, 64):
+        return mask
+    columns = torch.sort(mask, dim=1, stable=True).indices[:, -width:]  # pads first, then the row's own in order
+    for layer in cache.layers:
+        spread = columns[:, None, :, None].expand(-1, layer.keys.shape[1], -1, layer.keys.shape[3])
+        layer.keys, layer.values = layer.keys.gather(2, spread), layer.values.gather(2, spread)
+    return mask.gather(1, columns)
 
 
 def left_pad(t: torch.Tensor, width: int) -> torch.Tensor:

@@ -23,7 +23,8 @@ from typing import Any, Mapping
 import torch
 
 from olmorl.trainer._lora import load_policy_weights, same_kind
-from olmorl.trainer.engines._kept_cache import KeptCaches, extension_inputs, left_pad, row_cache
+from olmorl.trainer.engines._kept_cache import (KeptCache, KeptCaches, batch_past, compacted, extension_inputs,
+                                                kept_past, left_pad, row_cache)
 from olmorl.trainer.engines._sampling import check_sampling, sampling_logprobs
 from olmorl.trainer.engines._types import Completion, GenerationRequest, Group, take_groups
 
@@ -191,8 +192,7 @@ class TorchEngine:
     def _iterate(self, commands: list[tuple]) -> None:
         for command in commands:
             self._apply(command)
-        self._admit()
-        if self._rows:
+        if not self._admit() and self._rows:
             self._decode_step()
 
     def run_steps(self, n: int) -> None:
@@ -246,30 +246,53 @@ class TorchEngine:
                                       DynamicCache(config=self.model.config))
         return logits, cache, mask.to(self.device)
 
-    def _admit(self) -> None:
+    def _admit(self) -> bool:
+        """Admit waiting sequences; True when that forward also decoded the running rows' next token."""
         free = self.max_batch_size - len(self._rows)
         if not self._waiting or free <= 0 or (not self.continuous and self._rows):
-            return
+            return False
         # Each admission costs one extra (prefill) forward; gather a few free slots first unless the batch is
         # nearly empty or nothing more is waiting. On small models per-call overhead dominates the step.
         if self._rows and free < self.admit_chunk and len(self._waiting) > free and len(self._rows) >= self.admit_chunk:
-            return
+            return False
         new = [self._waiting.popleft() for _ in range(min(free, len(self._waiting)))]
         kept = [self._kept.take(s.group.request.cache_key, s.prompt_ids) for s in new]
         extending = [k for k in kept if k is not None]
-        if not extending:
+        if not extending and not self._rows:
             self._stats["prefill_tokens"] += sum(len(s.prompt_ids) for s in new)
             self._join(new, *self._prefill([s.prompt_ids for s in new]))
-        else:  # one forward for all: a fresh row extends an empty cache (per-call overhead dominates small models)
-            caches = [k if k is not None else extending[0].empty() for k in kept]
-            suffixes = [s.prompt_ids[len(k.ids):] for s, k in zip(new, caches)]
-            self._stats["prefill_tokens"] += sum(len(x) for x in suffixes)
-            self._stats["prefill_tokens_reused"] += sum(len(k.ids) for k in extending)
-            input_ids, mask, positions, cache = extension_inputs(caches, suffixes, self.pad_id, self.model.config,
-                                                                 self.device)
-            logits, cache = self._forward(input_ids, mask, positions, cache)
+            self._retire_finished()
+            return False
+        # One forward for all (per-call overhead dominates small models): a fresh row extends an empty cache,
+        # and the running rows decode their next token in it, so a turn back from its tool joins the next step.
+        layout = extending[0] if extending else KeptCache([], [(layer.keys[:1], layer.values[:1])
+                                                               for layer in self._cache.layers])
+        caches = [k if k is not None else layout.empty() for k in kept]
+        suffixes = [s.prompt_ids[len(k.ids):] for s, k in zip(new, caches)]
+        self._stats["prefill_tokens"] += sum(len(x) for x in suffixes)
+        self._stats["prefill_tokens_reused"] += sum(len(k.ids) for k in extending)
+        running = self._rows
+        pasts = [kept_past(k) for k in caches]
+        if running:
+            pasts.insert(0, batch_past(self._cache, self._mask, self._positions))
+            suffixes = [[t] for t in self._next_input.tolist()] + suffixes
+        input_ids, mask, positions, cache = extension_inputs(pasts, suffixes, self.pad_id, self.model.config,
+                                                             self.device)
+        logits, cache = self._forward(input_ids, mask, positions, cache)
+        if not running:
             self._join(new, logits, cache, mask)
+            self._retire_finished()
+            return False
+        self._count_decode_step()
+        decoded = self._sample(logits[:len(running)], running)
+        joined = self._sample(logits[len(running):], new)
+        self._rows, self._cache = running + new, cache
+        self._mask = compacted(cache, mask)
+        self._next_input = torch.cat([decoded, joined])
+        self._positions = torch.cat([self._positions + 1,
+                                     torch.tensor([len(s.prompt_ids) for s in new], device=self.device)])
         self._retire_finished()
+        return True
 
     def _join(self, rows: list[_Sequence], logits, cache, mask) -> None:
         """Rows just prefilled join the batch with their first sampled token."""
@@ -298,14 +321,15 @@ class TorchEngine:
         logits, self._cache = self._forward(self._next_input[:, None], step_mask, self._positions[:, None],
                                             self._cache)
         self._mask = step_mask
-        for row in self._rows:
-            if id(row) in self._stale_rows:
-                self._stats["kv_stale_tokens"] += 1
+        self._count_decode_step()
         self._next_input = self._sample(logits, self._rows)
         self._positions = self._positions + 1
+        self._retire_finished()
+
+    def _count_decode_step(self) -> None:
+        self._stats["kv_stale_tokens"] += sum(id(row) in self._stale_rows for row in self._rows)
         self._stats["decode_steps"] += 1
         self._stats["row_steps"] += len(self._rows)
-        self._retire_finished()
 
     def _sample(self, logits: torch.Tensor, rows: list[_Sequence]) -> torch.Tensor:
         logprobs = sampling_logprobs(logits, self.temperature, self.top_k, self.top_p)
