@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from typing import Any, Sequence
+from typing import Any, Sequence, TypedDict
 
 import httpx
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -165,6 +165,14 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class SessionClientArgs(TypedDict, total=False):
+    """The connection arguments the TRL and verl adapters keep to build a SessionClient or AsyncSessionClient."""
+
+    base_url: str | Sequence[str] | None
+    api_key: str | None
+    timeout: float
 
 
 class SessionClient:

@@ -128,6 +128,8 @@ class RewardFunction(functools.partial):
     """A module-level coroutine function as TRL sees it (`inspect.iscoroutinefunction` is true, the name is
     the function's) whose call returns a `PendingRewards`; pickled by reference, like a function."""
 
+    __name__: str  # set by _reward_function: a partial has no name of its own
+
     def __call__(self, /, *args: Any, **kwargs: Any) -> PendingRewards:
         return PendingRewards(self.__name__, super().__call__(*args, **kwargs))
 
@@ -137,7 +139,7 @@ class RewardFunction(functools.partial):
 
 def _reward_function(func: Callable[..., Any]) -> RewardFunction:
     wrapped = RewardFunction(func)
-    wrapped.__name__, wrapped.__doc__ = func.__name__, func.__doc__  # type: ignore[attr-defined]
+    wrapped.__name__, wrapped.__doc__ = func.__name__, func.__doc__
     return wrapped
 
 

@@ -20,7 +20,7 @@ import inspect
 import logging
 from typing import Any, Sequence
 
-from olmorl.clients._sessions import Session, SessionClient
+from olmorl.clients._sessions import Session, SessionClient, SessionClientArgs
 from olmorl.rewards._models import VerifyResult
 from olmorl.rewards._not_ok import NotOkLog
 
@@ -34,7 +34,7 @@ class _SessionEnvironment:
     """Base of the generated classes. Public methods are tools, so everything else is private."""
 
     _env: str = ""
-    _client_args: dict[str, Any] = {}
+    _client_args: SessionClientArgs = {}
 
     def __init__(self) -> None:
         self._client = SessionClient(**self._client_args)
@@ -98,7 +98,7 @@ def _tool_method(name: str, schema: dict[str, Any]) -> Any:
 def session_environment(env: str, base_url: str | Sequence[str] | None = None, *, api_key: str | None = None,
                         timeout: float = 120.0) -> type:
     """A class for `environment_factory`: one olmorl session of `env` per rollout, its tools as methods."""
-    client_args = {"base_url": base_url, "api_key": api_key, "timeout": timeout}
+    client_args: SessionClientArgs = {"base_url": base_url, "api_key": api_key, "timeout": timeout}
     with SessionClient(**client_args) as client:
         envs = {info.name: info for info in client.envs()}
     if env not in envs:

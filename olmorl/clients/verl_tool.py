@@ -34,7 +34,7 @@ from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
 
 from olmorl.clients._exceptions import OlmorlError
-from olmorl.clients._sessions import AsyncSession, AsyncSessionClient, SessionClient
+from olmorl.clients._sessions import AsyncSession, AsyncSessionClient, SessionClient, SessionClientArgs
 from olmorl.rewards._not_ok import NotOkLog
 
 __all__ = ["OlmorlSessionTool"]
@@ -65,8 +65,8 @@ class OlmorlSessionTool(BaseTool):
 
     def __init__(self, config: dict[str, Any], tool_schema: OpenAIFunctionToolSchema | None = None) -> None:
         self.env = str(config["env"])
-        self._client_args = {"base_url": config.get("base_url"), "api_key": config.get("api_key"),
-                              "timeout": float(config.get("timeout", 120.0))}
+        self._client_args: SessionClientArgs = {"base_url": config.get("base_url"), "api_key": config.get("api_key"),
+                                                 "timeout": float(config.get("timeout", 120.0))}
         if tool_schema is None:
             tool_schema = OpenAIFunctionToolSchema.model_validate(self._server_schema(config.get("tool")))
         super().__init__(config, tool_schema)
@@ -135,7 +135,7 @@ class OlmorlSessionTool(BaseTool):
         result = await session.verify(str(kwargs["response"]))
         # verl needs a float: an answer that could not be scored is 0.0 here, and a counted warning says so.
         _NOT_OK.record([result], "0.0")
-        return result.reward if result.status == "ok" else 0.0
+        return result.reward if result.status == "ok" and result.reward is not None else 0.0
 
     async def release(self, instance_id: str, **kwargs: Any) -> None:
         self._create_kwargs.pop(instance_id, None)

@@ -78,7 +78,7 @@ class SlotCgroup:
                 os.close(fd)
 
     def pids(self) -> set[int]:
-        found = set()
+        found: set[int] = set()
         for path in self.dirs:
             try:
                 found.update(int(p) for p in (path / "cgroup.procs").read_text().split())

@@ -50,7 +50,8 @@ async def evaluate(model, tokenizer, prompts, scorer, config) -> dict[str, float
     out = {}
     for name, texts in (("eval/accuracy", sampled), ("eval/greedy_accuracy", greedy)):
         repeated = list(prompts) * (len(texts) // max(len(prompts), 1))
-        rewards = [r.reward for r in await score_completions(scorer, repeated, [t for t, _ in texts])]
+        results = await score_completions(scorer, repeated, [t for t, _ in texts])
+        rewards = [r.reward or 0.0 for r in results]  # the scorer's on_error="zero" already makes a not-ok item 0.0
         if config.truncation == "penalize":  # scored as in training
             rewards = [config.truncation_reward if cut else r for r, (_, cut) in zip(rewards, texts)]
         out[name] = sum(rewards) / max(len(rewards), 1)

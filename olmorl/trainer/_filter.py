@@ -165,7 +165,8 @@ async def run_filter(args: argparse.Namespace, engine=None) -> dict[str, dict[st
                     continue
                 owners = [in_flight.pop(g.request_id) for g in groups]
                 prompts = [p for p, g in zip(owners, groups) for _ in g.completions]
-                texts = [tokenizer.decode(c.token_ids, skip_special_tokens=True) for g in groups for c in g.completions]
+                token_ids = [c.token_ids for g in groups for c in g.completions]
+                texts = tokenizer.batch_decode(token_ids, skip_special_tokens=True)
                 feed()  # keep the engine busy while these are scored
                 results = await score_completions(scorer, prompts, texts)
                 for k, prompt in enumerate(owners):

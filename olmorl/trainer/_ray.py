@@ -182,6 +182,7 @@ class RayEnginePool(EnginePool):
 
     def __init__(self, engines: list[RayEngine], sync_timeout_s: float, placement: Any) -> None:
         super().__init__(engines)  # type: ignore[arg-type]
+        self.ray_engines = engines  # self.engines as what they are: RayEngines, with their actors
         self.sync_timeout_s = sync_timeout_s
         self.placement = placement
 
@@ -196,7 +197,7 @@ class RayEnginePool(EnginePool):
     def _broadcast(self, weights: dict[str, torch.Tensor], version: int) -> None:
         start = time.perf_counter()
         ref = ray.put(to_object_store(weights))
-        pending = {engine.actor.load.remote(ref, version): engine for engine in self.engines}
+        pending = {engine.actor.load.remote(ref, version): engine for engine in self.ray_engines}
         done, late = ray.wait(list(pending), num_returns=len(pending), timeout=self.sync_timeout_s)
         errors = [f"engine {pending[r].url} did not load version {version} within {self.sync_timeout_s:g} s"
                   for r in late]
@@ -270,12 +271,14 @@ class RayRewardService:
 class LearnerRank:
     """One learner rank in its own Ray actor: the plain learner (one rank) or a DeepSpeed rank."""
 
+    @ray.method  # typed handle methods (ray.method with no options changes nothing at run time)
     def address(self) -> tuple[str, int]:
         from olmorl.rewards.service._local import free_port
 
         return ray.util.get_node_ip_address(), free_port()
 
-    def setup(self, cfg: TrainConfig, model_config: Any, weights: Mapping[str, torch.Tensor], rank: int, world: int,
+    @ray.method
+    def setup(self, cfg: TrainConfig, model_config: Any, weights: dict[str, torch.Tensor], rank: int, world: int,
               master: tuple[str, int]) -> None:
         from olmorl.trainer.learners._build import build_local_learner
 
@@ -285,22 +288,30 @@ class LearnerRank:
         torch.manual_seed(cfg.seed)
         self.learner = build_local_learner(cfg, _build_model(model_config, weights, torch.float32))
 
+    @ray.method
     def follow(self) -> None:
-        self.learner.serve()
+        from olmorl.trainer.learners._deepspeed import follow_leader
 
+        follow_leader(self.learner)
+
+    @ray.method
     def train_step(self, samples: list[Any]) -> dict[str, float]:
         return self.learner.train_step(samples)
 
+    @ray.method
     def weights(self) -> dict[str, torch.Tensor]:
         return self.learner.weights()
 
+    @ray.method
     def close(self) -> None:
         if hasattr(self.learner, "close"):
             self.learner.close()
 
+    @ray.method
     def training_state(self) -> dict[str, Any]:
         return self.learner.training_state()
 
+    @ray.method
     def load_training_state(self, state: dict[str, Any], weights: Mapping[str, torch.Tensor]) -> None:
         self.learner.load_training_state(state, dict(weights))
 
@@ -326,7 +337,8 @@ class RayLearner:
         ).remote() for r in range(world)]
         self.leader = self.ranks[0]
         master = ray.get(self.leader.address.remote())
-        weights = ray.put({k: v.detach().cpu() for k, v in model.state_dict().items()})
+        state: dict[str, torch.Tensor] = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+        weights = ray.put(state)
         # Every rank joins the process group at once (the rendezvous waits for all of them).
         ray.get([rank.setup.remote(cfg, model.config, weights, r, world, master) for r, rank in enumerate(self.ranks)])
         self.followers = [rank.follow.remote() for rank in self.ranks[1:]]
@@ -353,5 +365,6 @@ class RayLearner:
             ray.get(self.followers, timeout=60)
         finally:
             for rank in self.ranks:
-                ray.kill(rank)
+                # ray types an actor as ActorHandle | type (the type for its methods) but kill as taking the handle
+                ray.kill(rank)  # type: ignore[arg-type]
             remove_placement_group(self.placement)

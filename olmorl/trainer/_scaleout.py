@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import torch
 
@@ -19,6 +20,9 @@ from olmorl.trainer._config import TrainConfig
 from olmorl.trainer.engines._types import Engine
 from olmorl.trainer.learners._build import build_local_learner
 from olmorl.trainer.learners._plain import Learner
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 
 def build_learner(cfg: TrainConfig, model: torch.nn.Module) -> Learner:
@@ -33,7 +37,7 @@ def build_learner(cfg: TrainConfig, model: torch.nn.Module) -> Learner:
 def build_engine(cfg: TrainConfig, model: torch.nn.Module, tokenizer) -> Engine:
     """The engines the loop samples from, as one `Engine`: Ray actors, HTTP engines (remote or started here), a
     child process, or (default) a transformers engine in this process on its own copy of `model`."""
-    eos = model.generation_config.eos_token_id or tokenizer.eos_token_id
+    eos = cast("PreTrainedModel", model).generation_config.eos_token_id or tokenizer.eos_token_id  # an HF model
     engine_kwargs = dict(eos_token_id=eos, pad_token_id=tokenizer.pad_token_id,
                          max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature,
                          top_k=cfg.top_k, top_p=cfg.top_p,
@@ -55,7 +59,8 @@ def build_engine(cfg: TrainConfig, model: torch.nn.Module, tokenizer) -> Engine:
     if cfg.learner_backend == "deepspeed":  # ZeRO hooks and partitions must not follow the engine's copy
         from transformers import AutoModelForCausalLM
 
-        engine_model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=getattr(torch, cfg.engine_dtype))
+        engine_model: torch.nn.Module = AutoModelForCausalLM.from_pretrained(
+            cfg.model, dtype=getattr(torch, cfg.engine_dtype))
     else:
         engine_model = copy.deepcopy(model).to(getattr(torch, cfg.engine_dtype))
     return TorchEngine(engine_model, **engine_kwargs)  # type: ignore[return-value]
@@ -71,9 +76,10 @@ def run_follower(cfg: TrainConfig) -> None:
 
     torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
+    from olmorl.trainer.learners._deepspeed import follow_leader
+
     model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=torch.float32)
-    learner = build_local_learner(cfg, model)
-    learner.serve()
+    follow_leader(build_local_learner(cfg, model))
 
 
 def build_remote_engines(cfg: TrainConfig, *, eos_token_id, pad_token_id):

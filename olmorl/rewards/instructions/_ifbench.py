@@ -9,7 +9,7 @@ from collections import Counter
 
 from pydantic import Field
 
-from olmorl.rewards.instructions._constraints import Count, Kwargs, NoKwargs, constraint
+from olmorl.rewards.instructions._constraints import Count, Kwargs, NoKwargs, Source, constraint
 from olmorl.rewards.instructions._text import (
     STOPWORDS_EN,
     STRIP_CHARS,
@@ -19,7 +19,7 @@ from olmorl.rewards.instructions._text import (
     words,
 )
 
-SRC = "ifbench"
+SRC: Source = "ifbench"
 P = string.punctuation
 
 

@@ -12,6 +12,7 @@ from olmorl.rewards.instructions._constraints import (
     Kwargs,
     NoKwargs,
     Relation,
+    Source,
     WordOrList,
     compare,
     constraint,
@@ -20,7 +21,7 @@ from olmorl.rewards.instructions._constraints import (
 from olmorl.rewards.instructions._ifeval import LetterFrequency, star_paragraph_count
 from olmorl.rewards.instructions._text import split_sentences_regex, word_tokenize
 
-SRC = "ifbench_train"
+SRC: Source = "ifbench_train"
 
 
 class Phrase(Kwargs):

@@ -8,7 +8,7 @@ from collections import Counter
 
 from pydantic import Field
 
-from olmorl.rewards.instructions._constraints import Count, Kwargs, NoKwargs, constraint
+from olmorl.rewards.instructions._constraints import Count, Kwargs, NoKwargs, Source, constraint
 from olmorl.rewards.instructions._ifbench import N, SmallN
 from olmorl.rewards.instructions._text import (
     PUNCTUATION,
@@ -18,7 +18,7 @@ from olmorl.rewards.instructions._text import (
     word_tokenize,
 )
 
-SRC = "ifbench"
+SRC: Source = "ifbench"
 
 # `words:start_verb` needs NLTK's perceptron tagger, whose weights no package ships. Stand-in: the
 # first token is a common base-form verb, or looks like a participle/past form.

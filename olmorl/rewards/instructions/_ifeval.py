@@ -8,7 +8,15 @@ import json
 import re
 from pydantic import Field, field_validator, model_validator
 
-from olmorl.rewards.instructions._constraints import Count, Kwargs, Relation, compare, constraint, keyword_pattern
+from olmorl.rewards.instructions._constraints import (
+    Count,
+    Kwargs,
+    Relation,
+    Source,
+    compare,
+    constraint,
+    keyword_pattern,
+)
 from olmorl.rewards.instructions._text import (
     LanguageUndetectable,
     count_words,
@@ -19,7 +27,7 @@ from olmorl.rewards.instructions._text import (
     word_tokenize,
 )
 
-SRC = "ifeval"
+SRC: Source = "ifeval"
 _SHORT_TEXT_LETTERS = 20  # below this, langdetect's answer is unreliable (`fixed` semantics)
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import torch
 
 from olmorl.trainer._config import TrainConfig
@@ -11,8 +13,29 @@ from olmorl.trainer._objective import LossSettings
 from olmorl.trainer.learners._plain import Learner
 
 
+class _LearnerArgs(TypedDict):
+    """The keyword arguments the plain and the DeepSpeed learner share."""
+
+    loss: LossSettings
+    learning_rate: float
+    adam_betas: tuple[float, float]
+    adam_eps: float
+    weight_decay: float
+    max_grad_norm: float
+    minibatches: int
+    micro_batch_tokens: int
+    loss_norm: str
+    loss_constant: float | None
+    temperature: float
+    logprob_impl: str
+    logprob_chunk: int
+    warmup_steps: int
+    packing: bool
+    activation_checkpointing: bool
+
+
 def build_local_learner(cfg: TrainConfig, model: torch.nn.Module) -> Learner:
-    kwargs = dict(
+    kwargs = _LearnerArgs(
         loss=LossSettings(cfg.objective, cfg.eps_low, cfg.eps_high, cfg.tis_cap, cfg.kl_beta, cfg.sapo_tau_pos,
                           cfg.sapo_tau_neg),
         learning_rate=cfg.learning_rate, adam_betas=cfg.adam_betas, adam_eps=cfg.adam_eps, weight_decay=cfg.weight_decay,

@@ -17,7 +17,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.distributed as dist
@@ -117,7 +117,7 @@ class DeepSpeedLearner(Learner):
 
     # -- the call protocol between rank 0 (the loop) and the other ranks ----------------------------------------
     def _command(self, command: tuple | None) -> tuple:
-        box = [command]
+        box: list[Any] = [command]  # ranks > 0 send None and get rank 0's command back
         dist.broadcast_object_list(box, src=0)
         return box[0]
 
@@ -184,6 +184,8 @@ class DeepSpeedLearner(Learner):
     def _load_local(self, files: dict[str, bytes] | None) -> None:
         shares = None
         if self.rank == 0:  # ZeRO files name their rank; the others (ZeRO-1/2's model states) go to every rank
+            if files is None:
+                raise ValueError("rank 0 loads the checkpoint files it is given (only ranks > 0 get them sent)")
             shares = [{n: b for n, b in files.items() if "zero_pp_rank_" not in n or f"zero_pp_rank_{r}_" in n}
                       for r in range(self.world)]
         box: list[Any] = [None]
@@ -213,10 +215,14 @@ class DeepSpeedLearner(Learner):
         """As the plain learner's, but under ZeRO-3 the chunked head runs as the lm_head module's forward:
         ZeRO-3 gathers a module's partitioned weight around its forward (and again for its backward)."""
         flat, target = completion_states(model_base, samples, packing=self.packing, device=head.weight.device)
-        kw = dict(temperature=self.temperature, impl=self.logprob_impl, chunk=self.logprob_chunk)
+        def logprobs(hidden: torch.Tensor, lm_head: torch.nn.Linear) -> tuple[torch.Tensor, torch.Tensor | None]:
+            return token_logprobs(hidden, lm_head, target, temperature=self.temperature, impl=self.logprob_impl,
+                                  chunk=self.logprob_chunk)
+
         if self.zero_stage < 3:
-            return token_logprobs(flat, head, target, **kw)
-        head.forward = lambda h: token_logprobs(h, _Plain(head.weight), target, **kw)
+            return logprobs(flat, head)
+        # token_logprobs reads only the head's weight and bias, which _Plain holds
+        head.forward = lambda h: logprobs(h, cast(torch.nn.Linear, _Plain(head.weight)))
         try:
             return head(flat)
         finally:
@@ -227,7 +233,7 @@ class DeepSpeedLearner(Learner):
         engine = self.engine
         per_minibatch = -(-len(samples) // self.minibatches)
         minibatches = [samples[i:i + per_minibatch] for i in range(0, len(samples), per_minibatch)]
-        old: list[list[torch.Tensor]] | None = None
+        old: list[list[torch.Tensor | None]] | None = None  # None: a padding micro-batch (no samples)
         shares = [mb[self.rank::self.world] for mb in minibatches]
         plans = [self._equal_micro_batches(share) for share in shares]
         if self.minibatches > 1:  # pi_old: the policy before this step's first update
@@ -249,7 +255,8 @@ class DeepSpeedLearner(Learner):
                 if hasattr(engine.optimizer, "clear_backward_seen_flag"):
                     engine.optimizer.clear_backward_seen_flag()
                 logp, entropy = self._logprobs(self.base, self.head, micro)
-                logp_old = old[m][k] if old is not None and idx else logp.detach()
+                cached = old[m][k] if old is not None else None
+                logp_old = cached if cached is not None else logp.detach()
                 behav = torch.tensor([lp for s in micro for lp in s.behav_logprobs], dtype=logp.dtype)
                 adv = torch.tensor([a for s in micro for a in s.advantages()], dtype=logp.dtype)
                 ref = self._reference_logprobs(micro) if self.reference is not None else None
@@ -270,9 +277,9 @@ class DeepSpeedLearner(Learner):
             norm = engine.get_global_grad_norm()
             if norm is not None:
                 grad_norms.append(float(norm))
-        out = {"loss": sum(losses) / len(losses), "learner_s": time.perf_counter() - start,
-               "learning_rate": self.scheduler.get_last_lr()[0],
-               "trained_tokens": float(sum(s.loss_tokens for s in samples if s.in_loss))}
+        out: dict[str, float] = {"loss": sum(losses) / len(losses), "learner_s": time.perf_counter() - start,
+                                 "learning_rate": float(self.scheduler.get_last_lr()[0]),
+                                 "trained_tokens": float(sum(s.loss_tokens for s in samples if s.in_loss))}
         if grad_norms:
             out["grad_norm"] = max(grad_norms)
         if ratio_max:
@@ -289,6 +296,14 @@ class DeepSpeedLearner(Learner):
         if not share and int(count):
             raise ValueError(f"rank {self.rank} got no samples: the batch must hold at least world_size samples")
         return plan + [[] for _ in range(int(count) - len(plan))]
+
+
+def follow_leader(learner: Learner) -> None:
+    """A rank > 0: run rank 0's calls until it closes the learner. Only DeepSpeed ranks have a leader."""
+    if not isinstance(learner, DeepSpeedLearner):
+        raise ValueError(f"only DeepSpeed ranks follow rank 0, and this rank's learner is {type(learner).__name__}: "
+                         "several learner ranks need learner_backend deepspeed")
+    learner.serve()
 
 
 class _Plain:

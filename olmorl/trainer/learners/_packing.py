@@ -8,9 +8,14 @@ micro-batch. The mask is boolean [1, 1, row, row] (row^2 bytes): keep rows at a 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 import torch
 
 from olmorl.trainer.learners._samples import TrainSample
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 
 def pack_rows(lengths: list[int], row_tokens: int) -> list[list[int]]:
@@ -30,9 +35,14 @@ def pack_rows(lengths: list[int], row_tokens: int) -> list[list[int]]:
     return [sorted(r) for r in rows]
 
 
-def packed_inputs(samples: list[TrainSample]):
+def packed_inputs(samples: list[TrainSample]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
+                                                       torch.Tensor]:
     """input_ids, position_ids, the boolean block-causal mask, and (column, target) of every completion token."""
-    ids, positions, segments, cols, targets = [], [], [], [], []
+    ids: list[int] = []
+    positions: list[int] = []
+    segments: list[int] = []
+    cols: list[int] = []
+    targets: list[int] = []
     for k, s in enumerate(samples):
         seq = s.prompt_ids + s.completion_ids
         start = len(ids)
@@ -52,9 +62,10 @@ def enable_activation_checkpointing(model: torch.nn.Module, offload: bool = Fals
     """Recompute each decoder layer's activations in backward instead of keeping them (HF models).
 
     `offload` keeps the saved layer inputs in host memory (GPU only; Unsloth's offloaded checkpointing)."""
+    hf = cast("PreTrainedModel", model)  # the methods below are transformers', not torch's
     kwargs = {"use_reentrant": False}
-    if hasattr(model, "activation_checkpointing_enable"):  # transformers >= 5.2x
-        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs, offload=offload)
+    if hasattr(hf, "activation_checkpointing_enable"):  # transformers >= 5.2x
+        hf.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs, offload=offload)
     else:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
-    model.config.use_cache = False
+        hf.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+    hf.config.use_cache = False
