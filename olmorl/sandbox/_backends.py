@@ -35,9 +35,10 @@ INSIDE_HARNESS = "/sandbox/harness.py"
 # The interpreter runs the harness file through compile(), not as its script: a script's syntax tree
 # stays allocated until the script returns, and the zygote never returns (measured: 12.1 -> 7.2 MB of
 # anonymous memory with the trim in its main(), which every fork maps and every program process's exit
-# tears down). The harness's options follow its path in sys.argv, where it looks them up.
-HARNESS_LOADER = ("import sys\nwith open(sys.argv[1], 'rb') as f:\n    code = compile(f.read(), sys.argv[1], 'exec')\n"
-                  "del f\nexec(code)\n")
+# tears down). The harness's options follow its path in sys.argv, where it looks them up; `__file__` is set
+# as a script's would be (a session's interpreter tells its own traceback frames from a cell's by it).
+HARNESS_LOADER = ("import sys\n__file__ = sys.argv[1]\nwith open(__file__, 'rb') as f:\n"
+                  "    code = compile(f.read(), __file__, 'exec')\ndel f\nexec(code)\n")
 LINE_LIMIT = 32 << 20  # one test record from the zygote: output cap + frames, JSON-escaped
 
 
