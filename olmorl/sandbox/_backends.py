@@ -19,6 +19,7 @@ import sys
 import sysconfig
 import tempfile
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -339,7 +340,7 @@ class BwrapBackend(Backend):
             argv += ["--seccomp", str(seccomp_fd)]
             fds.append(seccomp_fd)
         launch.pass_fds = tuple(fds)
-        launch.cleanup += [lambda fd=fd: os.close(fd) for fd in fds]
+        launch.cleanup += [partial(os.close, fd) for fd in fds]
         program_ids = ["--program-ids", f"{INSIDE_PROGRAM_ID}:{INSIDE_PROGRAM_ID}"] if self.uid_separation and not script else []
         argv += ["--", self.python, "-X", "utf8", "-I", "-B", "-c", HARNESS_LOADER, INSIDE_HARNESS, "--pidns",
                  "--scratch", "/tmp", *program_ids, *self.harness_args()]

@@ -230,11 +230,12 @@ class SandboxPool:
         timeout = timeout_s or self.limits.test_timeout_s
         memory = memory_mb if memory_mb and memory_mb > 0 else self.limits.memory_mb
         self._jobs += 1
+        memory_bytes = min(memory, self.limits.memory_mb) << 20
         job = {
             "id": self._jobs,
             "program": program,
             "timeout": timeout,
-            "memory_bytes": min(memory, self.limits.memory_mb) << 20,
+            "memory_bytes": memory_bytes,
             "file_bytes": self.limits.file_mb << 20,
             "open_files": self.limits.open_files,
             "max_output": self.limits.max_output_bytes,
@@ -249,7 +250,7 @@ class SandboxPool:
             budget += len(tests) * PROGRAM_LOAD_S
         if lang.name != "python":
             compile_timeout = min(compile_timeout_s or self.limits.compile_timeout_s, self.limits.compile_timeout_s)
-            job.update(job_fields(lang, program, memory_bytes=job["memory_bytes"], compile_timeout_s=compile_timeout,
+            job.update(job_fields(lang, program, memory_bytes=memory_bytes, compile_timeout_s=compile_timeout,
                                   compile_memory_bytes=self.limits.compile_memory_mb << 20))
             budget += compile_timeout + 1.0 if lang.compiled else 0.0
         slot = await self._free.get(owner)

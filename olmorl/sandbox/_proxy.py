@@ -308,6 +308,10 @@ class Proxy:
     def __class__(self):
         return self._o_class or Proxy
 
+    @__class__.setter
+    def __class__(self, value):  # as every attribute assignment (__setattr__): the program's object's
+        self.__setattr__("__class__", value)
+
     def _o_ask(self, op, **fields):
         return self._o_conn.ask({"op": op, "o": {"$h": self._o_h}, **fields})
 

@@ -57,13 +57,18 @@ class _Rollout:
     turns: int = 0
     tool_calls: int = 0
 
-    def add(self, ids: list[int], logprobs: list[float] | None, versions: list[int] | None) -> None:
-        sampled = logprobs is not None
+    def add_sampled(self, ids: list[int], logprobs: list[float], versions: list[int]) -> None:
         self.tokens += ids
-        self.mask += [int(sampled)] * len(ids)
-        # tool reply tokens: no behaviour logprob (never in the loss); the version of the turn before them
-        self.logprobs += logprobs if sampled else [0.0] * len(ids)
-        self.versions += versions if sampled else [self.versions[-1] if self.versions else 0] * len(ids)
+        self.mask += [1] * len(ids)
+        self.logprobs += logprobs
+        self.versions += versions
+
+    def add_reply(self, ids: list[int]) -> None:
+        """Tool reply tokens: no behaviour logprob (never in the loss); the version of the turn before them."""
+        self.tokens += ids
+        self.mask += [0] * len(ids)
+        self.logprobs += [0.0] * len(ids)
+        self.versions += [self.versions[-1] if self.versions else 0] * len(ids)
 
 
 class MultiTurnEngine:
@@ -109,7 +114,7 @@ class MultiTurnEngine:
         started.wait()
 
     def stop(self) -> None:
-        if self._loop is not None:
+        if self._loop is not None and self._thread is not None:  # started
             asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(timeout=60)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=30)
@@ -117,6 +122,9 @@ class MultiTurnEngine:
 
     def submit(self, requests: list[GenerationRequest]) -> None:
         self._check()
+        if self._loop is None:
+            raise RuntimeError("MultiTurnEngine.submit before start()")
+        loop = self._loop
         passing = [r for r in requests if not _env_of(r)]
         with self._lock:
             self._in_flight += len(requests)
@@ -124,7 +132,7 @@ class MultiTurnEngine:
             self.inner.submit(passing)
         for req in requests:
             if _env_of(req):
-                asyncio.run_coroutine_threadsafe(self._group(req), self._loop)
+                asyncio.run_coroutine_threadsafe(self._group(req), loop)
 
     def get_groups(self, timeout: float | None = None) -> list[Group]:
         self._check()
@@ -193,7 +201,9 @@ class MultiTurnEngine:
         try:
             submitted = self.inner.version
             rollouts = await asyncio.gather(*(self._rollout(req.meta) for _ in range(req.n)))
-            prompt_ids = rollouts[0].prompt_ids if rollouts else list(req.prompt_ids)
+            # each rollout carries its own prompt (the rendered tools); the group's is the first one's
+            first = rollouts[0].prompt_ids if rollouts else None
+            prompt_ids = first if first is not None else list(req.prompt_ids)
             self._emit(Group(req.request_id, prompt_ids, list(rollouts), req.meta, submitted))
         except asyncio.CancelledError:  # stop()
             raise
@@ -234,7 +244,7 @@ class MultiTurnEngine:
                 budget = min(limits.max_new_tokens, limits.max_total_tokens - len(ro.tokens))
                 turn = await (first or self._turn(ro.prompt_ids + ro.tokens, budget, key))
                 first = None
-                ro.add(turn.token_ids, turn.logprobs, turn.versions)
+                ro.add_sampled(turn.token_ids, turn.logprobs, turn.versions)
                 ro.turns += 1
                 self._stats["turns"] += 1
                 last_text = self._chat(self.chat.text, turn.token_ids)
@@ -254,7 +264,7 @@ class MultiTurnEngine:
                 if len(ro.tokens) + len(reply_ids) >= limits.max_total_tokens:
                     finish = "length"
                     break
-                ro.add(reply_ids, None, None)
+                ro.add_reply(reply_ids)
             start = time.perf_counter()
             result = await self.sessions.verify(session_id, last_text, ro.messages)
             self._stats["verify_s"] += time.perf_counter() - start

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from typing import Any, Literal
 
 from olmorl.clients import AsyncSession, AsyncSessionClient, OlmorlError, RewardServerError, VerifyResult
 from olmorl.clients import SessionNotFound
@@ -19,7 +19,7 @@ from olmorl.clients import SessionNotFound
 class RolloutError(RuntimeError):
     """The session or its server failed (not the model's fault): the rollout's group is dropped, not scored 0."""
 
-    def __init__(self, message: str, status: str = "error") -> None:
+    def __init__(self, message: str, status: Literal["invalid", "error"] = "error") -> None:
         super().__init__(message)
         self.status = status  # invalid: the row/env refused it | error: infrastructure
 

@@ -204,8 +204,9 @@ def exact_arithmetic(expr: Any, digits: int = MAX_EXACT_DIGITS) -> Fraction | No
     if expr.is_Rational:
         return Fraction(int(expr.p), int(expr.q))
     if isinstance(expr, (sympy.Add, sympy.Mul)):
-        values = [exact_arithmetic(arg, digits) for arg in expr.args]
-        if any(v is None for v in values):
+        maybe = [exact_arithmetic(arg, digits) for arg in expr.args]
+        values = [v for v in maybe if v is not None]
+        if len(values) != len(maybe):
             return None
         total = values[0]
         for value in values[1:]:

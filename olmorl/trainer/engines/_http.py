@@ -20,13 +20,16 @@ import time
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import httpx
 import torch
 
 from olmorl.trainer._lora import same_kind, weights_file_metadata
 from olmorl.trainer.engines._types import Completion, GenerationRequest, Group, take_groups
+
+if TYPE_CHECKING:
+    from olmorl.trainer.engines._server import EngineServerProcess
 
 
 class EngineError(RuntimeError):
@@ -297,7 +300,7 @@ class EnginePool:
     error): generation never stops, and two versions are never in flight at once.
     """
 
-    def __init__(self, engines: list[RemoteEngine], owned: list["EngineServerProcess"] | None = None) -> None:
+    def __init__(self, engines: list[RemoteEngine], owned: list[EngineServerProcess] | None = None) -> None:
         if not engines:
             raise ValueError("an engine pool needs at least one engine")
         self.engines = engines

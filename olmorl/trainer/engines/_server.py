@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import torch
 
@@ -45,6 +45,9 @@ from olmorl.trainer._lora import AdapterWeights, adapter_problems, read_weights_
 from olmorl.trainer._distill import sequence_logprobs
 from olmorl.trainer.engines._torch import TorchEngine
 from olmorl.trainer.engines._types import GenerationRequest, Group
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 log = logging.getLogger("olmorl.trainer.engine_server")
 
@@ -82,6 +85,13 @@ def group_to_json(group: Group) -> dict[str, Any]:
             "completions": [asdict(c) for c in group.completions]}
 
 
+class _ServerState(TypedDict):
+    paused: bool
+    staged_version: int  # the newest weights received (applied at once, or at resume while paused)
+    syncs: int
+    last_sync_s: float
+
+
 def create_app(engine: ServedTorchEngine, *, model_info: dict[str, Any] | None = None):
     from fastapi import Body, FastAPI, HTTPException, Query, Request
     from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -100,7 +110,7 @@ def create_app(engine: ServedTorchEngine, *, model_info: dict[str, Any] | None =
     streams: dict[int, asyncio.Queue] = {}  # server request id -> the stream waiting for that group
     owner: dict[int, tuple[int, Any]] = {}  # server request id -> (stream, client request id)
     ids = itertools.count()
-    state = {"paused": False, "staged_version": engine.version, "syncs": 0, "last_sync_s": 0.0}
+    state: _ServerState = {"paused": False, "staged_version": engine.version, "syncs": 0, "last_sync_s": 0.0}
     expected = {k: (tuple(v.shape), v.dtype) for k, v in engine.model.state_dict().items()}
     update_lock = asyncio.Lock()
 
@@ -119,9 +129,9 @@ def create_app(engine: ServedTorchEngine, *, model_info: dict[str, Any] | None =
             for g in groups:
                 stream, client_id = owner.pop(g.request_id)
                 g.request_id = client_id
-                q = streams.get(stream)
-                if q is not None:  # the client may have gone away
-                    q.put_nowait(g)
+                waiting = streams.get(stream)
+                if waiting is not None:  # the client may have gone away
+                    waiting.put_nowait(g)
 
     @app.get("/health")
     async def health():
@@ -169,7 +179,7 @@ def create_app(engine: ServedTorchEngine, *, model_info: dict[str, Any] | None =
         return StreamingResponse(lines(), media_type="application/x-ndjson")
 
     score_lock = asyncio.Lock()  # one scoring pass at a time (the engine's own thread keeps decoding beside it)
-    vocab_size = engine.model.get_output_embeddings().weight.shape[0]
+    vocab_size = cast("PreTrainedModel", engine.model).get_output_embeddings().weight.shape[0]  # an HF model
 
     @app.post("/v1/logprobs")
     async def logprobs(body: dict = Body(...)):

@@ -30,7 +30,7 @@ import json
 import queue
 import threading
 import time
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import torch
 
@@ -39,6 +39,9 @@ from olmorl.trainer._lora import AdapterWeights
 from olmorl.trainer.engines._http import EngineError, WeightSyncError, weights_dir
 from olmorl.trainer.engines._sampling import check_sampling
 from olmorl.trainer.engines._vllm_lora import SERVER_ADAPTER_NAME, AdapterVersions
+
+if TYPE_CHECKING:
+    from vllm.v1.engine.async_llm import AsyncLLM
 
 VLLM_MISSING = ("vLLM is not installed: `pip install olmorl[vllm]` on a CUDA machine (vLLM ships CUDA-only "
                 "wheels; it cannot run on CPU-only hosts)")
@@ -113,7 +116,7 @@ class VLLMEngine:
         self.streams = _Streams()
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True, name="olmorl-vllm")
-        self.llm = None
+        self.llm: AsyncLLM | None = None  # set by start()
         self.sender = _NcclSender()
         self.ids = itertools.count()
         self.adapters: AdapterVersions | None = None  # a LoRA policy's adapter versions (from its first update)
@@ -128,6 +131,12 @@ class VLLMEngine:
 
     def _run(self, coro, timeout: float | None = None):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    @property
+    def _started(self) -> AsyncLLM:
+        if self.llm is None:
+            raise EngineError("the vLLM engine is not started: call start() first")
+        return self.llm
 
     def start(self) -> None:
         from vllm.engine.arg_utils import AsyncEngineArgs
@@ -167,13 +176,15 @@ class VLLMEngine:
             versions: dict[int, list[int]] = {}
             final = None
             lora = self.adapters.lora_request(adapter) if self.adapters is not None and adapter is not None else None
-            async for output in self.llm.generate(TokensPrompt(prompt_token_ids=list(req.prompt_ids)), params,
+            async for output in self._started.generate(TokensPrompt(prompt_token_ids=list(req.prompt_ids)), params,
                                                   request_id=f"olmorl-{next(self.ids)}", lora_request=lora):
                 for c in output.outputs:  # cumulative outputs: stamp the tokens that are new since last time
                     seen = versions.setdefault(c.index, [])
                     # a LoRA request generates with the adapter it was submitted with, to its end
                     seen.extend([self.version if adapter is None else adapter] * (len(c.token_ids) - len(seen)))
                 final = output
+            if final is None:
+                raise EngineError(f"vLLM returned no output for request {req.request_id}")
             completions = []
             for c in sorted(final.outputs, key=lambda c: c.index):
                 logprobs = [step[tok].logprob for step, tok in zip(c.logprobs, c.token_ids)]
@@ -200,18 +211,18 @@ class VLLMEngine:
         if self.adapters is None:
             self.adapters = AdapterVersions(weights_dir())
         self.adapters.write(weights, version)
-        await self.llm.add_lora(self.adapters.lora_request(version))  # requests submitted from now on use it
+        await self._started.add_lora(self.adapters.lora_request(version))  # requests submitted from now on use it
         self.version = version
         await self._retire_adapters()
 
     async def _retire_adapters(self) -> None:
         for version in self.adapters.retired() if self.adapters is not None else []:
-            await self.llm.remove_lora(version + 1)
+            await self._started.remove_lora(version + 1)
 
     async def _sync(self, weights: Mapping[str, torch.Tensor], version: int) -> None:
         from vllm.distributed.weight_transfer.base import WeightTransferInitRequest, WeightTransferUpdateRequest
 
-        llm = self.llm
+        llm = self._started
         if self.sender.group is None:  # once: the trainer is rank 0, the engine's workers follow
             world = 1 + llm.vllm_config.parallel_config.world_size
             init = llm.init_weight_transfer_engine(WeightTransferInitRequest(init_info={
@@ -237,10 +248,10 @@ class VLLMEngine:
                                   "deadline (NCCL has no timeout of its own: restart the engine)") from exc
 
     def pause(self, mode: str = "keep") -> None:
-        self._run(self.llm.pause_generation(mode=mode, clear_cache=False), self.sync_timeout_s)
+        self._run(self._started.pause_generation(mode=mode, clear_cache=False), self.sync_timeout_s)
 
     def resume(self) -> None:
-        self._run(self.llm.resume_generation(), self.sync_timeout_s)
+        self._run(self._started.resume_generation(), self.sync_timeout_s)
 
     def stats(self) -> dict[str, float]:
         return {"tokens": float(self.streams.tokens), "idle_s": 0.0, "kv_stale_tokens": 0.0}
@@ -304,7 +315,7 @@ class VLLMServerEngine:
                     "top_p": self.top_p, "top_k": self.top_k, "logprobs": 0, "return_tokens_as_token_ids": True,
                     "ignore_eos": req.ignore_eos, "seed": self.seed + next(self.ids)}
             submitted = self.version
-            parts = {i: ([], [], []) for i in range(req.n)}
+            parts: dict[int, tuple[list[int], list[float], list[int]]] = {i: ([], [], []) for i in range(req.n)}
             finish = {i: "stop" for i in range(req.n)}
             with self.http.stream("POST", "/v1/completions", json=body, timeout=None) as r:
                 if r.status_code != 200:
