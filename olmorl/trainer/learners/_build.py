@@ -23,6 +23,10 @@ def build_local_learner(cfg: TrainConfig, model: torch.nn.Module) -> Learner:
         activation_checkpointing=cfg.activation_checkpointing)
     if cfg.distill_loss != "sampled":  # a full-vocabulary KL term: the config allows it with the plain learner only
         kwargs.update(distill_loss=cfg.distill_loss, distill_weight=cfg.distill_weight)
+    if cfg.learner_dtype == "bfloat16_mixed":  # the config allows it with the plain learner only
+        kwargs.update(mixed_precision=True)
+    if cfg.device != "auto":  # resolved at start (_device.resolve_device); adapters are made on the base's device
+        model.to(cfg.device)
     if cfg.lora_rank:  # the config allows it with the plain learner only
         model = wrap_policy(model, cfg.lora_rank, cfg.lora_alpha, cfg.lora_target_modules, cfg.lora_dropout)
     if cfg.learner_backend == "deepspeed":
