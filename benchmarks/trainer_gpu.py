@@ -3,7 +3,10 @@ objective) on one GPU, full fine-tune then LoRA, in one process. Prints one tabl
 (trainable), generation tokens/s, learner step time (median), weight-sync time (median) and peak GPU memory
 (`torch.cuda.max_memory_allocated`); writes the same as JSON to $OUT/trainer_gpu.json when OUT is set.
 
-The policy is Qwen2.5-0.5B's shape built from a config (random init, bf16 on CUDA, 494M parameters with the
+The engine and learner are built by olmorl-train's own builders (`_scaleout.build_engine`,
+`learners._build.build_local_learner`) from a `TrainConfig` with `device`, `engine_dtype` and `learner_dtype`
+(on CUDA by default: a bf16 engine copy and the bfloat16_mixed learner, fp32 master weights and AdamW state).
+The policy is Qwen2.5-0.5B's shape built from a config (random init, 494M parameters with the
 151936-token embedding tied to the head); the tokenizer is built locally (`olmorl.trainer._tiny`: one token per
 character, the vocabulary padded with four-letter filler words up to the model's, so every sampled id decodes).
 Each step is synchronous: P prompts x G completions of exactly `--new-tokens` tokens (EOS ignored, so both
@@ -21,7 +24,6 @@ groups vary. The first step is warm-up (CUDA kernels, allocator); the figures ar
 from __future__ import annotations
 
 import argparse
-import copy
 import gc
 import json
 import os
@@ -38,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from olmorl.trainer import TrainConfig  # noqa: E402
 from olmorl.trainer._objective import group_advantages, is_zero_std  # noqa: E402
+from olmorl.trainer._scaleout import build_engine  # noqa: E402
 from olmorl.trainer._tiny import build_char_tokenizer  # noqa: E402
 from olmorl.trainer.engines._torch import TorchEngine  # noqa: E402
 from olmorl.trainer.engines._types import GenerationRequest  # noqa: E402
@@ -138,16 +141,17 @@ def generate(engine: TorchEngine, prompts, group: int, new_tokens: int, step: in
 def run_mode(mode: str, args: argparse.Namespace, tokenizer, prompts, reward: IFEvalReward,
              device: torch.device, budget_s: float) -> dict:
     start = time.perf_counter()
-    model = build_policy(SHAPES[args.shape], tokenizer, device, getattr(torch, args.dtype), args.seed)
+    # float32: the learner's master weights (bfloat16_mixed autocasts its forward; the engine gets a bf16 copy)
+    model = build_policy(SHAPES[args.shape], tokenizer, device, torch.float32, args.seed)
     params = sum(p.numel() for p in model.parameters())
-    # the engine's own copy, as olmorl-train's in-process engine has (`_scaleout.build_engine`)
-    engine = TorchEngine(copy.deepcopy(model), eos_token_id=tokenizer.eos_token_id,
-                         pad_token_id=tokenizer.pad_token_id, max_new_tokens=args.new_tokens,
-                         max_batch_size=args.prompts * args.group, seed=args.seed)
     lora = mode == "lora"
     cfg = TrainConfig(lora_rank=args.rank if lora else 0, lora_alpha=2 * args.rank,
                       learning_rate=1e-5 if lora else 1e-6, micro_batch_tokens=args.micro_batch_tokens,
-                      group_size=args.group, max_new_tokens=args.new_tokens)
+                      group_size=args.group, max_new_tokens=args.new_tokens, engine_batch_size=args.prompts * args.group,
+                      device=device.type, engine_dtype=args.engine_dtype, learner_dtype=args.learner_dtype,
+                      seed=args.seed)
+    # as olmorl-train builds them: the engine's own copy first, then the learner (which wraps a LoRA policy)
+    engine: TorchEngine = build_engine(cfg, model, tokenizer)  # type: ignore[assignment]
     learner = build_local_learner(cfg, model)
     trainable = sum(p.numel() for p in learner.model.parameters() if p.requires_grad)
     memory = PeakMemory(device)
@@ -240,7 +244,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--micro-batch-tokens", type=int, default=16384, help="learner tokens per forward/backward")
     parser.add_argument("--modes", default="full,lora")
     parser.add_argument("--budget-s", type=float, default=300.0, help="wall-clock budget of all modes together")
-    parser.add_argument("--dtype", choices=("bfloat16", "float32"), help="default: bfloat16 on CUDA, else float32")
+    parser.add_argument("--engine-dtype", choices=("bfloat16", "float32"), help="default: bfloat16 on CUDA, else float32")
+    parser.add_argument("--learner-dtype", choices=("bfloat16_mixed", "float32"),
+                        help="default: bfloat16_mixed on CUDA, else float32")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     args.shape = "tiny" if args.tiny else "qwen2.5-0.5b"
@@ -255,7 +261,8 @@ def main(argv: list[str] | None = None) -> None:
 
     args = parse_args(argv)
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    args.dtype = args.dtype or ("bfloat16" if device.type == "cuda" else "float32")
+    args.engine_dtype = args.engine_dtype or ("bfloat16" if device.type == "cuda" else "float32")
+    args.learner_dtype = args.learner_dtype or ("bfloat16_mixed" if device.type == "cuda" else "float32")
     if device.type == "cpu":
         torch.set_num_threads(2)
     started = time.perf_counter()
@@ -265,7 +272,7 @@ def main(argv: list[str] | None = None) -> None:
     prompts = letter_prompts(tokenizer, args.prompts, args.new_tokens)
     device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     print(f"device {device_name}; torch {torch.__version__}, transformers {transformers.__version__}; shape "
-          f"{args.shape}, {args.dtype}; {args.prompts} prompts x {args.group} completions x {args.new_tokens} tokens "
+          f"{args.shape}, engine {args.engine_dtype}, learner {args.learner_dtype}; {args.prompts} prompts x {args.group} completions x {args.new_tokens} tokens "
           f"per step, up to {args.steps} steps per mode, budget {args.budget_s:.0f} s", flush=True)
     modes = args.modes.split(",")
     rows = []
@@ -282,7 +289,7 @@ def main(argv: list[str] | None = None) -> None:
         result = {"device": device_name, "torch": torch.__version__, "transformers": transformers.__version__,
                   "shape": {"name": args.shape, **SHAPES[args.shape], "vocab_size": len(tokenizer)},
                   "prompts": args.prompts, "group": args.group, "new_tokens": args.new_tokens, "rank": args.rank,
-                  "dtype": args.dtype, "rows": rows, "wall_s": time.perf_counter() - started}
+                  "engine_dtype": args.engine_dtype, "learner_dtype": args.learner_dtype, "rows": rows, "wall_s": time.perf_counter() - started}
         if os.environ.get("OUT"):  # after each mode: a run killed at its time limit keeps what it measured
             path = Path(os.environ["OUT"]) / "trainer_gpu.json"
             path.write_text(json.dumps(result, indent=1))

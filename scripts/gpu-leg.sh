@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# Issue 28's GPU leg, the one command to run on the GPU machine from the repo root (ends within 7 minutes):
+# Issue 28's GPU leg, the one command to run on the GPU machine from the repo root (ends within 5 minutes):
 #   bash scripts/gpu-leg.sh
-# It installs the carried wheels to /tmp/site, prints nvidia-smi and the versions, then runs
-# benchmarks/trainer_gpu.py (torch engine + plain learner, Qwen2.5-0.5B's shape from a config, bf16; full
-# fine-tune then LoRA) under a hard limit, tee-ing everything to $OUT/log.txt; the benchmark writes
-# $OUT/trainer_gpu.json after each mode.
+# It installs the carried wheels to /tmp/site, prints nvidia-smi and the versions, then
+#  1. runs `olmorl-train` itself for 3 steps with `device: cuda` and `learner_dtype: bfloat16_mixed` on the toy
+#     addition task (examples/addition_grpo, a short warm start; its local reward server included), copying the
+#     run's metrics.jsonl and reward-server log to $OUT/addition/;
+#  2. runs benchmarks/trainer_gpu.py (torch engine + plain learner built by the trainer's own builders on CUDA,
+#     Qwen2.5-0.5B's shape from a config; full fine-tune then LoRA) under a hard limit;
+# tee-ing everything to $OUT/log.txt; the benchmark writes $OUT/trainer_gpu.json after each mode.
 #
-# The machine (Python 3.12, torch 2.11, transformers 5.17, peft; no network) lacks pydantic and pydantic-settings,
-# which olmorl's import path needs. Their wheels travel in .whl/ (carry [".whl"]; not committed), exact pins in
-# scripts/gpu-leg-wheels.txt, which also says how to fetch them:
-#   annotated-types 0.8.0, pydantic 2.14.4, pydantic_core 2.50.5 (cp312 manylinux2014), pydantic-settings 2.16.3,
-#   python-dotenv 1.2.4, typing-inspection 0.4.5, typing_extensions 4.16.0
+# The machine (Python 3.12, torch 2.11, transformers 5.17, peft; no network) lacks pydantic, FastAPI, uvicorn,
+# datasets and the verifiers' packages. Their wheels travel in .whl/ (carry [".whl"]; not committed), exact pins
+# and how to fetch them in scripts/gpu-leg-wheels.txt.
 #
-# Environment: OUT (default /tmp/gpu-leg-out), GPU_LEG_LIMIT_S (default 390: the benchmark's hard limit),
-# GPU_LEG_BUDGET_S (default 300: the benchmark stops starting steps past it), GPU_LEG_ARGS (more benchmark flags).
+# Environment: OUT (default /tmp/gpu-leg-out), GPU_LEG_TRAIN_LIMIT_S (default 75: the olmorl-train leg's hard
+# limit), GPU_LEG_LIMIT_S (default 200: the benchmark's hard limit), GPU_LEG_BUDGET_S (default 150: the benchmark
+# stops starting steps past it), GPU_LEG_ARGS (more benchmark flags).
 set -uo pipefail
 
 OUT="${OUT:-/tmp/gpu-leg-out}"
@@ -51,10 +53,25 @@ print(f"python {sys.version.split()[0]}, torch {torch.__version__} (CUDA {torch.
 print(f"GPU: {torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'none visible to torch'}")
 EOF
 
+repo="$PWD"
+mkdir -p "$OUT/addition"
+echo "== olmorl-train, device cuda, 3 steps of examples/addition_grpo"
+# timeout signals its whole process group; the reward server follows its parent (--stop-with-parent)
+timeout -k 10 "${GPU_LEG_TRAIN_LIMIT_S:-75}" bash -c '
+    cd /tmp && rm -rf addition && mkdir addition && cd addition \
+    && python3 "$1/examples/addition_grpo/prepare.py" --out work --steps 20 \
+    && python3 -m olmorl.trainer._cli --config "$1/examples/addition_grpo/run.yaml" --device cuda \
+        --learner-dtype bfloat16_mixed --total-steps 3 --eval-every 0 --save-every 0 --filter-zero-std false \
+        --tensorboard false --output-dir /tmp/addition/run' _ "$repo"
+train_rc=$?
+cp /tmp/addition/run/metrics.jsonl /tmp/addition/run/reward-server.log "$OUT/addition/" 2>/dev/null
+echo "olmorl-train leg: exit status $train_rc"
+
 # shellcheck disable=SC2086  # GPU_LEG_ARGS is a list of flags
-timeout -k 10 "${GPU_LEG_LIMIT_S:-390}" python3 benchmarks/trainer_gpu.py --budget-s "${GPU_LEG_BUDGET_S:-300}" \
+timeout -k 10 "${GPU_LEG_LIMIT_S:-200}" python3 benchmarks/trainer_gpu.py --budget-s "${GPU_LEG_BUDGET_S:-150}" \
     ${GPU_LEG_ARGS:-}
 rc=$?
-[ $rc -eq 124 ] && echo "the benchmark ran past ${GPU_LEG_LIMIT_S:-390} s and was stopped; $OUT/trainer_gpu.json holds the modes it finished"
+[ $rc -eq 124 ] && echo "the benchmark ran past ${GPU_LEG_LIMIT_S:-200} s and was stopped; $OUT/trainer_gpu.json holds the modes it finished"
+[ $rc -eq 0 ] && rc=$train_rc
 nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv
 finish $rc

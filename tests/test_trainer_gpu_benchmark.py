@@ -23,7 +23,7 @@ def test_tiny_run_reports_both_modes(tmp_path):
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     result = json.loads((tmp_path / "trainer_gpu.json").read_text())
-    assert result["device"] == "cpu" and result["dtype"] == "float32"
+    assert result["device"] == "cpu" and (result["engine_dtype"], result["learner_dtype"]) == ("float32", "float32")
     full, lora = result["rows"]
     assert (full["mode"], lora["mode"]) == ("full", "lora")
     assert full["trainable"] == full["params"] == lora["params"]

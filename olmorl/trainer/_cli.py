@@ -21,6 +21,7 @@ from olmorl.trainer._config import (
     load_config,
     overrides_from_args,
 )
+from olmorl.trainer._device import resolve_device
 from olmorl.trainer._model_source import ModelNotFound, check_model
 
 SUBCOMMANDS = """subcommands:
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per reward request is noise
     try:
-        config = load_config(args.config, overrides_from_args(args))
+        config = resolve_device(load_config(args.config, overrides_from_args(args)))
     except (ValueError, OSError) as exc:
         print(f"olmorl-train: bad config: {exc}", file=sys.stderr)
         return 2

@@ -45,6 +45,7 @@ class TrainConfig:
     engine_batch_size: int = 64  # sequences decoded together by the engine
     continuous_batching: bool = True  # refill a finished row at once (False = static batches)
     engine_dtype: str = "float32"  # dtype of the engine's copy of the weights (float32 | bfloat16)
+    device: str = "auto"  # local torch engine, learner, reference and teacher: auto (cuda when available) | cpu | cuda
     engine_process: bool = False  # run the engine in a child process (no shared interpreter lock with the learner)
     # -- scale-out (docs/scaling.md)
     engine_urls: tuple[str, ...] = ()  # olmorl-engine servers to generate with (replaces the local engine)
@@ -64,6 +65,7 @@ class TrainConfig:
     offload_optimizer: bool = False  # DeepSpeed: optimizer states in CPU memory
     sequence_packing: bool = False  # learner: several samples per row (micro_batch_tokens per row)
     activation_checkpointing: bool = False  # learner: recompute decoder-layer activations in backward
+    learner_dtype: str = "float32"  # float32 | bfloat16_mixed (fp32 master weights and AdamW state, bf16 autocast forward)
     # -- asynchrony
     async_steps: int = 1  # how many optimizer steps a sample may lag behind (0 = synchronous)
     inflight_updates: bool = True  # push weights while generating (False = wait for the engine to drain)
@@ -138,7 +140,8 @@ class TrainConfig:
                    "staleness_policy": ("drop", "throttle"),
                    "loss_norm": ("token", "sequence", "constant"), "truncation": ("keep", "mask", "penalize"),
                    "update_mode": ("inflight", "abort"), "logprob_impl": ("chunked", "naive", "torch_lce"),
-                   "engine_dtype": ("float32", "bfloat16"), "learner_backend": ("torch", "deepspeed"),
+                   "engine_dtype": ("float32", "bfloat16"), "device": ("auto", "cpu", "cuda"),
+                   "learner_dtype": ("float32", "bfloat16_mixed"), "learner_backend": ("torch", "deepspeed"),
                    "distill_loss": ("sampled", "full_reverse_kl", "full_forward_kl")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
@@ -156,6 +159,7 @@ class TrainConfig:
             raise ValueError("choose one engine placement: ray_engines, engine_urls/engine_servers or engine_process")
         check_sampling(self.temperature, self.top_k, self.top_p)
         _check_lora(self)
+        _check_placement(self)
         _check_distillation(self)
         unknown = sorted(set(self.report_to) - set(TRACKERS))
         if unknown:
@@ -214,6 +218,18 @@ def _check_lora(config: TrainConfig) -> None:
     if config.learner_backend != "torch" or config.ray_learner_ranks:
         raise ValueError("lora_rank > 0 trains with the plain torch learner in this process "
                          "(not with learner_backend deepspeed nor ray_learner_ranks)")
+
+
+def _check_placement(config: TrainConfig) -> None:
+    """ValueError for a device or learner precision the chosen engine / learner placement does not take."""
+    elsewhere = [name for name in ("ray_engines", "ray_learner_ranks", "engine_servers", "engine_process")
+                 if getattr(config, name)] + (["learner_backend deepspeed"] if config.learner_backend == "deepspeed" else [])
+    if config.device == "cuda" and elsewhere:
+        raise ValueError(f"device cuda places the in-process torch engine and plain learner; {', '.join(elsewhere)} "
+                         "place their own models (use ray_*_gpus / the launcher's devices, and device auto or cpu)")
+    if config.learner_dtype != "float32" and (config.learner_backend != "torch" or config.ray_learner_ranks):
+        raise ValueError(f"learner_dtype {config.learner_dtype} is the plain torch learner's (not learner_backend "
+                         "deepspeed nor ray_learner_ranks)")
 
 
 def _check_distillation(config: TrainConfig) -> None:

@@ -141,10 +141,11 @@ class LocalTeacher:
     """A model directory loaded in this process (float32, eval mode); batches scored one after another in a
     worker thread, so the event loop (and the engine's thread) keep running."""
 
-    def __init__(self, model_dir: str, *, batch_size: int) -> None:
+    def __init__(self, model_dir: str, *, batch_size: int, device: str = "cpu") -> None:
         from transformers import AutoModelForCausalLM
 
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+        self.model.to(torch.device(device))
         self.model.requires_grad_(False)
         self.batch_size = batch_size
         self.latencies: list[float] = []
@@ -232,7 +233,8 @@ def checked(sequences: list[Sequence], logprobs: object, who: str) -> list[list[
 def build_teacher(config: TrainConfig) -> Teacher | None:
     """The config's teacher (`teacher_model` or `teacher_url`), or None when distillation is off."""
     if config.teacher_model:
-        return LocalTeacher(config.teacher_model, batch_size=config.teacher_batch_size)
+        device = "cpu" if config.device == "auto" else config.device  # resolved at start (_device.resolve_device)
+        return LocalTeacher(config.teacher_model, batch_size=config.teacher_batch_size, device=device)
     if config.teacher_url:
         return RemoteTeacher(config.teacher_url, batch_size=config.teacher_batch_size,
                              timeout_s=config.teacher_timeout_s)

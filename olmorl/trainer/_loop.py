@@ -27,6 +27,7 @@ import torch
 from olmorl.trainer._checkpoint import (MetricsLog, latest_checkpoint, load_checkpoint, rng_states,
                                         save_checkpoint, set_rng_states)
 from olmorl.trainer._config import TrainConfig, dump_config
+from olmorl.trainer._device import resolve_device
 from olmorl.trainer._data import Prompt, PromptMixer, load_sources
 from olmorl.trainer._distill import LocalTeacher, TeacherScores, build_teacher, mixed_advantages
 from olmorl.trainer.engines._types import GenerationRequest, Group
@@ -53,7 +54,7 @@ class Trainer:
     def __init__(self, config: TrainConfig) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        self.config = cfg = config
+        self.config = cfg = resolve_device(config)  # device auto -> cpu | cuda, printed in the resolved config
         self.scored_components: list[tuple[str, list[float]]] = []  # composite rows' (component, rewards) this step
         torch.set_num_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)

@@ -63,6 +63,8 @@ def build_engine(cfg: TrainConfig, model: torch.nn.Module, tokenizer) -> Engine:
             cfg.model, dtype=getattr(torch, cfg.engine_dtype))
     else:
         engine_model = copy.deepcopy(model).to(getattr(torch, cfg.engine_dtype))
+    if cfg.device != "auto":  # resolved at start (_device.resolve_device)
+        engine_model.to(cfg.device)
     return TorchEngine(engine_model, **engine_kwargs)  # type: ignore[return-value]
 
 

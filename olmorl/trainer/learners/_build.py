@@ -44,12 +44,16 @@ def build_local_learner(cfg: TrainConfig, model: torch.nn.Module) -> Learner:
         temperature=cfg.temperature, logprob_impl=cfg.logprob_impl, logprob_chunk=cfg.logprob_chunk,
         warmup_steps=cfg.warmup_steps, packing=cfg.sequence_packing,
         activation_checkpointing=cfg.activation_checkpointing)
+    if cfg.device != "auto":  # resolved at start (_device.resolve_device); adapters are made on the base's device
+        model.to(cfg.device)
     if cfg.lora_rank:  # the config allows it with the plain learner only
         model = wrap_policy(model, cfg.lora_rank, cfg.lora_alpha, cfg.lora_target_modules, cfg.lora_dropout)
     if cfg.learner_backend == "deepspeed":
         from olmorl.trainer.learners._deepspeed import DeepSpeedLearner
 
         return DeepSpeedLearner(model, zero_stage=cfg.zero_stage, offload_optimizer=cfg.offload_optimizer, **kwargs)
-    if cfg.distill_loss != "sampled":  # a full-vocabulary KL term: the config allows it with the plain learner only
-        return Learner(model, distill_loss=cfg.distill_loss, distill_weight=cfg.distill_weight, **kwargs)
-    return Learner(model, **kwargs)
+    mixed = cfg.learner_dtype == "bfloat16_mixed"  # the config allows it with the plain learner only
+    if cfg.distill_loss != "sampled":  # a full-vocabulary KL term: likewise
+        return Learner(model, mixed_precision=mixed, distill_loss=cfg.distill_loss, distill_weight=cfg.distill_weight,
+                       **kwargs)
+    return Learner(model, mixed_precision=mixed, **kwargs)

@@ -10,6 +10,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from olmorl.trainer._device import autocast_bf16
 from olmorl.trainer._distill import FULL_KL
 from olmorl.trainer._lora import adapter_weights, is_lora, load_adapter_into_policy, unwrapped
 from olmorl.trainer._objective import LossSettings, per_sequence_token_weight, token_loss_terms
@@ -27,12 +28,13 @@ class _ChunkedTokenLogprob(torch.autograd.Function):
     @staticmethod
     def forward(ctx, hidden, weight, targets, chunk, inv_temp):
         n = hidden.shape[0]
-        acc = torch.promote_types(hidden.dtype, torch.float32)  # accumulate in fp32 at least
+        acc = torch.promote_types(hidden.dtype, torch.float32)  # log_softmax in fp32 at least
+        w = weight.to(hidden.dtype)  # logits in the hidden states' dtype (mixed: one bf16 head copy per call, not per chunk)
         logp = torch.empty(n, dtype=acc, device=hidden.device)
         entropy = torch.empty_like(logp)
         lse_all = torch.empty_like(logp)
         for s in range(0, n, chunk):
-            logits = (hidden[s:s + chunk] @ weight.T).to(acc) * inv_temp
+            logits = (hidden[s:s + chunk] @ w.T).to(acc) * inv_temp
             lse = torch.logsumexp(logits, dim=-1)
             logits.sub_(lse[:, None])  # in place: now log-probabilities (at most two [chunk, V] blocks live)
             logp[s:s + chunk] = logits.gather(1, targets[s:s + chunk, None]).squeeze(1)
@@ -49,17 +51,18 @@ class _ChunkedTokenLogprob(torch.autograd.Function):
         chunk, inv_temp = ctx.chunk, ctx.inv_temp
         grad_hidden = torch.empty_like(hidden)
         acc = lse_all.dtype
+        w = weight.to(hidden.dtype)
         # a frozen head (a LoRA policy's) needs no [vocab, hidden] gradient: neither its memory nor its matmuls
         grad_weight = torch.zeros(weight.shape, dtype=acc, device=weight.device) if ctx.needs_input_grad[1] else None
         for s in range(0, hidden.shape[0], chunk):
             h = hidden[s:s + chunk]
-            g = (h @ weight.T).to(acc).mul_(inv_temp)
+            g = (h @ w.T).to(acc).mul_(inv_temp)
             g_out = grad_logp[s:s + chunk].to(acc)
             # d logp / d logits = onehot(target) - softmax, built in place in the one [chunk, V] block
             g.sub_(lse_all[s:s + chunk, None]).exp_().mul_(-g_out[:, None])
             g.scatter_add_(1, targets[s:s + chunk, None], g_out[:, None])
             g.mul_(inv_temp)
-            grad_hidden[s:s + chunk] = (g @ weight.to(acc)).to(hidden.dtype)
+            grad_hidden[s:s + chunk] = g.to(w.dtype) @ w  # no fp32 copy of the [vocab, hidden] head
             if grad_weight is not None:
                 grad_weight += g.T @ h.to(acc)
         return grad_hidden, None if grad_weight is None else grad_weight.to(weight.dtype), None, None, None
@@ -116,8 +119,12 @@ class Learner:
                  loss_norm: str = "token", loss_constant: float | None = None, temperature: float = 1.0,
                  logprob_impl: str = "chunked", logprob_chunk: int = 512, warmup_steps: int = 0,
                  packing: bool = False, activation_checkpointing: bool = False, distill_loss: str = "sampled",
-                 distill_weight: float = 0.0) -> None:
+                 distill_weight: float = 0.0, mixed_precision: bool = False) -> None:
         self.model = model.train()
+        # bfloat16_mixed: fp32 weights and AdamW state (updates far below bf16's resolution still land), bf16 forward
+        self.mixed_precision = mixed_precision
+        if mixed_precision and any(p.dtype != torch.float32 for p in model.parameters() if p.requires_grad):
+            raise ValueError("learner_dtype bfloat16_mixed keeps fp32 master weights: give the learner a float32 model")
         # a full-vocabulary distill_loss: distill_weight x its per-token KL to the samples' teacher_logprobs (_distill.py)
         self.full_kl = FULL_KL.get(distill_loss)
         self.distill_weight = distill_weight
@@ -163,15 +170,21 @@ class Learner:
 
     def _logprobs(self, model_base, head, samples: list[TrainSample]):
         """Flat logprobs (and entropies) of all completion tokens of `samples`, in order."""
-        flat, targets = completion_states(model_base, samples, packing=self.packing, device=self.head.weight.device)
-        return token_logprobs(flat, head, targets, temperature=self.temperature, impl=self.logprob_impl,
-                              chunk=self.logprob_chunk)
+        device = self.head.weight.device
+        with autocast_bf16(device, self.mixed_precision):
+            flat, targets = completion_states(model_base, samples, packing=self.packing, device=device)
+            if self.mixed_precision:
+                flat = flat.to(torch.bfloat16)  # the head's logits in bf16; log_softmax stays fp32
+            return token_logprobs(flat, head, targets, temperature=self.temperature, impl=self.logprob_impl,
+                                  chunk=self.logprob_chunk)
 
     def _logprobs_and_full_kl(self, samples: list[TrainSample]):
         """(logp, entropy, reverse KL to the teacher per token): the student's whole-vocabulary logprobs, one
         [tokens, vocab] block per micro-batch (full-vocabulary distillation is for vocabularies where that fits)."""
-        flat, targets = completion_states(self.base, samples, packing=self.packing, device=self.head.weight.device)
-        full = torch.log_softmax(self.head(flat).float() / self.temperature, dim=-1)
+        with autocast_bf16(self.head.weight.device, self.mixed_precision):
+            flat, targets = completion_states(self.base, samples, packing=self.packing, device=self.head.weight.device)
+            logits = self.head(flat)
+        full = torch.log_softmax(logits.float() / self.temperature, dim=-1)
         missing = sum(s.teacher_logprobs is None for s in samples)
         if missing:
             raise ValueError(f"{missing} of {len(samples)} samples have no teacher_logprobs: with a full-vocabulary "
