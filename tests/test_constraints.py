@@ -9,7 +9,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
-EXTRAS = ("server", "parquet", "dev", "docs", "train", "tracking", "ray", "deepspeed")  # what scripts/test installs
+EXTRAS = ("server", "parquet", "tokenizer", "dev", "docs", "train", "tracking", "ray", "deepspeed")  # what scripts/test installs (tokenizer: through train's transformers)
 
 
 def _locked() -> dict[str, str]:

@@ -152,7 +152,8 @@ class Settings(BaseSettings):
     max_response_chars: int = 1_000_000  # longer responses are `invalid` (protects the workers)
     max_ground_truth_chars: int = 4_000_000  # larger ground truths (as JSON text) are `invalid`; code tests run to MBs
     # the policy's Hugging Face tokenizer (its tokenizer.json, or the directory holding it): /openrlhf/get_reward
-    # counts each completion's tokens with it for the overlong and length verifiers (OpenRLHF sends text); unset: no counts
+    # counts each completion's tokens with it for the overlong and length verifiers (OpenRLHF sends text); unset: no counts;
+    # needs the `tokenizer` extra (pip install 'olmorl[server,tokenizer]')
     tokenizer: str | None = None
     math_judge_fallback: bool = False  # default of the math verifiers' `judge_fallback` option (the LM judge decides a symbolic 0)
     plugins: list[str] = Field(default_factory=list)  # extra modules that register verifiers

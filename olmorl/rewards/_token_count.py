@@ -32,7 +32,10 @@ class TokenCounter:
     """Counts a text's tokens with one tokenizer, loaded once (the light `tokenizers` package, no transformers)."""
 
     def __init__(self, path: str) -> None:
-        from tokenizers import Tokenizer
+        try:
+            from tokenizers import Tokenizer
+        except ImportError:
+            raise ValueError("counting tokens needs the `tokenizers` package: pip install 'olmorl[tokenizer]'") from None
 
         file = tokenizer_file(path)
         try:
