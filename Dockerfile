@@ -23,10 +23,11 @@ ENV VIRTUAL_ENV=/opt/olmorl \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# Dependencies first, keyed on pyproject.toml (and the wheelhouse) alone, so code changes reuse
-# this layer. docker/wheels/ is empty in a clean checkout: pip then installs from PyPI. Where the
-# build cannot reach PyPI, scripts/build-image.sh fills it on the host and pip stays offline.
-COPY pyproject.toml /src/pyproject.toml
+# Dependencies first, keyed on pyproject.toml, constraints.txt (and the wheelhouse) alone, so code
+# changes reuse this layer. constraints.txt pins every version, as it does for the tests, so the image
+# runs what CI last tested. docker/wheels/ is empty in a clean checkout: pip then installs from PyPI.
+# Where the build cannot reach PyPI, scripts/build-image.sh fills it on the host and pip stays offline.
+COPY pyproject.toml constraints.txt /src/
 COPY docker/wheels/ /wheels/
 # The run stage gets this venv as it is, so what the server never needs at run time goes here:
 # package test suites (sympy's and numpy's are ~45 MB) and pip itself (the run stage installs the
@@ -36,7 +37,7 @@ RUN python3 -m venv "$VIRTUAL_ENV" \
 print("\n".join(r for r in p["dependencies"] + p["optional-dependencies"]["server"] if not r.startswith("olmorl")))' \
         >/tmp/requirements.txt \
     && if ls /wheels/*.whl >/dev/null 2>&1; then set -- --no-index --find-links /wheels; fi \
-    && pip install "$@" -r /tmp/requirements.txt \
+    && pip install "$@" -c /src/constraints.txt -r /tmp/requirements.txt \
     && find "$VIRTUAL_ENV" -depth -type d -name tests -path '*/site-packages/*' -exec rm -rf {} + \
     && pip uninstall --yes pip
 

@@ -54,17 +54,20 @@ if [ "${OLMORL_WHEELHOUSE:-1}" != 0 ]; then
     python=${PYTHON:-python3}
     "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' \
         || die "the wheelhouse must be built with Python 3.11 (the image's); set PYTHON=python3.11"
-    # Same requirement list as the Dockerfile computes, plus the package's build backend.
-    wanted="$("$python" -c 'import sys, tomllib
+    # Same requirement list as the Dockerfile computes, plus the package's build backend, resolved under
+    # the same constraints.txt; its hash is part of the list, so a new pin refills the wheelhouse.
+    wanted="$("$python" -c 'import hashlib, sys, tomllib
 p = tomllib.load(open(sys.argv[1], "rb"))["project"]
 reqs = p["dependencies"] + p["optional-dependencies"]["server"] + ["setuptools>=69", "wheel"]
-print("\n".join(r for r in reqs if not r.startswith("olmorl")))' "$repo/pyproject.toml")"
+print("\n".join(r for r in reqs if not r.startswith("olmorl")))
+print("# constraints.txt sha256 " + hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest())' \
+        "$repo/pyproject.toml" "$repo/constraints.txt")"
     if [ "$wanted" != "$(cat "$wheels/requirements.txt" 2>/dev/null)" ]; then
         started=$SECONDS
         say "filling $wheels with the host's pip"
         find "$wheels" -name '*.whl' -delete
         printf '%s\n' "$wanted" >"$wheels/requirements.in"
-        "$python" -m pip wheel --quiet --wheel-dir "$wheels" -r "$wheels/requirements.in" \
+        "$python" -m pip wheel --quiet --wheel-dir "$wheels" -c "$repo/constraints.txt" -r "$wheels/requirements.in" \
             || die "pip wheel failed"
         mv "$wheels/requirements.in" "$wheels/requirements.txt"
         say "wheelhouse: $(ls "$wheels"/*.whl | wc -l) wheels, $(du -sh "$wheels" | cut -f1), $((SECONDS - started))s"

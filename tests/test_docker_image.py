@@ -182,6 +182,29 @@ def test_image_size_and_no_untagged_stage_images(image: str) -> None:
         docker("image", "inspect", f"{image}-{stage}")
 
 
+def test_image_installs_the_versions_constraints_txt_pins(image: str) -> None:
+    """The image runs what CI tested: every distribution in its venv at constraints.txt's version."""
+    listing = docker("run", "--rm", "--network", "none", "--entrypoint", "/opt/olmorl/bin/python", image, "-c",
+                     "import importlib.metadata as m, json; "
+                     "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))").stdout
+    installed = {_canonical(name): version for name, version in json.loads(listing).items()}
+    pins = {}
+    for line in (REPO / "constraints.txt").read_text().splitlines():
+        if "==" in line and not line.startswith("#"):
+            name, version = line.split("==", 1)
+            pins[_canonical(name)] = version.strip()
+    for own in ("olmorl", "setuptools"):  # the package itself; setuptools is the venv's own seed
+        installed.pop(own, None)
+    unpinned = sorted(set(installed) - set(pins))
+    differing = {name: (version, pins[name]) for name, version in installed.items()
+                 if name in pins and version != pins[name]}
+    assert not unpinned and not differing, f"not in constraints.txt: {unpinned}; image vs pin: {differing}"
+
+
+def _canonical(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
 def _tail(text: str | bytes | None, lines: int = 40) -> str:
     if isinstance(text, bytes):
         text = text.decode(errors="replace")
