@@ -138,6 +138,7 @@ def overlong_penalty(tokens: int, max_tokens: int, buffer_tokens: int) -> float:
 class OverlongVerifier(_ResponseOnly):
     __doc__ = overlong_penalty.__doc__
     name = "overlong"
+    reads_completion_tokens = True
     description = ("DAPO soft overlong punishment from the item's completion_tokens: 0, then a linear ramp to -1 "
                    "over the buffer_tokens before max_tokens, -1 past it. No ground truth.")
     options_model = OverlongOptions
@@ -228,6 +229,7 @@ class LengthVerifier(Verifier):
     2503.04697): `-alpha * |target_tokens - tokens|`, no ground truth; add the correctness term as a component."""
 
     name = "length"
+    reads_completion_tokens = True
     description = ("Length reward from the item's completion_tokens: cosine-scaled by correctness (Yeo et al. "
                    "2025; ground truth {\"correct\": bool}) or -alpha*|target - tokens| (L1).")
     ground_truth_type = Correctness | None

@@ -95,6 +95,7 @@ class CompositeVerifier(Verifier):
     """Validates a composite item; the engine scores its components (a composite has no score of its own)."""
 
     name = COMPOSITE
+    reads_completion_tokens = True  # one of its components may (overlong, length)
     description = ("Several components (verifier, ground_truth, options, weight) on one response, aggregated by "
                    "weighted_sum, min, all_pass or gate; details.components has each one's result.")
     ground_truth_type = Annotated[list[Component], BeforeValidator(_from_json_text)]

@@ -123,6 +123,7 @@ class Verifier:
     ground_truth_type: ClassVar[Any] = Any  # any type pydantic can validate (model, list[...], str | float, ...)
     options_model: ClassVar[type[BaseModel]] = NoOptions
     runs_in: ClassVar[Literal["pool", "loop"]] = "pool"
+    reads_completion_tokens: ClassVar[bool] = False  # routes that must count tokens themselves count only for these
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

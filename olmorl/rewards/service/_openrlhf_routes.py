@@ -20,7 +20,8 @@ shards one sample over several URLs) gets empty lists.
 
 Token counts (for the `overlong` and `length` verifiers, alone or as composite components): OpenRLHF sends text,
 so with the server's `tokenizer` setting (`OLMORL_TOKENIZER`: the policy's tokenizer.json or its directory) each
-sample's `completion_tokens` is the token count of its query after the prompt, end-of-turn tokens included as
+sample whose verifier may read it (`overlong`, `length`, `composite`) gets `completion_tokens`: the token count of
+its query after the prompt, end-of-turn tokens included as
 generated (olmorl.rewards._token_count). Without it, or where the query does not start with its prompt, a
 sample that needs a count is `invalid`, and the message names the setting.
 
@@ -94,8 +95,7 @@ def completion_counts(counter: TokenCounter, queries: list[str], prompts: list[s
     return [None if text is None else next(counted) for text in completions]
 
 
-def item_of(query: str, prompt: str | None, label: Any, default_verifier: str | None,
-            completion_tokens: int | None = None) -> dict[str, Any]:
+def item_of(query: str, prompt: str | None, label: Any, default_verifier: str | None) -> dict[str, Any]:
     spec = label
     if isinstance(label, str):
         try:
@@ -103,8 +103,6 @@ def item_of(query: str, prompt: str | None, label: Any, default_verifier: str | 
         except ValueError:
             spec = label
     item: dict[str, Any] = {"response": response_of(query, prompt), "prompt": prompt}
-    if completion_tokens is not None:
-        item["completion_tokens"] = completion_tokens
     if isinstance(spec, dict) and "verifier" in spec:
         item.update({"verifier": spec["verifier"], "ground_truth": spec.get("ground_truth"),
                      "options": spec.get("options") or {}})
@@ -117,6 +115,11 @@ def openrlhf_routes(engine: RewardEngine) -> APIRouter:
     router = APIRouter(tags=["compat"])
     not_ok = NotOkLog(logging.getLogger("olmorl.rewards"), "/openrlhf/get_reward", every_s=30.0)
     counter = TokenCounter(engine.settings.tokenizer) if engine.settings.tokenizer else None  # loaded once
+
+    def reads_tokens(name: Any) -> bool:
+        """Only samples whose verifier may read completion_tokens are counted (counting costs CPU)."""
+        canonical = engine.canonical(name) if isinstance(name, str) else None
+        return canonical is not None and engine.verifiers[canonical].reads_completion_tokens
 
     @router.post("/openrlhf/get_reward", response_model=OpenRLHFResponse,
                  summary="OpenRLHF remote reward model (--reward.remote_url)")
@@ -136,10 +139,14 @@ def openrlhf_routes(engine: RewardEngine) -> APIRouter:
                                      f"max_items_per_request={engine.settings.max_items_per_request}")
         prompts: list[str | None] = list(request.prompts) if request.prompts else [None] * size
         labels = request.labels or []
-        counts: list[int | None] = [None] * size
-        if counter is not None and size:  # off the event loop: a 16k-token completion takes ~60-80 ms of CPU
-            counts = await asyncio.to_thread(completion_counts, counter, request.query, prompts)
-        items = [item_of(q, p, label, verifier, n) for q, p, label, n in zip(request.query, prompts, labels, counts)]
+        items = [item_of(q, p, label, verifier) for q, p, label in zip(request.query, prompts, labels)]
+        counted = [i for i, item in enumerate(items) if reads_tokens(item["verifier"])]
+        if counter is not None and counted:  # off the event loop: a 16k-token completion takes ~60-80 ms of CPU
+            counts = await asyncio.to_thread(completion_counts, counter, [request.query[i] for i in counted],
+                                             [prompts[i] for i in counted])
+            for i, count in zip(counted, counts):
+                if count is not None:
+                    items[i]["completion_tokens"] = count
         named = [i for i, item in enumerate(items) if item["verifier"] is not None]
         results = [VerifyResult(verifier="", reward=None, status="invalid", error=NO_VERIFIER)] * size
         for index, result in zip(named, await engine.verify_batch([items[i] for i in named])):
