@@ -176,7 +176,8 @@ def main() -> None:
     base = time_subprocess([python, "-c", "pass"], args.n // 4)
     naive = BwrapBackend(None, SandboxLimits())
     naive.separate_uids = False  # a naive runner's sandbox: one uid, bwrap's own user namespace
-    launch = naive.launch(0)
+    claim = naive.claim_uids()  # held until this process exits
+    launch = naive.launch(0, claim.uids if claim is not None else None)
     bwrap_argv = list(launch.argv)
     for flag, width in (("--seccomp", 2), ("--ro-bind-data", 3)):  # fds are single-use: left out here
         if flag in bwrap_argv:

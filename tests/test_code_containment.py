@@ -19,7 +19,7 @@ import pytest
 
 from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import SandboxSettings
-from olmorl.sandbox._userns import harness_uid, program_uid
+from olmorl.sandbox._uid_claim import UID_BASE, UID_PAIRS
 from olmorl.sandbox._languages import SANDBOX_ENV
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
@@ -90,6 +90,15 @@ def _descendants(root: int) -> set[int]:
     return found
 
 
+def is_slot_uid(uid: int) -> bool:
+    """One of the claimable sandbox uids (`_uid_claim`): pair k is BASE+2k (harness), BASE+2k+1 (program)."""
+    return UID_BASE <= uid < UID_BASE + 2 * UID_PAIRS
+
+
+def is_program_uid(uid: int) -> bool:
+    return is_slot_uid(uid) and (uid - UID_BASE) % 2 == 1
+
+
 def slot_processes(server_pid: int) -> list[tuple[int, int, str]]:
     """Processes of the sandbox uids (harness and program) under this test's server (other servers may
     run on the host)."""
@@ -100,7 +109,7 @@ def slot_processes(server_pid: int) -> list[tuple[int, int, str]]:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except (OSError, IndexError):
             continue
-        if harness_uid(0) <= uid < harness_uid(64) or program_uid(0) <= uid < program_uid(64):
+        if is_slot_uid(uid):
             found.append((int(pid), uid, cmd))
     return found
 
@@ -113,7 +122,7 @@ def assert_nothing_left_behind(server) -> None:
     while True:
         found = slot_processes(server.process.pid)
         procs = [p for p in found if "harness.py" in p[2] and "bwrap" not in p[2]]
-        programs = [p for p in found if p[1] >= program_uid(0)]  # an idle slot runs no program
+        programs = [p for p in found if is_program_uid(p[1])]  # an idle slot runs no program
         per_uid: dict[int, int] = {}
         for _, uid, _ in procs:
             per_uid[uid] = per_uid.get(uid, 0) + 1

@@ -437,7 +437,7 @@ def test_a_protocol_error_kills_and_replaces_the_slot(name):
     from olmorl.sandbox._backends import Launch, ProcessBackend
 
     class BrokenBackend(ProcessBackend):
-        def launch(self, slot: int) -> Launch:
+        def launch(self, slot: int, uids: object, script: object = None) -> Launch:
             script = _BROKEN_ZYGOTE.replace("REPLY", BROKEN_REPLIES[name])
             return Launch(argv=[sys.executable, "-c", script])
 

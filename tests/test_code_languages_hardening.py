@@ -178,7 +178,7 @@ def test_a_build_record_out_of_place_replaces_the_slot(name):
     from olmorl.sandbox._backends import Launch, ProcessBackend
 
     class BrokenBackend(ProcessBackend):
-        def launch(self, slot: int) -> Launch:
+        def launch(self, slot: int, uids: object, script: object = None) -> Launch:
             return Launch(argv=[sys.executable, "-c", _BROKEN_ZYGOTE.replace("REPLY", BROKEN_BUILD_REPLIES[name])])
 
     async def run() -> None:

@@ -2,7 +2,8 @@
 or a warm container (`docker`, in `_docker.py`).
 
 Each slot gets its own unprivileged uids (when the server runs as root: one for the harness, another
-for the programs, see `_userns`) and, where the kernel lets us, its own memory+pids cgroup; the uid
+for the programs, see `_userns`; claimed host-wide before it starts, see `_uid_claim`) and, where the
+kernel lets us, its own memory+pids cgroup; the uid
 switch happens last in the pre-exec hook, after joining the cgroups.
 A launched zygote is reached through a `Channel`: its reply lines, its control input, and `close()`,
 which kills everything it ran and releases what it held.
@@ -26,8 +27,8 @@ from typing import Callable
 from olmorl.sandbox._cgroup import SlotCgroup
 from olmorl.sandbox._languages import HOST_ETC_PATHS, SANDBOX_ENV, host_languages
 from olmorl.sandbox._seccomp import seccomp_filter
-from olmorl.sandbox._userns import (HARNESS_CAPS, INSIDE_HARNESS_ID, INSIDE_PROGRAM_ID, drop_to, harness_uid,
-                                    slot_user_namespace)
+from olmorl.sandbox._uid_claim import HOST_UIDS, SlotUids, UidClaim, UidClaimFailed, UidClaims
+from olmorl.sandbox._userns import HARNESS_CAPS, INSIDE_HARNESS_ID, INSIDE_PROGRAM_ID, drop_to, slot_user_namespace
 
 # The harness, sent into the sandbox as one file: these parts concatenated (standard library only).
 HARNESS_PARTS = tuple(Path(__file__).with_name(name) for name in ("_wire.py", "_program.py", "_proxy.py", "_judge.py",
@@ -205,6 +206,7 @@ class Backend:
     name: str = ""
     secure: bool = False
     preload: tuple[str, ...] = ()  # modules the zygote imports once, so programs fork with them loaded
+    uid_claims: UidClaims = HOST_UIDS  # where its slots claim their uids (a test gives a pool a range of its own)
 
     def __init__(self, python: str | None, limits: SandboxLimits, *, site_dirs: tuple[str, ...] = ()) -> None:
         self.python = sandbox_python(python)
@@ -223,14 +225,30 @@ class Backend:
         """Why this backend cannot run here, or None."""
         return None
 
-    def launch(self, slot: int, script: Path | None = None) -> Launch:
+    def claim_uids(self) -> UidClaim | None:
+        """A host-wide claim on a uid pair for one slot, to hold while the slot lives and release after its
+        last process is gone; None where every slot runs as the server's own uid (a server that is not root).
+        SandboxUnavailable when no pair is free: never a uid another live slot has."""
+        if not self.claims_uids:
+            return None
+        try:
+            return self.uid_claims.claim()
+        except UidClaimFailed as exc:
+            raise SandboxUnavailable(str(exc)) from exc
+
+    @property
+    def claims_uids(self) -> bool:
+        """Whether its slots run as host uids of their own (as root; else as the server's uid)."""
+        return self.root
+
+    def launch(self, slot: int, uids: SlotUids | None, script: Path | None = None) -> Launch:
         """How to start `script` (default: the harness, whose zygote runs tests; a session's interpreter)
-        in slot `slot`."""
+        in slot `slot`, as the slot's claimed `uids` (see `claim_uids`)."""
         raise NotImplementedError
 
-    async def open(self, slot: int) -> Channel:
+    async def open(self, slot: int, uids: SlotUids | None) -> Channel:
         """Start slot `slot`'s zygote; it answers `{"ready": ...}` on its reader first."""
-        return await SubprocessChannel.spawn(self.launch(slot))
+        return await SubprocessChannel.spawn(self.launch(slot, uids))
 
     async def prepare(self) -> None:
         """Once, before the pool's first slot starts."""
@@ -252,8 +270,13 @@ class Backend:
         args = [arg for i in range(len(self.site_dirs)) for arg in ("--site-dir", inside_site_dir(i))]
         return args + (["--preload", ",".join(self.preload)] if self.preload else [])
 
-    def _slot_uid(self, slot: int) -> int | None:
-        return harness_uid(slot) if self.root else None
+    def _slot_uid(self, uids: SlotUids | None) -> int | None:
+        """The host uid the slot's harness runs as (None: the server's own, when it is not root)."""
+        if not self.root:
+            return None
+        if uids is None:
+            raise ValueError("a root server's slot runs as claimed uids: claim_uids() first")
+        return uids.harness
 
 
 def _checked_site_dirs(dirs: tuple[str, ...]) -> tuple[str, ...]:
@@ -293,22 +316,24 @@ class BwrapBackend(Backend):
     def uid_separation(self) -> bool:
         return self.root and self.separate_uids
 
-    def _identity_args(self, slot: int, harness: bool) -> tuple[list[str], list[int]]:
+    def _identity_args(self, uids: SlotUids | None, harness: bool) -> tuple[list[str], list[int]]:
         """bwrap's user-namespace arguments and the fds they name: for the harness of a root server, the
         slot's two-uid namespace and the harness's capabilities; otherwise (no root, or a script that is
         the program itself, such as a session's interpreter: nothing inside holds a verdict) bwrap's own
         one-uid namespace, with no capabilities."""
         if not (self.uid_separation and harness):
             return ["--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--uid", "65534", "--gid", "65534"], []
-        userns = slot_user_namespace(slot)
+        assert uids is not None  # uid_separation: a root server, whose slots claim their uids
+        userns = slot_user_namespace(uids)
         caps = [arg for cap in HARNESS_CAPS for arg in ("--cap-add", cap)]
         # (bwrap's --disable-userns needs its own namespace: the filter refuses new namespaces instead)
         return ["--userns", str(userns), "--cap-drop", "ALL", *caps,
                 "--uid", str(INSIDE_HARNESS_ID), "--gid", str(INSIDE_HARNESS_ID)], [userns]
 
-    def launch(self, slot: int, script: Path | None = None) -> Launch:
+    def launch(self, slot: int, uids: SlotUids | None, script: Path | None = None) -> Launch:
         limits = self.limits
-        identity, fds = self._identity_args(slot, harness=script is None)
+        harness_uid = self._slot_uid(uids)
+        identity, fds = self._identity_args(uids, harness=script is None)
         cgroup = SlotCgroup.create(slot, limits) if self.root else None
         argv = [
             "bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
@@ -329,7 +354,7 @@ class BwrapBackend(Backend):
             "--mqueue", "/dev/mqueue", "--remount-ro", "/dev",
             "--perms", "0777", "--size", str(limits.scratch_mb << 20), "--tmpfs", "/tmp",
         ]
-        launch = Launch(argv=argv, preexec=_preexec(self._slot_uid(slot), cgroup, limits), cgroup=cgroup)
+        launch = Launch(argv=argv, preexec=_preexec(harness_uid, cgroup, limits), cgroup=cgroup)
         # The harness goes in as data, so the slot uid never needs to read the server's files.
         harness_fd = _memfd("harness", script.read_bytes() if script else harness_source())
         argv += ["--ro-bind-data", str(harness_fd), INSIDE_HARNESS, "--remount-ro", "/", "--chdir", "/tmp"]
@@ -355,8 +380,8 @@ class ProcessBackend(Backend):
     name = "process"
     secure = False
 
-    def launch(self, slot: int, script: Path | None = None) -> Launch:
-        uid = self._slot_uid(slot)
+    def launch(self, slot: int, uids: SlotUids | None, script: Path | None = None) -> Launch:
+        uid = self._slot_uid(uids)
         cgroup = SlotCgroup.create(slot, self.limits) if self.root else None
         home = tempfile.mkdtemp(prefix=f"olmorl-sandbox-{slot}-")
         scratch = os.path.join(home, "scratch")

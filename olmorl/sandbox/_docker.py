@@ -12,8 +12,8 @@ limits, `no-new-privileges`, docker's default seccomp profile plus the sandbox's
 the harness), no log driver (floods never reach the disk), and an optional OCI runtime (`runsc`,
 gVisor) for a paranoid mode. Two uids, as with bwrap (see `_userns`): the harness (PID 1, the zygote
 and the test process) runs as the container's root with only CAP_SETUID, CAP_SETGID and CAP_KILL, and
-every program as uid 65534 with no capability, so a program can open, signal or renice no harness
-process.
+every program as the slot's claimed program uid (`_uid_claim`: no other live slot on the host has it)
+with no capability, so a program can open, signal or renice no harness process.
 
 Lifecycle: a slot whose run overruns, or whose container dies, is force-removed and replaced on its
 next use; `close()` removes every container of the pool. Containers carry labels naming their owner
@@ -37,6 +37,7 @@ from olmorl.sandbox._backends import (LINE_LIMIT, Backend, Channel, SandboxLimit
                                       harness_source, inside_site_dir)
 from olmorl.sandbox._languages import LANGUAGES, SANDBOX_ENV
 from olmorl.sandbox._seccomp import seccomp_filter
+from olmorl.sandbox._uid_claim import SlotUids
 from olmorl.sandbox._userns import HARNESS_CAPS
 
 log = logging.getLogger("olmorl.sandbox")
@@ -47,8 +48,7 @@ LABEL = "org.olmorl.sandbox"  # every sandbox container carries it
 OWNER_LABEL = "org.olmorl.sandbox.owner"  # "HOST/PID/STARTTIME" of the server that made it
 SLOT_LABEL = "org.olmorl.sandbox.slot"
 LANGUAGES_LABEL = "org.olmorl.sandbox.languages"  # on an image: the languages its toolchains cover
-HARNESS_USER = "0:0"  # the container's root, with HARNESS_CAPS only
-PROGRAM_IDS = "65534:65534"  # nobody:nogroup in Debian images: what every program runs as
+HARNESS_USER = "0:0"  # the container's root, with HARNESS_CAPS only (programs: the slot's claimed program uid)
 CPUS_PER_SLOT = 1.0  # a slot runs one test at a time
 ZYGOTE_MEMORY_MB = 96  # the harness on top of the program's own ceiling
 GVISOR_MEMORY_MB = 160  # gVisor's kernel (the Sentry) runs inside the container's memory cgroup too
@@ -315,7 +315,11 @@ class DockerBackend(Backend):
 
     @property
     def uid_separation(self) -> bool:
-        return True  # the harness is the container's root, programs are PROGRAM_IDS
+        return True  # the harness is the container's root, programs the slot's claimed program uid
+
+    @property
+    def claims_uids(self) -> bool:
+        return True  # whoever runs the server: under runc (no user namespace) a program's uid is a host uid
 
     async def prepare(self) -> None:
         if self._api is None:  # made once here: the slots then share it from their threads
@@ -356,7 +360,7 @@ class DockerBackend(Backend):
             self._api.close()
             self._api = None
 
-    def _create(self, slot: int) -> tuple[str, Any]:
+    def _create(self, slot: int, uids: SlotUids) -> tuple[str, Any]:
         from docker.types import LogConfig, Ulimit
 
         limits = self.limits
@@ -369,7 +373,7 @@ class DockerBackend(Backend):
         if self.gvisor:
             pids = GVISOR_HOST_PIDS
             ulimits.append(Ulimit(name="nproc", soft=processes, hard=processes))
-        else:  # runc: RLIMIT_NPROC would count every process of uid 65534 on the host; the cgroup does it
+        else:  # runc: RLIMIT_NPROC would count the harness's host uid 0 too; the cgroup does it
             pids = processes
         api = self.api
         host_config = api.create_host_config(
@@ -393,7 +397,8 @@ class DockerBackend(Backend):
             runtime=self.runtime,
         )
         command = [self.python, "-X", "utf8", "-I", "-B", "-c", _BOOT.format(size=len(self._harness)),
-                   "--pidns", "--scratch", "/tmp", "--program-ids", PROGRAM_IDS, *self._seccomp, *self.harness_args()]
+                   "--pidns", "--scratch", "/tmp", "--program-ids", f"{uids.program}:{uids.program}", *self._seccomp,
+                   *self.harness_args()]
         created = api.create_container(
             self.image, command=command, user=HARNESS_USER, hostname="sandbox", working_dir="/tmp",
             # not detached + stdin_open: docker-py sets StdinOnce (stdin closes when we disconnect)
@@ -411,13 +416,15 @@ class DockerBackend(Backend):
             raise
         return container, attached
 
-    async def open(self, slot: int) -> Channel:
+    async def open(self, slot: int, uids: SlotUids | None) -> Channel:
         from docker.errors import DockerException
 
         from requests import RequestException
 
+        if uids is None:
+            raise ValueError("a docker slot runs its programs as a claimed uid: claim_uids() first")
         try:
-            container, attached = await asyncio.to_thread(self._create, slot)
+            container, attached = await asyncio.to_thread(self._create, slot, uids)
         except (DockerException, RequestException, OSError) as exc:
             raise SandboxUnavailable(f"docker sandbox container did not start: {exc}") from exc
         channel = DockerChannel(self, container, attached)

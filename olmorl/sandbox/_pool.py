@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from olmorl.sandbox._backends import BACKENDS, Backend, BwrapBackend, Channel, SandboxLimits, SandboxUnavailable
+from olmorl.sandbox._uid_claim import UidClaim
 from olmorl.sandbox._languages import Language, LanguageUnavailable, job_fields, language
 from olmorl.sandbox._wire import TAMPER_KINDS
 
@@ -90,6 +91,7 @@ class _Slot:
         self.index = index
         self.channel: Channel | None = None
         self.jobs = 0
+        self.claim: UidClaim | None = None  # its host uids, held from the pool's start to its stop (restarts keep them)
 
     @property
     def alive(self) -> bool:
@@ -99,7 +101,7 @@ class _Slot:
         if self.alive:
             return
         await self.kill()
-        channel = await self.backend.open(self.index)
+        channel = await self.backend.open(self.index, self.claim.uids if self.claim is not None else None)
         self.channel = channel
         try:
             line = await asyncio.wait_for(channel.reader.readline(), timeout=30)
@@ -194,8 +196,10 @@ class SandboxPool:
 
     async def start(self) -> None:
         self._free = _FairQueue(self.limits.slots_per_owner)
-        await self.backend.prepare()
         try:
+            for slot in self._slots:  # every slot's uids before any starts: too few free is a clear start error
+                slot.claim = self.backend.claim_uids()
+            await self.backend.prepare()
             await asyncio.gather(*(slot.start() for slot in self._slots))
         except BaseException:
             await self.stop()
@@ -209,6 +213,10 @@ class SandboxPool:
 
     async def stop(self) -> None:
         await asyncio.gather(*(slot.kill() for slot in self._slots))
+        for slot in self._slots:  # nothing runs as the slots' uids any more
+            claim, slot.claim = slot.claim, None
+            if claim is not None:
+                claim.release()
         await self.backend.close()
 
     async def run(self, program: str, tests: list[TestInput], timeout_s: float | None = None,
@@ -278,6 +286,7 @@ class SandboxPool:
             "slots": self.slot_count,
             "alive": sum(slot.alive for slot in self._slots),
             "restarts": self.restarts,
+            "slot_uids": [[slot.claim.uids.harness, slot.claim.uids.program] for slot in self._slots if slot.claim],
             "languages": sorted(name for name, missing in self.backend.languages().items() if not missing),
             **self.backend.describe(),
         }

@@ -1,5 +1,5 @@
 """A session's persistent Python interpreter: its own long-lived sandbox, launched like a code-test
-zygote (same backend: bwrap namespaces + seccomp, slot uid, cgroup, rlimits, private scratch) but
+zygote (same backend: bwrap namespaces + seccomp, claimed slot uid, cgroup, rlimits, private scratch) but
 running `_interpreter.py`, which keeps one namespace across calls.
 
 Each live interpreter leaves a small record in a state directory; a server that starts after a crash
@@ -18,9 +18,10 @@ from pathlib import Path
 
 from olmorl.sandbox._backends import Backend, BwrapBackend, ProcessBackend, SubprocessChannel
 from olmorl.sandbox._memory import process_tree_bytes
+from olmorl.sandbox._uid_claim import UidClaim
 
 INTERPRETER = Path(__file__).with_name("_interpreter.py")
-SESSION_SLOT_BASE = 1000  # session sandboxes use slots (and uids) above the code-test pool's
+SESSION_SLOT_BASE = 1000  # session sandboxes' slot numbers (in cgroup and scratch names) above the code-test pool's
 
 
 class InterpreterFailed(RuntimeError):
@@ -55,6 +56,7 @@ class Interpreter:
         self.state_dir = state_dir
         self.channel: SubprocessChannel | None = None
         self.record: Path | None = None
+        self.claim: UidClaim | None = None  # its host uid, held from start to close
 
     @property
     def alive(self) -> bool:
@@ -72,7 +74,8 @@ class Interpreter:
         return measured if measured is not None else process_tree_bytes(channel.proc.pid, children)
 
     async def start(self, timeout_s: float = 30.0) -> None:
-        launch = self.backend.launch(self.slot, INTERPRETER)
+        self.claim = self.backend.claim_uids()  # (a failed start is closed by the caller: that releases it)
+        launch = self.backend.launch(self.slot, self.claim.uids if self.claim is not None else None, INTERPRETER)
         channel = self.channel = await SubprocessChannel.spawn(launch)
         self.record = _write_record(self.state_dir, channel.proc.pid, launch.scratch,
                                     launch.cgroup.dirs if launch.cgroup else [])
@@ -127,6 +130,9 @@ class Interpreter:
         record, self.record = self.record, None
         if record is not None:
             record.unlink(missing_ok=True)
+        claim, self.claim = self.claim, None
+        if claim is not None:  # the sandbox is gone: nothing runs as its uid
+            claim.release()
 
 
 def _write_record(state_dir: Path, pid: int, scratch: str | None, cgroups: list[Path]) -> Path:

@@ -11,6 +11,8 @@ inside it the harness is uid 0, holding only the capabilities it needs to fork p
 uid and to end them (CAP_SETUID, CAP_SETGID, CAP_KILL, all confined to that namespace), and the
 program is uid 1, with none. Making the map needs root (CAP_SETUID on the host); a server that is not
 root runs harness and program as one uid, and /readyz says so (`uid_separation: false`).
+
+The two host uids are a slot's own on the whole host, claimed in `_uid_claim` before the slot starts.
 """
 
 from __future__ import annotations
@@ -18,19 +20,11 @@ from __future__ import annotations
 import os
 import subprocess
 
-SLOT_UID_BASE = 61000  # slot N's harness runs as host uid 61000+N: RLIMIT_NPROC and kill sweeps stay per slot
-PROGRAM_UID_OFFSET = 2000  # ... and its programs as host uid 63000+N (session sandboxes' slots start at 1000)
+from olmorl.sandbox._uid_claim import SlotUids
+
 INSIDE_HARNESS_ID = 0  # the ids as seen inside the slot's user namespace
 INSIDE_PROGRAM_ID = 1
 HARNESS_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL")
-
-
-def harness_uid(slot: int) -> int:
-    return SLOT_UID_BASE + slot
-
-
-def program_uid(slot: int) -> int:
-    return SLOT_UID_BASE + PROGRAM_UID_OFFSET + slot
 
 
 def drop_to(uid: int, gid: int) -> None:
@@ -40,14 +34,14 @@ def drop_to(uid: int, gid: int) -> None:
     os.setresuid(uid, uid, uid)
 
 
-def slot_user_namespace(slot: int) -> int:
-    """A new user namespace owned by the slot's harness uid that maps harness and program uids (and
-    gids) of `slot` to 0 and 1 inside; returns an fd for bwrap's `--userns`. Root only.
+def slot_user_namespace(uids: SlotUids) -> int:
+    """A new user namespace owned by the slot's harness uid that maps the slot's harness and program uids
+    (and gids) to 0 and 1 inside; returns an fd for bwrap's `--userns`. Root only.
 
     `unshare --user` makes it (as the harness uid, so bwrap, started as that uid, may enter it with the
     namespace's capabilities); this process, root on the host, writes the two-line map that an
     unprivileged process cannot."""
-    outer_harness, outer_program = harness_uid(slot), program_uid(slot)
+    outer_harness, outer_program = uids.harness, uids.program
     holder = subprocess.Popen(
         ["unshare", "--user", "--", "sh", "-c", "echo ready; read _"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin"},
