@@ -16,8 +16,9 @@ two graders agree with each other. The sets:
   near misses, hedges and retractions (labels by construction).
 - real outputs (benchmarks/data/real_outputs.jsonl): model outputs from public releases, labelled by their
   authors' own graders (repo, path and commit per row), split `dev` / `heldout` by a hash of the row id. One
-  row per source and split; then "careful grader" rows, where a hand check overrides an authors' verdict that
-  their grader got wrong (`careful_verdict`, with a `careful_note` saying why).
+  row per source and split; then "careful grader" rows per batch, where a hand check overrides an authors'
+  verdict that their grader got wrong (`careful_verdict`, with a `careful_note` saying why). Batch 1's
+  held-out split has been seen (its misses were read); batch 2's (`"batch": 2`) is the one never tuned on.
 """
 
 from __future__ import annotations
@@ -39,18 +40,23 @@ DATA = Path(__file__).parent / "data"
 SUITES = {"huggingface/Math-Verify": "math-verify suite", "NVIDIA/NeMo-Skills": "NeMo-Skills suite"}
 REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT output files (GPT)",
                 "src/outputs/": "ToRA-70B GSM8K (tool-integrated)"}
+# Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
+# held-out split had been seen; its held-out split is the one never looked at.
+BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
 
 
 def real_output_sets() -> dict[tuple[str, str], list[dict]]:
-    """The real-outputs corpus by (set, split): per source with the authors' verdicts, then all sources with
+    """The real-outputs corpus by (set, split): per source with the authors' verdicts, then each batch with
     the careful verdicts."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for row in load_rows(DATA / "real_outputs.jsonl"):
-        source = next(name for prefix, name in REAL_SOURCES.items() if row["source"]["path"].startswith(prefix))
+        batch = row.get("batch", 1)
+        source = BATCH_2_SOURCE if batch == 2 else next(
+            name for prefix, name in REAL_SOURCES.items() if row["source"]["path"].startswith(prefix))
         case = {"response": row["response"], "ground_truth": row["reference"]}
         groups[(source, row["split"])].append({**case, "label": row["authors_verdict"]})
         careful = row.get("careful_verdict", row["authors_verdict"])
-        groups[("real outputs, careful grader", row["split"])].append({**case, "label": careful})
+        groups[(f"real outputs batch {batch}, careful grader", row["split"])].append({**case, "label": careful})
     return groups
 
 
@@ -61,7 +67,7 @@ def case_sets() -> list[tuple[str, str, list[dict]]]:
         groups[(SUITES[row["source"].split()[0]], row["split"])].append(row)
     for row in load_rows(DATA / "math_dev.jsonl"):
         groups[("hand-labelled", row.get("split", "dev"))].append(row)
-    groups.update(sorted(real_output_sets().items(), key=lambda item: (item[0][0] == "real outputs, careful grader",
+    groups.update(sorted(real_output_sets().items(), key=lambda item: (item[0][0].startswith("real outputs batch"),
                                                                        item[0][1], item[0][0])))
     groups[("generated corpus", "all")] = [
         {"response": c.response, "ground_truth": c.reference, "label": c.label} for c in build()]

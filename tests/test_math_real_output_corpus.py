@@ -53,6 +53,33 @@ CASES = [
     ("double factorial", "The answer is $\\boxed{105}$.", "7!!", 1.0),
     ("double factorial", "The answer is $\\boxed{7!!}$.", "5040", 0.0),
     ("double factorial", "The answer is $\\boxed{5040}$.", "7!!", 0.0),
+    # batch 2: a choice letter followed by the option's text after a comma; not a second choice
+    ("letter, option text", 'Among A through E, the answer is B, "melted."', "B", 1.0),
+    ("letter, option text", "Among A through E, the answer is C, stagger.", "C", 1.0),
+    ("letter, option text", "Among A through F, the answer is A, 08/10/1997.", "A", 1.0),
+    ("letter, option text", "Among A through E, the answer is B, melted.", "C", 0.0),
+    ("letter, option text", "The answer is A, B.", "A", 0.0),
+    ("letter, option text", "The answer is A, C, D.", "A", 0.0),
+    ("letter, option text", "The answer is A, B and C.", "A", 0.0),
+    ("letter, option text", "The answer is A, (C).", "A", 0.0),
+    ("letter, option text", "The answer is (E) A restaurant.", "E", 1.0),
+    # batch 2: the choice named as the most likely one; "probably" stays a hedge
+    ("most likely choice", "Among A through E, the answer is most likely B, homes.", "B", 1.0),
+    ("most likely choice", "Among A through E, the answer is most likely E, a restaurant.", "E", 1.0),
+    ("most likely choice", "Among A through E, the answer is most likely B, homes.", "A", 0.0),
+    ("most likely choice", "The answer is probably B.", "B", 0.0),
+    # batch 2: a value and a hyphenated unit alone on the last line after "is:"
+    ("hyphenated unit", "So the total is 0.7 light-years. \nTherefore, the answer (arabic numerals) is:\n\n0.7 light-years",
+     "0.7", 1.0),
+    ("hyphenated unit", "The answer is 3 man-hours.", "3", 1.0),
+    ("hyphenated unit", "The answer is 0.7 light-years.", "0.8", 0.0),
+    ("hyphenated unit", "The answer is 5-6.", "5", 0.0),
+    # batch 2: two decimals written to a float's full precision that differ in the last place are one value
+    ("float digits", "Therefore, the answer (arabic numerals) is 0.6666666666666667.", "0.6666666666666666", 1.0),
+    ("float digits", "The answer is 4.333333333333333.", "4.333333333333334", 1.0),
+    ("float digits", "The answer is 0.6666666666666667.", "0.6666666666666566", 0.0),
+    ("float digits", "The answer is 0.66666666666667.", "0.6666666666666666", 0.0),
+    ("float digits", "The answer is 1234567890123451.", "1234567890123452", 0.0),  # integers stay exact
 ]
 
 

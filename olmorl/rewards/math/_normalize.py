@@ -102,7 +102,8 @@ _SI_UNITS = (
 _SI_TAIL_RE = re.compile(
     rf"(?:(?<=[\d}}.])|(?<=\\pi))(?:\s+|\\\s|~)(?:(?:{_SI_UNITS})(?:\s*\^\s*\{{?-?[1-3]\}}?)?(?:\s*(?:/|\\cdot)\s*|\s+)?)+\s*$"
 )
-_NUMBER_UNIT_RE = re.compile(rf"^([-+]?[\d.,]+)\s+(?:[a-zA-Z]+\s*){{1,3}}$")
+# A number and up to three words of its unit, hyphenated words included ("0.7 light-years", "3 man-hours").
+_NUMBER_UNIT_RE = re.compile(rf"^([-+]?[\d.,]+)\s+(?:[a-zA-Z]+(?:-[a-zA-Z]+)*\s*){{1,3}}$")
 
 
 def clean_text(text: str) -> str:

@@ -13,6 +13,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
+# A decimal of 15 or more significant digits is a float printed in full (a double carries 15-17); two of
+# them within 1e-15 of each other (a few units in the last place) are one value.
+FLOAT_DIGITS = 15
+FLOAT_REL_TOL = 1e-15
 MAX_EXPONENT = 400  # |n| in 10^n accepted by the fast path; larger numbers go to the guarded parser
 
 _SEP = r"(?P<sep>,|\{,\}|\\,|\s|\\\s|~|')"
@@ -168,7 +172,17 @@ def numbers_match(reference: ExactNumber, answer: ExactNumber, rel_tol: float) -
     if reference.exact:
         # Exact non-integer reference: a decimal answer is a rounding; an exact answer must be equal.
         return not answer.exact and relative_close(reference.value, answer.value, rel_tol)
+    if not answer.exact and min(_significant_digits(reference), _significant_digits(answer)) >= FLOAT_DIGITS:
+        # Both written to a float's full precision (0.6666666666666666 against 0.6666666666666667: one value,
+        # 2/3, printed by two computations): they agree when they agree to a float's precision.
+        return relative_close(reference.value, answer.value, FLOAT_REL_TOL)
     return decimal_reference_accepts(reference, answer.value, answer_places=answer.decimal_places)
+
+
+def _significant_digits(number: ExactNumber) -> int:
+    """How many digits a decimal literal was written with (scientific notation has negative places)."""
+    scaled = abs(number.value) * Fraction(10) ** (number.decimal_places or 0)
+    return len(str(scaled.numerator // scaled.denominator).lstrip("0"))
 
 
 def decimal_reference_accepts(reference: ExactNumber, value: Fraction, answer_places: int | None) -> bool:

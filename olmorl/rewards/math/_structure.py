@@ -7,7 +7,12 @@ import re
 from dataclasses import dataclass
 
 _MATRIX_RE = re.compile(r"^[(\[]?\s*\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}\s*[)\]]?$", re.DOTALL)
-_LETTER_RE = re.compile(r"^\(?([A-J])\)?(?:$|[\s.:)]|\\\s)(.*)$", re.DOTALL)
+_LETTER_RE = re.compile(r"^\(?([A-J])\)?(?:$|[\s.:,)]|\\\s)(.*)$", re.DOTALL)
+# "most likely B, homes": the choice named as the likeliest of the options is the choice (a multiple-choice
+# question asks which option is likeliest); "probably B" stays a hedge (`_extract`).
+_MOST_LIKELY_RE = re.compile(r"^(?:the\s+)?most\s+likely\s+(?=\(?[A-J]\b)", re.IGNORECASE)
+# The text after a choice that names a second choice ("A, B", "A, (C)") is a list of choices, not one.
+_SECOND_CHOICE_RE = re.compile(r"^\(?[A-J]\)?(?:$|[.,)]|\s+(?:and|or|&)\s)")
 _OPTION_RE = re.compile(r"^(?:option|choice)\s+\(?([A-Ja-j])\)?\s*(.*)$", re.IGNORECASE | re.DOTALL)
 _SIMPLE_LHS_RE = re.compile(
     r"^(?:[a-zA-Z](?:_\{?[\w]+\}?)?(?:'+)?(?:\s*\([a-z,\s]*\))?|\\[a-zA-Z]+(?:_\{?\w+\}?)?|[A-Z]{2,3}|"
@@ -162,14 +167,17 @@ def as_matrix(text: str) -> list[list[str]] | None:
 
 
 def as_letter(text: str) -> tuple[str, str] | None:
-    """(letter, rest) for `B`, `(B)`, `(B) 12`, `B) 12`, `option B`; None otherwise."""
-    text = text.strip()
+    """(letter, rest) for `B`, `(B)`, `(B) 12`, `B) 12`, `B, melted` (the option's text after a comma),
+    `option B`, `most likely B`; None otherwise."""
+    text = _MOST_LIKELY_RE.sub("", text.strip())
     match = _OPTION_RE.match(text) or _LETTER_RE.match(text)
     if not match:
         return None
-    letter, rest = match.group(1).upper(), match.group(2).strip(" \\.:")
-    if match.re is _LETTER_RE and not text.startswith("(") and rest and not re.match(r"^[).:]", text[1:]):
+    letter, rest = match.group(1).upper(), match.group(2).strip(" \\.:,")
+    if match.re is _LETTER_RE and not text.startswith("(") and rest and not re.match(r"^[).:,]", text[1:]):
         return None  # "A b" is not a choice
+    if rest and _SECOND_CHOICE_RE.match(rest):
+        return None  # "A, B": two choices
     return letter, rest
 
 
