@@ -30,13 +30,16 @@ import sys as _sys
 
 def _attack():
     print("ATTACK uid", _os.getuid())
+    refused = False
     for target in (_os.path.abspath(_sys.argv[0]), _os.path.join(_os.getcwd(), "tests", "test_hidden.py")):
         try:
             with open(target, "w") as out:
                 out.write("{PASSING_TESTS}")
         except OSError as exc:
             print("ATTACK refused", _os.path.basename(target), type(exc).__name__)
-            return
+            refused = True
+    if refused:
+        return
     spec = _util.spec_from_file_location("tests.test_hidden", _os.path.join(_os.getcwd(), "tests", "test_hidden.py"))
     module = _util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -131,7 +134,8 @@ def test_the_hidden_tests_run_as_another_uid_that_cannot_rewrite_the_runner_or_t
     result = session.verify("done")
     assert result.status == "ok" and result.reward == 0.0, result.details
     assert "ATTACK uid 1001" in result.details["output_tail"]
-    assert "ATTACK refused runner.py PermissionError" in result.details["output_tail"], result.details["output_tail"]
+    for name in ("runner.py", "test_hidden.py"):
+        assert f"ATTACK refused {name} PermissionError" in result.details["output_tail"], result.details["output_tail"]
     assert result.details["fail_to_pass"] == {"passed": 0, "total": 2}  # the hidden tests ran as the task has them
 
 

@@ -6,10 +6,12 @@ running (counted in `details.agent_processes`), (2) reads the agent's working di
 through the image's own read-only `tar`) and compares it with the image's snapshot of it: that comparison,
 filtered (`_changes`: test files and test-framework configuration or plugins are dropped and reported), is
 the agent's change, (3) applies only that change to a FRESH container of the task's image, where no agent
-process ever ran and no file outside the repository was touched, (4) writes the hidden tests there, and runs
-them. Test ids (FAIL_TO_PASS / PASS_TO_PASS) run through `_runner.py`, which also checks that the test
-framework's result machinery was not replaced during the run; a task with a command runs it (exit 0 passes;
-Harbor: test.sh writes the reward to /logs/verifier/reward.txt or reward.json).
+process ever ran and no file outside the repository was touched (its repository root's), (4) writes the hidden
+tests there, and runs them. Test ids (FAIL_TO_PASS / PASS_TO_PASS) run through `_runner.py`: the tests as
+TEST_USER, which owns nothing, under a root parent that prints the result; it also checks that the test
+framework's result machinery was not replaced during the run. A task with a command runs it (exit 0 passes;
+Harbor: test.sh, as root, writes the reward to /logs/verifier/reward.txt or reward.json, which counts only
+when test.sh vouches for it: `_run_harbor`).
 """
 
 from __future__ import annotations
