@@ -73,6 +73,16 @@ def _attack():
 
 _attack()
 """
+# run at test time by the first step of a two-step command: the second step would load passing tests
+REWRITE_FOR_LATER = f"""
+import os as _os
+
+try:
+    with open(_os.path.join(_os.getcwd(), "tests", "test_hidden.py"), "w") as _out:
+        _out.write("{PASSING_TESTS}")
+except OSError as _exc:
+    print("ATTACK refused test_hidden.py", type(_exc).__name__, flush=True)
+"""
 
 HARBOR_TEST_SH = ("#!/bin/bash\n{set_e}cd /app\npython3 /tests/test_outputs.py\n"
                   "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n")
@@ -121,6 +131,9 @@ def url(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("swe-boundary")
     root = tmp / "tasks"
     shutil.copytree(TASKS / "calc-bug", root / "calc-bug")
+    two_steps = shutil.copytree(TASKS / "calc-bug", root / "calc-two-steps")
+    (two_steps / "swe.toml").write_text('[tests]\ncommand = "python3 -m unittest -q tests.test_hidden.MulTest && '
+                                        'python3 -m unittest -q tests.test_hidden.AddTest"\n')
     harbor_task(root / "harbor-answer", set_e=False, padding=64 << 10)
     harbor_task(root / "harbor-answer-set-e", set_e=True)
     server = swe_server(tmp, root, bash_timeout_s=10)
@@ -158,6 +171,17 @@ def test_an_honest_fix_still_passes_and_its_processes_are_reaped(client):
     result = session.verify("done")
     assert result.status == "ok" and result.reward == 1.0, result.details
     assert result.details["test_processes_left"] >= 1
+
+
+def test_a_command_runs_as_the_test_uid_so_one_step_cannot_rewrite_the_tests_of_the_next(client):
+    session = client.open("swe", {"path": "calc-two-steps"})
+    session.call("bash", command=f"cat >> calc/__init__.py <<'EOF'\n{REWRITE_FOR_LATER}EOF")
+    result = session.verify("done")
+    assert result.status == "ok" and result.reward == 0.0 and result.details["exit_code"] == 1, result.details
+    assert "ATTACK refused test_hidden.py PermissionError" in result.details["output_tail"], result.details
+    session = client.open("swe", {"path": "calc-two-steps"})
+    session.call("str_replace", path="calc/ops.py", old_str="a - b", new_str="a + b")
+    assert session.verify("done").reward == 1.0
 
 
 @pytest.mark.parametrize("attack", sorted(HARBOR_ATTACKS))

@@ -9,9 +9,9 @@ the agent's change, (3) applies only that change to a FRESH container of the tas
 process ever ran and no file outside the repository was touched (its repository root's), (4) writes the hidden
 tests there, and runs them. Test ids (FAIL_TO_PASS / PASS_TO_PASS) run through `_runner.py`: the tests as
 TEST_USER, which owns nothing, under a root parent that prints the result; it also checks that the test
-framework's result machinery was not replaced during the run. A task with a command runs it (exit 0 passes;
-Harbor: test.sh, as root, writes the reward to /logs/verifier/reward.txt or reward.json, which counts only
-when test.sh vouches for it: `_run_harbor`).
+framework's result machinery was not replaced during the run. A task with a command runs it as TEST_USER
+(exit 0 passes); Harbor's test.sh runs as root and writes the reward to /logs/verifier/reward.txt or
+reward.json, which counts only when test.sh vouches for it (`_run_harbor`).
 """
 
 from __future__ import annotations
@@ -128,7 +128,8 @@ async def _run_command(container: TaskContainer, spec: TaskSpec, timeout_s: floa
     assert spec.test_command is not None
     if spec.layout == "harbor":
         return await _run_harbor(container, spec, timeout_s)
-    run = await container.exec(["bash", "-c", spec.test_command], timeout_s=timeout_s)
+    # as TEST_USER, like test ids: a later step of the command reads the hidden tests as the task has them
+    run = await container.exec(["bash", "-c", spec.test_command], timeout_s=timeout_s, user=TEST_USER)
     details: dict[str, Any] = {"exit_code": run.exit_code, "output_tail": (run.stdout + run.stderr)[-OUTPUT_TAIL:]}
     if run.timed_out:
         details["reason"] = f"the hidden tests ran past {timeout_s:g} s"
