@@ -33,7 +33,7 @@ from olmorl.sandbox._wire import RESULT_FORGING, TASK_TAMPER_REASONS
 RUNNER = Path(__file__).with_name("_runner.py")
 OUTPUT_TAIL = 2000  # characters of the test run's output kept in details
 SNAPSHOTS_KEPT = 32  # images whose snapshot entries are kept (read once per image)
-SCRATCH_BYTES = (TMP_MB + 1) << 20  # /tests and /logs/verifier (TMP_MB tmpfs each), read back whole
+SCRATCH_BYTES = (2 * TMP_MB) << 20  # /tests or /logs/verifier (a TMP_MB tmpfs) as a tar: headers come on top
 
 RewardMode = Literal["pass_fail", "fraction"]
 _snapshots: OrderedDict[str, dict[str, Entry]] = OrderedDict()
