@@ -6,7 +6,8 @@ from __future__ import annotations
 import io
 import tarfile
 
-from olmorl.rewards.environments.swe._changes import agent_change, change_archive, read_entries, snapshot_entries
+from olmorl.rewards.environments.swe._changes import Entry, agent_change, change_archive, read_entries, \
+    snapshot_entries
 
 PYPROJECT = b'[project]\nname = "calc"\nversion = "1.0"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n'
 
@@ -95,3 +96,11 @@ def test_the_archive_puts_the_change_under_the_working_directory_and_the_hidden_
         assert sorted(members) == ["workspace/calc/l", "workspace/calc/ops.py", "workspace/tests/test_hidden.py"]
         assert members["workspace/calc/l"].issym() and members["workspace/calc/l"].linkname == "ops.py"
         assert tar.extractfile("workspace/calc/ops.py").read() == b"fixed\n"  # type: ignore[union-attr]
+
+
+def test_the_archive_gives_no_set_id_bit_and_no_write_to_others():
+    # unpacked as root's in the verdict container, where the tests run as another uid
+    result = agent_change({}, {"run": Entry("file", 0o6777, "x", b"#!/bin/sh\n"), "shared": Entry("dir", 0o1777, "")},
+                          set())
+    with tarfile.open(fileobj=io.BytesIO(change_archive(result, {}, "workspace"))) as tar:
+        assert {m.name: m.mode for m in tar.getmembers()} == {"workspace/run": 0o755, "workspace/shared": 0o755}

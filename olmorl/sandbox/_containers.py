@@ -46,6 +46,7 @@ TMP_MB = 64  # /tmp of a task container
 TIMED_OUT = 124  # GNU timeout's exit status when the limit was reached
 ROOT_USER = "0:0"
 AGENT_USER = "1000:1000"  # the agent's tools: owns the working directory, no capability, no other writable file
+TEST_USER = "1001:1001"  # the hidden tests at verify (a fresh container): owns no file at all
 # PID 1: reaps every orphan (dash's wait reaps any child) and restarts its sleep if it is killed
 _PID1 = "trap '' TERM; while :; do sleep 3600 & wait; done"
 
@@ -261,9 +262,10 @@ async def _discard(creating: asyncio.Future[str]) -> None:
 
 
 async def start_task_container(image: str, limits: ContainerLimits, *, workdir: str,
-                               scratch: tuple[str, ...] = ()) -> TaskContainer:
-    """A started container of `image` with its working directory filled from the image's snapshot;
-    `scratch`: more writable directories (TMP_MB tmpfs each), e.g. where verify puts hidden tests."""
+                               scratch: tuple[str, ...] = (), owner: str = AGENT_USER) -> TaskContainer:
+    """A started container of `image` with its working directory filled from the image's snapshot and owned by
+    `owner` (the agent's uid; root in a verdict container, where the tests' uid owns nothing); `scratch`: more
+    writable directories (TMP_MB tmpfs each), e.g. where verify puts hidden tests."""
     from docker.errors import DockerException
     from requests import RequestException
 
@@ -280,7 +282,7 @@ async def start_task_container(image: str, limits: ContainerLimits, *, workdir: 
     container = TaskContainer(container_id, workdir)
     try:
         # the agent owns the working directory (and nothing else)
-        filled = await container.exec(["sh", "-c", f'cp -a {SNAPSHOT_DIR}/. "$1"/ && chown -R {AGENT_USER} "$1"', "sh",
+        filled = await container.exec(["sh", "-c", f'cp -a {SNAPSHOT_DIR}/. "$1"/ && chown -R {owner} "$1"', "sh",
                                        workdir], timeout_s=60.0, workdir="/")
         if filled.exit_code != 0:
             raise SandboxUnavailable(f"filling the task's working directory failed: {filled.stderr.strip()[-500:]}")

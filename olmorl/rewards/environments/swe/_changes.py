@@ -171,7 +171,7 @@ def change_archive(change: Change, files: dict[str, bytes], prefix: str) -> byte
             names[path] = Entry("file", 0o644, "", data)
         for path, entry in sorted(names.items()):
             info = tarfile.TarInfo(path)
-            info.mode = entry.mode
+            info.mode = entry.mode & 0o755  # unpacked as root's: no set-id bit, nobody else may write
             if entry.kind == "dir":
                 info.type = tarfile.DIRTYPE
                 tar.addfile(info)

@@ -17,7 +17,7 @@ from olmorl.rewards.environments.swe._tasks import HARBOR_LOGS_DIR, HARBOR_TESTS
 from olmorl.rewards.environments.swe._verify import RewardMode, verify_task
 from olmorl.rewards.environments.swe._warm import ContainerSpec, WarmContainers, start_container
 from olmorl.rewards.sessions._environment import Environment, Step, Tool
-from olmorl.sandbox._containers import AGENT_USER, ContainerLimits, ExecResult, TaskContainer
+from olmorl.sandbox._containers import AGENT_USER, ROOT_USER, ContainerLimits, ExecResult, TaskContainer
 from olmorl.sandbox._task_images import ensure_image, image_workdir
 
 log = logging.getLogger("olmorl.rewards")
@@ -224,7 +224,8 @@ class SweEnvironment(Environment):
         assert self.container_spec is not None
         # started now, while the agent's change is read; not from the warm pool, whose refill would then compete
         # with the hidden tests for CPU (measured: docs/environments-swe.md, "What verify costs")
-        self.verdict = asyncio.ensure_future(start_container(self.container_spec))
+        # its repository is root's: the hidden tests' uid may read it, not change it
+        self.verdict = asyncio.ensure_future(start_container(self.container_spec, owner=ROOT_USER))
         return await verify_task(self._live(), self.verdict, self.spec, self.container_spec.image, mode,
                                  max(timeout_s, 1.0), (cfg.swe.disk_mb + 64) << 20)
 

@@ -27,6 +27,7 @@ from olmorl.sandbox._task_images import ARCHIVES, ImageRecipe
 HARBOR_TESTS_DIR = "/tests"
 HARBOR_LOGS_DIR = "/logs/verifier"
 MAX_TEST_FILES_BYTES = 16 << 20  # hidden tests travel into the container at each verify
+MAX_TEST_SH_BYTES = 120 << 10  # one argument of an exec (the kernel's limit: 128 KiB)
 
 
 @dataclass(frozen=True)
@@ -157,6 +158,8 @@ def _load_harbor(path: Path) -> TaskSpec:
     tests = path / "tests"
     if not (tests / "test.sh").is_file():
         raise InvalidInput(f"Harbor task {path.name!r} has no tests/test.sh")
+    if (tests / "test.sh").stat().st_size > MAX_TEST_SH_BYTES:  # verify hands its text to `bash -c`
+        raise InvalidInput(f"tests/test.sh of {path.name!r} is over {MAX_TEST_SH_BYTES >> 10} KiB")
     environment = config.get("environment") or {}
     verifier = config.get("verifier") or {}
     storage = environment.get("storage_mb")

@@ -6,10 +6,12 @@ running (counted in `details.agent_processes`), (2) reads the agent's working di
 through the image's own read-only `tar`) and compares it with the image's snapshot of it: that comparison,
 filtered (`_changes`: test files and test-framework configuration or plugins are dropped and reported), is
 the agent's change, (3) applies only that change to a FRESH container of the task's image, where no agent
-process ever ran and no file outside the repository was touched, (4) writes the hidden tests there, and runs
-them. Test ids (FAIL_TO_PASS / PASS_TO_PASS) run through `_runner.py`, which also checks that the test
-framework's result machinery was not replaced during the run; a task with a command runs it (exit 0 passes;
-Harbor: test.sh writes the reward to /logs/verifier/reward.txt or reward.json).
+process ever ran and no file outside the repository was touched (its repository root's), (4) writes the hidden
+tests there, and runs them. Test ids (FAIL_TO_PASS / PASS_TO_PASS) run through `_runner.py`: the tests as
+TEST_USER, which owns nothing, under a root parent that prints the result; it also checks that the test
+framework's result machinery was not replaced during the run. A task with a command runs it as TEST_USER
+(exit 0 passes); Harbor's test.sh runs as root and writes the reward to /logs/verifier/reward.txt or
+reward.json, which counts only when test.sh vouches for it (`_run_harbor`).
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ from typing import Any, Literal
 from olmorl.rewards.engine._registry import Score
 from olmorl.rewards.environments.swe._changes import Change, Entry, agent_change, \
     change_archive, read_entries, snapshot_entries
-from olmorl.rewards.environments.swe._tasks import HARBOR_LOGS_DIR, TaskSpec
-from olmorl.sandbox._containers import AGENT_USER, SNAPSHOT_DIR, TaskContainer
+from olmorl.rewards.environments.swe._tasks import HARBOR_LOGS_DIR, HARBOR_TESTS_DIR, TaskSpec
+from olmorl.sandbox._containers import AGENT_USER, SNAPSHOT_DIR, TEST_USER, TMP_MB, ExecResult, TaskContainer
 from olmorl.sandbox._wire import RESULT_FORGING, TASK_TAMPER_REASONS
 
 RUNNER = Path(__file__).with_name("_runner.py")
 OUTPUT_TAIL = 2000  # characters of the test run's output kept in details
 SNAPSHOTS_KEPT = 32  # images whose snapshot entries are kept (read once per image)
+SCRATCH_BYTES = (2 * TMP_MB) << 20  # /tests or /logs/verifier (a TMP_MB tmpfs) as a tar: headers come on top
 
 RewardMode = Literal["pass_fail", "fraction"]
 _snapshots: OrderedDict[str, dict[str, Entry]] = OrderedDict()
@@ -50,7 +53,7 @@ async def verify_task(agent: TaskContainer, fresh: asyncio.Future[TaskContainer]
     root = container.workdir.strip("/")
     files = {f"{(spec.hidden_dest or container.workdir).strip('/')}/{path}": data
              for path, data in spec.hidden_files.items()}
-    runner = f"tmp/.olmorl-verify-{nonce}/runner.py"
+    runner = f"tmp/.olmorl-verify-{secrets.token_hex(8)}/runner.py"  # not the nonce: argv is readable by all
     if spec.fail_to_pass:
         files[runner] = RUNNER.read_bytes()
     await container.extract(change_archive(change, files, root), "/",
@@ -87,20 +90,20 @@ def _count(results: dict[str, str], ids: tuple[str, ...]) -> dict[str, int]:
 async def _run_ids(container: TaskContainer, spec: TaskSpec, mode: RewardMode, timeout_s: float, runner: str,
                    nonce: str) -> Score:
     ids = tuple(dict.fromkeys(spec.fail_to_pass + spec.pass_to_pass))
-    run = await container.exec(["python3", "-I", "-B", runner, spec.framework, container.workdir, *ids],
+    # the runner starts as root and runs the tests in a child that drops to TEST_USER (see _runner.py)
+    run = await container.exec(["python3", "-I", "-B", runner, TEST_USER, spec.framework, container.workdir, *ids],
                                timeout_s=timeout_s, stdin=f"{nonce}\n".encode())
     lines = [line for line in run.stdout.splitlines() if line.startswith(nonce)]
     tail = (run.stdout + run.stderr)[-OUTPUT_TAIL:]
-    changed: list[str] = []
-    if not lines:  # the run died (a test called os._exit, the time ran out ...): nothing passed
+    reply = json.loads(lines[0][len(nonce):]) if lines else {}
+    changed: list[str] = list(reply.get("changed", []))
+    results, why = reply.get("tests"), None
+    if results is None:  # the run died (a test called os._exit, the time ran out ...): nothing passed
         why = (f"the hidden tests ran past {timeout_s:g} s" if run.timed_out else
-               f"the hidden test run ended without results (exit {run.exit_code})")
+               f"the hidden test run ended without results (exit {reply.get('exit', run.exit_code)})")
         results = {i: "error" for i in ids}
-    else:
-        reply = json.loads(lines[0][len(nonce):])
-        results, changed, why = reply["tests"], reply["changed"], None
-        if len(lines) > 1:  # only code that read the nonce out of the runner's memory can print a second one
-            changed.append("a second result line")
+    if len(lines) > 1:  # the runner prints one; the test process never holds the nonce
+        changed.append("a second result line")
     f2p, p2p = _count(results, spec.fail_to_pass), _count(results, spec.pass_to_pass)
     all_p2p = p2p["passed"] == p2p["total"]
     if mode == "fraction":  # FAIL_TO_PASS fixed, only while nothing that passed before broke
@@ -111,7 +114,7 @@ async def _run_ids(container: TaskContainer, spec: TaskSpec, mode: RewardMode, t
                                "reward_components": {"fail_to_pass": f2p["passed"] / f2p["total"],
                                                      "pass_to_pass": p2p["passed"] / p2p["total"] if p2p["total"]
                                                      else 1.0},
-                               "output_tail": tail}
+                               "output_tail": tail, "test_processes_left": reply.get("processes_left", 0)}
     if why:
         details["reason"] = why
     if changed:  # the tests ran with their result machinery replaced: no result of that run counts
@@ -123,37 +126,91 @@ async def _run_ids(container: TaskContainer, spec: TaskSpec, mode: RewardMode, t
 
 async def _run_command(container: TaskContainer, spec: TaskSpec, timeout_s: float) -> Score:
     assert spec.test_command is not None
-    harbor = spec.layout == "harbor"
-    if harbor:  # where test.sh writes the reward (a fresh container: nothing the agent wrote is there)
-        await container.exec(["mkdir", "-p", HARBOR_LOGS_DIR], timeout_s=10)
-    run = await container.exec(["bash", "-c", spec.test_command], timeout_s=timeout_s)
+    if spec.layout == "harbor":
+        return await _run_harbor(container, spec, timeout_s)
+    # as TEST_USER, like test ids: a later step of the command reads the hidden tests as the task has them
+    run = await container.exec(["bash", "-c", spec.test_command], timeout_s=timeout_s, user=TEST_USER)
     details: dict[str, Any] = {"exit_code": run.exit_code, "output_tail": (run.stdout + run.stderr)[-OUTPUT_TAIL:]}
     if run.timed_out:
         details["reason"] = f"the hidden tests ran past {timeout_s:g} s"
-    if not harbor:
-        passed = float(run.exit_code == 0)
-        return Score(passed, {**details, "reward_components": {"tests": passed}})
-    reward, extra = await _harbor_reward(container)
-    if reward is None:
-        details["reason"] = details.get("reason") or \
-            f"tests/test.sh wrote no reward to {HARBOR_LOGS_DIR}/reward.txt or reward.json (exit {run.exit_code})"
-        return Score(0.0, {**details, "reward_components": {"tests": 0.0}})
+    passed = float(run.exit_code == 0)
+    return Score(passed, {**details, "reward_components": {"tests": passed}})
+
+
+async def _run_harbor(container: TaskContainer, spec: TaskSpec, timeout_s: float) -> Score:
+    """Harbor's test.sh, as root (it may install or start things), and the reward it wrote. The code it tests
+    runs as root too, so nothing here is a permission boundary against that code; what verify does instead:
+    bash runs test.sh's text from its own memory (`bash -c`: rewriting the file during the run changes
+    nothing); a reward counts only when test.sh ended by itself with status 0 (code that killed it, or made a
+    `set -e` script stop before its own write, leaves a reward nobody vouches for); every process left is
+    killed before the reward is read; the reward file must be a regular file; and a hidden test file changed
+    during the run is tamper."""
+    script = spec.hidden_files["test.sh"].decode("utf-8", "replace")
+    # where test.sh writes the reward (a fresh container: nothing the agent wrote is there)
+    await container.exec(["mkdir", "-p", HARBOR_LOGS_DIR], timeout_s=10)
+    run = await container.exec(["bash", "-c", script, f"{HARBOR_TESTS_DIR}/test.sh"], timeout_s=timeout_s)
+    await container.kill_processes()  # nothing the tests started may write after this
+    logs, tests = await asyncio.gather(container.read_tree(HARBOR_LOGS_DIR, max_bytes=SCRATCH_BYTES),
+                                       container.read_tree(HARBOR_TESTS_DIR, max_bytes=SCRATCH_BYTES))
+    details: dict[str, Any] = {"exit_code": run.exit_code, "output_tail": (run.stdout + run.stderr)[-OUTPUT_TAIL:]}
+    reward, extra, forged = _harbor_reward(read_entries(logs))
+    after = read_entries(tests)
+    changed = sorted(path for path, data in spec.hidden_files.items()
+                     if (entry := after.get(path)) is None or entry.kind != "file" or entry.data != data)
+    tamper: dict[str, int] = {}
+    if changed:
+        tamper["test_file"] = len(changed)
+        details["changed_test_files"] = changed
+    if forged:
+        tamper[RESULT_FORGING] = 1
+    why = _distrust(run, timeout_s, changed, forged, reward)
+    if why:
+        details["reason"] = why
+        if reward:
+            details["reward_written"] = reward
+    if tamper:
+        details["tamper"] = tamper
+    reward = 0.0 if why or reward is None else reward
     return Score(reward, {**details, **extra, "reward_components": {"tests": reward}})
 
 
-async def _harbor_reward(container: TaskContainer) -> tuple[float | None, dict[str, Any]]:
-    """The reward test.sh wrote: reward.txt (a number), else reward.json (`reward`; other keys to details)."""
-    text = await container.exec(["cat", f"{HARBOR_LOGS_DIR}/reward.txt"], timeout_s=10, max_output=4096)
-    if text.exit_code == 0:
+def _distrust(run: ExecResult, timeout_s: float, changed: list[str], forged: str | None,
+              reward: float | None) -> str | None:
+    """Why the reward test.sh left does not count, or None."""
+    if run.timed_out:
+        return f"the hidden tests ran past {timeout_s:g} s"
+    if run.exit_code > 128:  # 128 + the signal (bash's and timeout's convention; an `exit 137` reads the same)
+        return f"tests/test.sh was ended by signal {run.exit_code - 128}"
+    if changed:
+        return f"hidden test files changed during the run: {', '.join(changed[:10])}"
+    if forged:
+        return forged
+    if reward is None:
+        return f"tests/test.sh wrote no reward to {HARBOR_LOGS_DIR}/reward.txt or reward.json (exit {run.exit_code})"
+    if reward and run.exit_code != 0:
+        return f"tests/test.sh exited {run.exit_code}: a reward counts only when it exits 0"
+    return None
+
+
+def _harbor_reward(logs: dict[str, Entry]) -> tuple[float | None, dict[str, Any], str | None]:
+    """The reward test.sh wrote: reward.txt (a number), else reward.json (`reward`; other keys to details);
+    and why it is forged (a reward file that is not a regular file), or None."""
+    for name in ("reward.txt", "reward.json"):
+        entry = logs.get(name)
+        if entry is not None and entry.kind != "file":
+            return None, {}, f"{HARBOR_LOGS_DIR}/{name} is not a regular file ({entry.kind})"
+    text, data = logs.get("reward.txt"), logs.get("reward.json")
+    if text is not None:
+        raw = (text.data or b"").decode("utf-8", "replace")
         try:
-            return float(text.stdout.strip()), {}
+            return float(raw.strip()), {}, None
         except ValueError:
-            return None, {"reward_file": text.stdout[:200]}
-    data = await container.exec(["cat", f"{HARBOR_LOGS_DIR}/reward.json"], timeout_s=10, max_output=65536)
-    if data.exit_code != 0:
-        return None, {}
+            return None, {"reward_file": raw[:200]}, None
+    if data is None:
+        return None, {}, None
+    raw = (data.data or b"").decode("utf-8", "replace")
     try:
-        parsed = json.loads(data.stdout)
-        return float(parsed["reward"]), {"rewards": parsed}
+        parsed = json.loads(raw)
+        return float(parsed["reward"]), {"rewards": parsed}, None
     except (ValueError, KeyError, TypeError):
-        return None, {"reward_file": data.stdout[:200]}
+        return None, {"reward_file": raw[:200]}, None

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from olmorl.rewards.sessions._warm_pool import PoolStats, WarmPool
-from olmorl.sandbox._containers import ContainerLimits, TaskContainer, start_task_container
+from olmorl.sandbox._containers import AGENT_USER, ContainerLimits, TaskContainer, start_task_container
 
 
 @dataclass(frozen=True)
@@ -24,9 +24,10 @@ class ContainerSpec:
     scratch: tuple[str, ...] = ()
 
 
-async def start_container(spec: ContainerSpec) -> TaskContainer:
-    """A container of `spec`, started now (no pool)."""
-    return await start_task_container(spec.image, spec.limits, workdir=spec.workdir, scratch=spec.scratch)
+async def start_container(spec: ContainerSpec, owner: str = AGENT_USER) -> TaskContainer:
+    """A container of `spec`, started now (no pool), its working directory owned by `owner`."""
+    return await start_task_container(spec.image, spec.limits, workdir=spec.workdir, scratch=spec.scratch,
+                                      owner=owner)
 
 
 async def _stop(container: TaskContainer) -> None:

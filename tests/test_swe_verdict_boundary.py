@@ -1,0 +1,204 @@
+"""The verdict container's boundary against the agent's own code, which the hidden tests import and run: on a
+real server and the real Docker engine, agent changes that attack the verdict at test time (not through the
+tools). Test ids: the tests run as an unprivileged uid under a root runner, so the runner, the hidden tests and
+the runner's process are out of reach. Harbor's test.sh: it and the code it tests run as root, so the verdict
+distrusts a reward that test.sh did not vouch for by ending on its own with status 0. Every attack here earned
+reward 1.0 on the verify that ran the tests as root and read the reward file whatever test.sh did."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from swe_support import TASKS, docker_or_skip, swe_server
+from swe_support import client  # noqa: F401 (a fixture)
+
+pytestmark = docker_or_skip()
+
+# every hidden test passes: what an attacker would put in place of tests/test_hidden.py
+PASSING_TESTS = ("import unittest\\n\\n\\nclass AddTest(unittest.TestCase):\\n    def test_add(self):\\n        pass\\n\\n"
+                 "    def test_add_negative(self):\\n        pass\\n\\n\\nclass MulTest(unittest.TestCase):\\n"
+                 "    def test_mul(self):\\n        pass\\n")
+# run at test time (the hidden tests import calc): rewrite the runner and the hidden tests, then load the
+# rewritten tests in place of the ones being imported
+OVERWRITE = f"""
+import importlib.util as _util
+import os as _os
+import sys as _sys
+
+
+def _attack():
+    print("ATTACK uid", _os.getuid())
+    refused = False
+    for target in (_os.path.abspath(_sys.argv[0]), _os.path.join(_os.getcwd(), "tests", "test_hidden.py")):
+        try:
+            with open(target, "w") as out:
+                out.write("{PASSING_TESTS}")
+        except OSError as exc:
+            print("ATTACK refused", _os.path.basename(target), type(exc).__name__)
+            refused = True
+    if refused:
+        return
+    spec = _util.spec_from_file_location("tests.test_hidden", _os.path.join(_os.getcwd(), "tests", "test_hidden.py"))
+    module = _util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _sys.modules["tests.test_hidden"] = module
+
+
+_attack()
+"""
+# run at test time: print a result line keyed by the nonce (read from the runner's path, where it was), then
+# kill the runner's parent and end, so no true result line follows
+FORGE_AND_KILL = """
+import json as _json
+import os as _os
+import signal as _signal
+import sys as _sys
+
+
+def _attack():
+    nonce = _os.path.dirname(_os.path.abspath(_sys.argv[0])).rsplit("-", 1)[1]
+    ids = ["tests.test_hidden.AddTest.test_add_negative", "tests.test_hidden.AddTest.test_add",
+           "tests.test_hidden.MulTest.test_mul"]
+    forged = {"tests": {i: "passed" for i in ids}, "changed": []}
+    _os.write(1, ("\\n" + nonce + _json.dumps(forged) + "\\n").encode())
+    try:
+        _os.kill(_os.getppid(), _signal.SIGKILL)
+        print("ATTACK killed the parent", flush=True)
+    except OSError as exc:
+        print("ATTACK kill refused", type(exc).__name__, flush=True)
+    _os._exit(0)
+
+
+_attack()
+"""
+# run at test time by the first step of a two-step command: the second step would load passing tests
+REWRITE_FOR_LATER = f"""
+import os as _os
+
+try:
+    with open(_os.path.join(_os.getcwd(), "tests", "test_hidden.py"), "w") as _out:
+        _out.write("{PASSING_TESTS}")
+except OSError as _exc:
+    print("ATTACK refused test_hidden.py", type(_exc).__name__, flush=True)
+"""
+
+HARBOR_TEST_SH = ("#!/bin/bash\n{set_e}cd /app\npython3 /tests/test_outputs.py\n"
+                  "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n")
+HARBOR_TEST = "import sys\n\nsys.path.insert(0, '/app')\nfrom answer import answer\n\nsys.exit(0 if answer() == 42 else 1)\n"
+# the agent's answer.py, imported by the hidden test under test.sh (as root): each writes the reward itself
+HARBOR_ATTACKS = {
+    "kill test.sh": "import os\nopen('/logs/verifier/reward.txt', 'w').write('1')\nos.kill(os.getppid(), 9)\n",
+    "stop a set -e script": "import sys\nopen('/logs/verifier/reward.txt', 'w').write('1')\nsys.exit(3)\n",
+    "rewrite test.sh": ("import os\nopen('/logs/verifier/reward.txt', 'w').write('1')\n"
+                        "text = open('/tests/test.sh').read()\nstart = text.index('if [')\n"
+                        "open('/tests/test.sh', 'r+').write(text[:start] + 'exit 0\\n' + ' ' * (len(text) - start - 7))\n"
+                        "raise SystemExit(1)\n"),
+    "reward file as a directory": ("import json, os\nos.mkdir('/logs/verifier/reward.txt')\n"
+                                   "json.dump({'reward': 1}, open('/logs/verifier/reward.json', 'w'))\n"
+                                   "raise SystemExit(1)\n"),
+}
+
+# what the verdict says of each (the reason, the tamper counted)
+HARBOR_VERDICTS = {
+    "kill test.sh": ("tests/test.sh was ended by signal 9", None),
+    "stop a set -e script": ("tests/test.sh exited 3: a reward counts only when it exits 0", None),
+    "rewrite test.sh": ("hidden test files changed during the run: test.sh", {"test_file": 1}),
+    "reward file as a directory": ("/logs/verifier/reward.txt is not a regular file (dir)", {"result_forging": 1}),
+}
+
+
+def harbor_task(task, set_e: bool, padding: int = 0):
+    """A Harbor task whose test.sh runs the agent's code (/app/answer.py) as root; `padding` comment bytes
+    after the test command, so bash has not read the rest of the script when the code runs."""
+    (task / "environment").mkdir(parents=True)
+    (task / "tests").mkdir()
+    (task / "task.toml").write_text('version = "1.0"\n\n[verifier]\ntimeout_sec = 60\n')
+    (task / "instruction.md").write_text("Make answer() in /app/answer.py return 42.\n")
+    (task / "environment" / "Dockerfile").write_text(
+        "FROM olmorl-base:bookworm\nWORKDIR /app\nRUN printf 'def answer():\\n    return 0\\n' > answer.py\n")
+    script = HARBOR_TEST_SH.format(set_e="set -e\n" if set_e else "")
+    if padding:
+        head, _, tail = script.partition("if [")
+        script = head + "".join(f"# {i:06d} {'.' * 60}\n" for i in range(padding // 70)) + "if [" + tail
+    (task / "tests" / "test.sh").write_text(script)
+    (task / "tests" / "test_outputs.py").write_text(HARBOR_TEST)
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("swe-boundary")
+    root = tmp / "tasks"
+    shutil.copytree(TASKS / "calc-bug", root / "calc-bug")
+    two_steps = shutil.copytree(TASKS / "calc-bug", root / "calc-two-steps")
+    (two_steps / "swe.toml").write_text('[tests]\ncommand = "python3 -m unittest -q tests.test_hidden.MulTest && '
+                                        'python3 -m unittest -q tests.test_hidden.AddTest"\n')
+    harbor_task(root / "harbor-answer", set_e=False, padding=64 << 10)
+    harbor_task(root / "harbor-answer-set-e", set_e=True)
+    server = swe_server(tmp, root, bash_timeout_s=10)
+    yield server.url
+    server.stop()
+
+
+def test_the_hidden_tests_run_as_another_uid_that_cannot_rewrite_the_runner_or_the_tests(client):
+    session = client.open("swe", {"path": "calc-bug"})
+    session.call("bash", command=f"cat >> calc/__init__.py <<'EOF'\n{OVERWRITE}EOF")
+    result = session.verify("done")
+    assert result.status == "ok" and result.reward == 0.0, result.details
+    assert "ATTACK uid 1001" in result.details["output_tail"]
+    for name in ("runner.py", "test_hidden.py"):
+        assert f"ATTACK refused {name} PermissionError" in result.details["output_tail"], result.details["output_tail"]
+    assert result.details["fail_to_pass"] == {"passed": 0, "total": 2}  # the hidden tests ran as the task has them
+
+
+def test_a_forged_result_line_and_a_killed_runner_parent_earn_nothing(client):
+    session = client.open("swe", {"path": "calc-bug"})
+    session.call("bash", command=f"cat >> calc/__init__.py <<'EOF'\n{FORGE_AND_KILL}EOF")
+    result = session.verify("done")
+    assert result.status == "ok" and result.reward == 0.0, result.details
+    assert "ATTACK kill refused PermissionError" in result.details["output_tail"], result.details["output_tail"]
+    assert result.details["tests"] == {i: "error" for i in result.details["tests"]}  # no result came back
+    assert "ended without results" in result.details["reason"]
+
+
+def test_an_honest_fix_still_passes_and_its_processes_are_reaped(client):
+    session = client.open("swe", {"path": "calc-bug"})
+    session.call("str_replace", path="calc/ops.py", old_str="a - b", new_str="a + b")
+    # a process the tests leave behind (as the test uid) is killed before the result is printed
+    session.call("bash", command="cat >> calc/__init__.py <<'EOF'\nimport subprocess\n"
+                                 "subprocess.Popen(['sleep', '300'], start_new_session=True)\nEOF")
+    result = session.verify("done")
+    assert result.status == "ok" and result.reward == 1.0, result.details
+    assert result.details["test_processes_left"] >= 1
+
+
+def test_a_command_runs_as_the_test_uid_so_one_step_cannot_rewrite_the_tests_of_the_next(client):
+    session = client.open("swe", {"path": "calc-two-steps"})
+    session.call("bash", command=f"cat >> calc/__init__.py <<'EOF'\n{REWRITE_FOR_LATER}EOF")
+    result = session.verify("done")
+    assert result.status == "ok" and result.reward == 0.0 and result.details["exit_code"] == 1, result.details
+    assert "ATTACK refused test_hidden.py PermissionError" in result.details["output_tail"], result.details
+    session = client.open("swe", {"path": "calc-two-steps"})
+    session.call("str_replace", path="calc/ops.py", old_str="a - b", new_str="a + b")
+    assert session.verify("done").reward == 1.0
+
+
+@pytest.mark.parametrize("attack", sorted(HARBOR_ATTACKS))
+def test_a_reward_the_code_under_test_wrote_itself_does_not_count(client, attack):
+    task = "harbor-answer-set-e" if attack == "stop a set -e script" else "harbor-answer"
+    session = client.open("swe", {"path": task})
+    session.call("write_file", path="/app/answer.py", content=HARBOR_ATTACKS[attack])
+    result = session.verify("done")
+    assert result.status == "ok" and result.reward == 0.0, result.details
+    reason, tamper = HARBOR_VERDICTS[attack]
+    assert reason in result.details["reason"], result.details
+    assert result.details.get("tamper") == tamper, result.details
+
+
+@pytest.mark.parametrize("task", ["harbor-answer", "harbor-answer-set-e"])
+def test_an_honest_harbor_fix_still_passes(client, task):
+    session = client.open("swe", {"path": task})
+    session.call("write_file", path="/app/answer.py", content="def answer():\n    return 42\n")
+    result = session.verify("done")
+    assert result.status == "ok" and result.reward == 1.0 and result.details["exit_code"] == 0, result.details
