@@ -401,6 +401,7 @@ def install_seccomp(bpf):
 
 
 def main():
+    os.environ.pop("LD_BIND_NOW", None)  # the linker has bound every symbol by now; programs see SANDBOX_ENV
     try:
         ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     except (OSError, AttributeError):
