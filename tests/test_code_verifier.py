@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import uuid
 
 import httpx
 import pytest
@@ -234,3 +235,30 @@ def test_open_instruct_test_program_routes(url):
     assert r["results"] == [1, 0]
     assert httpx.post(url + "/test_program", json={"program": "x", "tests": "garbage"}).status_code == 400
     assert httpx.get(url + "/health").json() == {"status": "healthy"}
+
+
+def test_a_test_source_already_found_valid_is_not_parsed_again(monkeypatch):
+    """Every completion of a GRPO group brings its prompt's tests again: the server parses each source once."""
+    import ast
+
+    from olmorl.rewards.code import _tests
+
+    parsed = []
+    real_parse = ast.parse
+
+    def counting_parse(source, *args, **kwargs):
+        parsed.append(source)
+        return real_parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(_tests.ast, "parse", counting_parse)
+    fresh = uuid.uuid4().hex  # sources this process has not seen yet
+    check = {"test": f"def check(candidate):\n    assert candidate(3) == 4  # {fresh}\n", "entry_point": "f"}
+    asserts = [f"assert g(1) == 2  # {fresh}"]
+    for _ in range(3):
+        assert parse_ground_truth(check).tests[0].input.code.endswith("check(f)\n")
+        assert parse_ground_truth(asserts).format == "asserts"
+    assert parsed == [check["test"], asserts[0]]
+    for bad in ({"test": "def check(c):\n    pass\n", "entry_point": "f"}, ["x = 1"], ["assert ("]):
+        for _ in range(2):  # an invalid source is refused every time
+            with pytest.raises(InvalidInput):
+                parse_ground_truth(bad)

@@ -55,21 +55,81 @@ def _status(pid: int) -> dict[str, str]:
         return dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
 
 
+def _zygote(pool) -> int:
+    """The pid of the zygote of `pool`'s first slot."""
+    from olmorl.sandbox._memory import descendants
+
+    # this pool's slot only: in the full suite other pools (some preloading numpy) run under this process too
+    slot_pid = pool._slots[0].channel.proc.pid
+    pythons = {pid: _status(pid) for pid in descendants(slot_pid) if _status(pid)["Name"] == "python3"}
+    return next(pid for pid, status in pythons.items() if int(status["PPid"]) not in pythons)
+
+
+async def test_the_zygote_binds_symbols_at_start_and_programs_never_see_the_setting():
+    """Lazy binding would resolve each libc/libpython symbol on first call in every program process: a
+    lookup and a copied page each time. The zygote starts with LD_BIND_NOW; its environment (which
+    programs inherit, and pass to the commands they run) no longer has it."""
+    from olmorl.sandbox import SandboxLimits, SandboxPool, TestInput
+
+    pool = SandboxPool(backend="bwrap", slots=1, limits=SandboxLimits())
+    await pool.start()
+    try:
+        program = ("import os, subprocess\n"
+                   "print(os.environ.get('LD_BIND_NOW'), subprocess.run(['env'], capture_output=True).stdout.count(b'LD_'))")
+        runs, failure = await pool.run(program, [TestInput(expected_stdout="None 0\n")])
+        assert failure is None and runs[0].status == "passed", runs[0]
+        with open(f"/proc/{_zygote(pool)}/environ", "rb") as f:
+            assert b"LD_BIND_NOW=1" in f.read().split(b"\0")
+    finally:
+        await pool.stop()
+
+
 async def test_the_zygote_holds_no_compiled_syntax_tree():
     from olmorl.sandbox import SandboxLimits, SandboxPool, TestInput
-    from olmorl.sandbox._memory import descendants
 
     pool = SandboxPool(backend="bwrap", slots=1, limits=SandboxLimits())
     await pool.start()
     try:
         runs, failure = await pool.run("x = 1", [TestInput(code="assert x == 1")])
         assert failure is None and runs[0].status == "passed"
-        # this pool's slot only: in the full suite other pools (some preloading numpy) run under this process too
-        slot_pid = pool._slots[0].channel.proc.pid  # type: ignore[union-attr]
-        pythons = {pid: _status(pid) for pid in descendants(slot_pid) if _status(pid)["Name"] == "python3"}
-        zygote = next(pid for pid, status in pythons.items() if int(status["PPid"]) not in pythons)
-        anonymous_kb = int(pythons[zygote]["RssAnon"].split()[0])
+        anonymous_kb = int(_status(_zygote(pool))["RssAnon"].split()[0])
         # 11.9 MB when the harness ran as a script (its syntax tree alive for good), 7.1 MB now.
         assert anonymous_kb < 9 * 1024, anonymous_kb
+    finally:
+        await pool.stop()
+
+
+def _file_mappings(pid: int) -> list[tuple[str, str, int]]:
+    """(perms, path, anonymous kB) of each file mapping of `pid`."""
+    found, current = [], None
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            fields = line.split()
+            if "-" in fields[0] and len(fields) >= 6 and fields[5].startswith("/"):
+                current = (fields[1], fields[5])
+            elif "-" in fields[0]:
+                current = None
+            elif fields[0] == "Anonymous:" and current is not None:
+                found.append((*current, int(fields[1])))
+    return found
+
+
+async def test_program_processes_inherit_the_page_tables_of_the_zygotes_code():
+    """Fork copies the page tables of a private file mapping only if it holds an anonymous page: the zygote
+    gives each read-only one such a page, so a program process does not fault in the interpreter's code again.
+    The mappings stay read-only, and a program still cannot write them."""
+    from olmorl.sandbox import SandboxLimits, SandboxPool, TestInput
+
+    pool = SandboxPool(backend="bwrap", slots=1, limits=SandboxLimits())
+    await pool.start()
+    try:
+        mappings = _file_mappings(_zygote(pool))
+        code = [(perms, anonymous) for perms, path, anonymous in mappings if "python3" in path and "x" in perms]
+        assert code and all(perms == "r-xp" and anonymous > 0 for perms, anonymous in code), mappings
+        assert not [m for m in mappings if "w" in m[0] and "python3" in m[1] and m[0] != "rw-p"], mappings
+        program = ("import ctypes, sys\nstart = int(open('/proc/self/maps').readline().split('-')[0], 16)\n"
+                   "ctypes.c_ubyte.from_address(start).value = 0\nprint('wrote')\n")
+        runs, failure = await pool.run(program, [TestInput(stdin="")])
+        assert failure is None and runs[0].signal == 11 and "wrote" not in runs[0].stdout, runs[0]
     finally:
         await pool.stop()

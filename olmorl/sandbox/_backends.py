@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from olmorl.sandbox._cgroup import SlotCgroup
-from olmorl.sandbox._languages import HOST_ETC_PATHS, SANDBOX_ENV, host_languages
+from olmorl.sandbox._languages import HARNESS_ENV, HOST_ETC_PATHS, SANDBOX_ENV, host_languages
 from olmorl.sandbox._seccomp import seccomp_filter
 from olmorl.sandbox._uid_claim import HOST_UIDS, SlotUids, UidClaim, UidClaimFailed, UidClaims
 from olmorl.sandbox._userns import HARNESS_CAPS, INSIDE_HARNESS_ID, INSIDE_PROGRAM_ID, drop_to, slot_user_namespace
@@ -335,6 +335,7 @@ class BwrapBackend(Backend):
         harness_uid = self._slot_uid(uids)
         identity, fds = self._identity_args(uids, harness=script is None)
         cgroup = SlotCgroup.create(slot, limits) if self.root else None
+        env = SANDBOX_ENV if script else HARNESS_ENV  # (a session's script is the program itself)
         argv = [
             "bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             *identity, "--die-with-parent", "--new-session", "--clearenv", "--hostname", "sandbox",
@@ -346,7 +347,7 @@ class BwrapBackend(Backend):
             *self._python_binds(),
             *(arg for path in HOST_ETC_PATHS for arg in ("--ro-bind-try", path, path)),
             *(arg for i, path in enumerate(self.site_dirs) for arg in ("--ro-bind", path, inside_site_dir(i))),
-            *(arg for name, value in SANDBOX_ENV.items() for arg in ("--setenv", name, value)),
+            *(arg for name, value in env.items() for arg in ("--setenv", name, value)),
             "--proc", "/proc", *_dev_args(),
             # /dev itself read-only; shared memory a sized tmpfs, wiped after every test like /tmp, and the
             # slot's POSIX message queues listed at /dev/mqueue so they can be removed too
@@ -395,7 +396,7 @@ class ProcessBackend(Backend):
             argv=[self.python, "-X", "utf8", "-I", "-B", "-c", HARNESS_LOADER, harness, "--scratch", scratch,
                   *(arg for path in self.site_dirs for arg in ("--site-dir", path)),
                   *(["--preload", ",".join(self.preload)] if self.preload else [])],
-            cwd=scratch, env=dict(SANDBOX_ENV, HOME=scratch),
+            cwd=scratch, env=dict(SANDBOX_ENV if script else HARNESS_ENV, HOME=scratch),
             preexec=_preexec(uid, cgroup, self.limits),
             scratch=scratch,
             cgroup=cgroup,

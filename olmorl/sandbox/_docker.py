@@ -35,7 +35,7 @@ from typing import Any
 
 from olmorl.sandbox._backends import (LINE_LIMIT, Backend, Channel, SandboxLimits, SandboxUnavailable,
                                       harness_source, inside_site_dir)
-from olmorl.sandbox._languages import LANGUAGES, SANDBOX_ENV
+from olmorl.sandbox._languages import HARNESS_ENV, LANGUAGES
 from olmorl.sandbox._seccomp import seccomp_filter
 from olmorl.sandbox._uid_claim import SlotUids
 from olmorl.sandbox._userns import HARNESS_CAPS
@@ -402,7 +402,7 @@ class DockerBackend(Backend):
         created = api.create_container(
             self.image, command=command, user=HARNESS_USER, hostname="sandbox", working_dir="/tmp",
             # not detached + stdin_open: docker-py sets StdinOnce (stdin closes when we disconnect)
-            stdin_open=True, tty=False, network_disabled=True, environment=dict(SANDBOX_ENV),
+            stdin_open=True, tty=False, network_disabled=True, environment=dict(HARNESS_ENV),
             labels={LABEL: "1", OWNER_LABEL: self.owner, SLOT_LABEL: str(slot)},
             name=f"olmorl-sandbox-{os.getpid()}-{slot}-{secrets.token_hex(4)}",  # unique across pools
             host_config=host_config,
