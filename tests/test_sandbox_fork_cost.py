@@ -97,39 +97,3 @@ async def test_the_zygote_holds_no_compiled_syntax_tree():
         assert anonymous_kb < 9 * 1024, anonymous_kb
     finally:
         await pool.stop()
-
-
-def _file_mappings(pid: int) -> list[tuple[str, str, int]]:
-    """(perms, path, anonymous kB) of each file mapping of `pid`."""
-    found, current = [], None
-    with open(f"/proc/{pid}/smaps") as f:
-        for line in f:
-            fields = line.split()
-            if "-" in fields[0] and len(fields) >= 6 and fields[5].startswith("/"):
-                current = (fields[1], fields[5])
-            elif "-" in fields[0]:
-                current = None
-            elif fields[0] == "Anonymous:" and current is not None:
-                found.append((*current, int(fields[1])))
-    return found
-
-
-async def test_program_processes_inherit_the_page_tables_of_the_zygotes_code():
-    """Fork copies the page tables of a private file mapping only if it holds an anonymous page: the zygote
-    gives each read-only one such a page, so a program process does not fault in the interpreter's code again.
-    The mappings stay read-only, and a program still cannot write them."""
-    from olmorl.sandbox import SandboxLimits, SandboxPool, TestInput
-
-    pool = SandboxPool(backend="bwrap", slots=1, limits=SandboxLimits())
-    await pool.start()
-    try:
-        mappings = _file_mappings(_zygote(pool))
-        code = [(perms, anonymous) for perms, path, anonymous in mappings if "python3" in path and "x" in perms]
-        assert code and all(perms == "r-xp" and anonymous > 0 for perms, anonymous in code), mappings
-        assert not [m for m in mappings if "w" in m[0] and "python3" in m[1] and m[0] != "rw-p"], mappings
-        program = ("import ctypes, sys\nstart = int(open('/proc/self/maps').readline().split('-')[0], 16)\n"
-                   "ctypes.c_ubyte.from_address(start).value = 0\nprint('wrote')\n")
-        runs, failure = await pool.run(program, [TestInput(stdin="")])
-        assert failure is None and runs[0].signal == 11 and "wrote" not in runs[0].stdout, runs[0]
-    finally:
-        await pool.stop()

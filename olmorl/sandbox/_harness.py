@@ -383,36 +383,6 @@ def run_test(job, test, program, following, zygote, keep, budget):
 
 
 # -- the zygote ------------------------------------------------------------------------------------
-PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
-
-
-def share_file_page_tables():
-    """Have every fork inherit the zygote's page tables of its read-only file mappings (the code and
-    constants of the interpreter and its libraries). Linux copies a private mapping's page tables at fork
-    only if the mapping holds an anonymous page; otherwise each program process faults in again the pages
-    it runs (~70 faults a test). One byte of each, rewritten with its own value while no job has been
-    seen, gives each such mapping that one anonymous page (the same bytes); its protection is restored
-    at once. Best effort: a mapping the kernel will not make writable is left as it was."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    mprotect = libc.mprotect
-    mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    with open("/proc/self/maps") as f:
-        mappings = [line.split() for line in f]
-    for fields in mappings:
-        if len(fields) < 6 or not fields[5].startswith("/") or fields[1] not in ("r-xp", "r--p"):
-            continue
-        start, end = (int(x, 16) for x in fields[0].split("-"))
-        prot = PROT_READ | (PROT_EXEC if fields[1] == "r-xp" else 0)  # (this code runs from such a mapping)
-        if mprotect(start, end - start, prot | PROT_WRITE) != 0:
-            continue
-        try:
-            byte = ctypes.c_ubyte.from_address(start)
-            byte.value = byte.value
-        finally:
-            if mprotect(start, end - start, prot) != 0:  # never leave a mapping writable
-                sys.exit(f"harness: could not restore the protection of {fields[5]}")
-
-
 def install_seccomp(bpf):
     """Load a seccomp filter on this process (inherited by every fork); no-new-privs comes first."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -473,7 +443,6 @@ def main():
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
         pass
-    share_file_page_tables()
     write_line(reply, {"ready": True, "pid": os.getpid()})
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     tester = os.fork()
