@@ -25,7 +25,9 @@ log = logging.getLogger("olmorl.rewards")
 _OPEN = 'find "$1" -type d -exec chmod 1777 {} + && find "$1" -type f -perm /022 -exec chmod go-w {} +'
 # a sticky directory with a file of root's in it, and TEST_USER's attempt to replace that file by a rename
 _PROBE_SETUP = 'mkdir -m 1777 "$1" && echo root > "$1/kept" && chmod 644 "$1/kept"'
-_PROBE_ATTEMPT = 'echo test-uid > "$1/new" && mv -f "$1/new" "$1/kept" 2>/dev/null; cat "$1/kept"'
+# (no `mv` in the image: no answer, so the repository stays closed)
+_PROBE_ATTEMPT = ('command -v mv >/dev/null && echo test-uid > "$1/new" && '
+                  '{ mv -f "$1/new" "$1/kept" 2>/dev/null; cat "$1/kept"; }')
 _sticky_holds: dict[str | None, bool] = {}  # per runtime (None: the engine's default), once per process
 
 
