@@ -168,3 +168,28 @@ def test_pytest_ids_in_an_image_that_carries_pytest(tmp_path):
     assert broken["tests"] == {ids[0]: "failed", ids[1]: "failed", "tests/test_hidden.py::MulTest::test_mul": "passed",
                                "tests/test_nope.py::x": "missing"}, broken["output_tail"]
     assert fixed["fail_to_pass"] == {"passed": 2, "total": 2} and fixed["pass_to_pass"] == {"passed": 1, "total": 2}
+
+
+@pytest.mark.parametrize("runtime", [None, "runsc"])
+def test_the_repository_opens_to_new_files_only_where_the_runtime_keeps_the_sticky_bit(monkeypatch, runtime):
+    from olmorl.rewards.environments.swe import _writable
+    from olmorl.sandbox._containers import ROOT_USER, TEST_USER
+
+    if runtime and runtime not in os.popen("docker info --format '{{json .Runtimes}}'").read():
+        pytest.skip(f"the Docker engine has no {runtime} runtime")
+    monkeypatch.setattr(_writable, "_sticky_holds", {})  # probed afresh
+    tag = ensure_image(load_task(TASKS / "calc-bug", BASE).recipe)
+    # as the test uid: a new file, then a rename of it over a file of root's
+    attempt = "echo new > calc/new.py && echo created; mv -f calc/new.py calc/ops.py 2>/dev/null && echo replaced"
+
+    async def run() -> tuple[bool, str]:
+        container = await start_task_container(tag, ContainerLimits(runtime=runtime, disk_mb=32), workdir="/workspace",
+                                               owner=ROOT_USER)
+        try:
+            opened = await _writable.open_repository(container, runtime)
+            return opened, (await container.exec(["sh", "-c", attempt], timeout_s=10, user=TEST_USER)).stdout
+        finally:
+            await container.close()
+
+    # runc (this kernel) keeps the sticky bit; this host's gVisor lets the rename through, so it stays closed
+    assert asyncio.run(run()) == ((True, "created\n") if runtime is None else (False, ""))

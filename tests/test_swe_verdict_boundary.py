@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from swe_support import TASKS, docker_or_skip, swe_server
+from swe_support import TASKS, docker_or_skip, pytest_task, swe_server
 from swe_support import client  # noqa: F401 (a fixture)
 
 pytestmark = docker_or_skip()
@@ -84,6 +84,65 @@ except OSError as _exc:
     print("ATTACK refused test_hidden.py", type(_exc).__name__, flush=True)
 """
 
+# a hidden test that writes files where real test suites do: the working directory, a directory of the
+# repository, a new directory; renames and removes its own files
+WRITES_OUTPUT = """
+
+import os
+import shutil
+
+
+class WritesTest(unittest.TestCase):
+    def test_writes_output_files(self):
+        os.makedirs("build/out", exist_ok=True)
+        for path in ("result.txt", "tests/result.txt", "calc/cache.json", "build/out/result.txt"):
+            with open(path, "w") as out:
+                out.write("42")
+            os.replace(path, path + ".done")
+            with open(path + ".done") as back:
+                self.assertEqual(back.read(), "42")
+            os.unlink(path + ".done")
+        shutil.rmtree("build")
+"""
+# run at test time: in the repository's directories, which now take new files, replace a hidden test file,
+# the runner and the repository's test directory by unlink, rename or a rename over them; load what got in
+REPLACE_IN_OPEN_DIRS = f"""
+import importlib.util as _util
+import os as _os
+import sys as _sys
+
+
+def _attack():
+    hidden = _os.path.join(_os.getcwd(), "tests", "test_hidden.py")
+    forged = _os.path.join(_os.getcwd(), "tests", "forged.py")
+    with open(forged, "w") as out:  # a new file: allowed
+        out.write("{PASSING_TESTS}")
+    print("ATTACK created forged.py", flush=True)
+    won = False
+    for label, step in (("rename over test_hidden.py", lambda: _os.replace(forged, hidden)),
+                        ("unlink test_hidden.py", lambda: _os.unlink(hidden)),
+                        ("rename test_hidden.py", lambda: _os.rename(hidden, hidden + ".old")),
+                        ("unlink runner.py", lambda: _os.unlink(_os.path.abspath(_sys.argv[0]))),
+                        ("rename tests", lambda: _os.rename("tests", "tests.old"))):
+        try:
+            step()
+            won = True
+            print("ATTACK did", label, flush=True)
+        except OSError as exc:
+            print("ATTACK refused", label, type(exc).__name__, flush=True)
+    if won:
+        source = forged if _os.path.exists(forged) else hidden
+        spec = _util.spec_from_file_location("tests.test_hidden", source)
+        module = _util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _sys.modules["tests.test_hidden"] = module
+
+
+_attack()
+"""
+REPLACE_STEPS = ("rename over test_hidden.py", "unlink test_hidden.py", "rename test_hidden.py", "unlink runner.py",
+                 "rename tests")
+
 HARBOR_TEST_SH = ("#!/bin/bash\n{set_e}cd /app\npython3 /tests/test_outputs.py\n"
                   "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n")
 HARBOR_TEST = "import sys\n\nsys.path.insert(0, '/app')\nfrom answer import answer\n\nsys.exit(0 if answer() == 42 else 1)\n"
@@ -134,6 +193,17 @@ def url(tmp_path_factory):
     two_steps = shutil.copytree(TASKS / "calc-bug", root / "calc-two-steps")
     (two_steps / "swe.toml").write_text('[tests]\ncommand = "python3 -m unittest -q tests.test_hidden.MulTest && '
                                         'python3 -m unittest -q tests.test_hidden.AddTest"\n')
+    writes = shutil.copytree(TASKS / "calc-bug", root / "calc-writes")
+    with open(writes / "hidden" / "tests" / "test_hidden.py", "a") as hidden:
+        hidden.write(WRITES_OUTPUT)
+    (writes / "swe.toml").write_text((TASKS / "calc-bug" / "swe.toml").read_text().replace(
+        'pass_to_pass = [', 'pass_to_pass = ["tests.test_hidden.WritesTest.test_writes_output_files", '))
+    writes_command = shutil.copytree(writes, root / "calc-writes-command")
+    (writes_command / "swe.toml").write_text('[tests]\ncommand = "python3 -m unittest -q tests.test_hidden"\n')
+    writes_pytest = pytest_task(root / "calc-writes-pytest")
+    shutil.copy(writes / "hidden" / "tests" / "test_hidden.py", writes_pytest / "hidden" / "tests" / "test_hidden.py")
+    (writes_pytest / "swe.toml").write_text((writes_pytest / "swe.toml").read_text().replace(
+        'pass_to_pass = [', 'pass_to_pass = ["tests/test_hidden.py::WritesTest::test_writes_output_files", '))
     harbor_task(root / "harbor-answer", set_e=False, padding=64 << 10)
     harbor_task(root / "harbor-answer-set-e", set_e=True)
     server = swe_server(tmp, root, bash_timeout_s=10)
@@ -182,6 +252,26 @@ def test_a_command_runs_as_the_test_uid_so_one_step_cannot_rewrite_the_tests_of_
     session = client.open("swe", {"path": "calc-two-steps"})
     session.call("str_replace", path="calc/ops.py", old_str="a - b", new_str="a + b")
     assert session.verify("done").reward == 1.0
+
+
+@pytest.mark.parametrize("task", ["calc-writes", "calc-writes-command", "calc-writes-pytest"])
+def test_an_honest_fix_whose_tests_write_files_in_the_repository_passes(client, task):
+    session = client.open("swe", {"path": task})
+    session.call("str_replace", path="calc/ops.py", old_str="a - b", new_str="a + b")
+    result = session.verify("done")
+    assert result.status == "ok" and result.reward == 1.0, result.details
+
+
+def test_new_files_are_allowed_but_no_file_there_can_be_removed_or_renamed(client):
+    session = client.open("swe", {"path": "calc-bug"})
+    session.call("bash", command=f"cat >> calc/__init__.py <<'EOF'\n{REPLACE_IN_OPEN_DIRS}EOF")
+    result = session.verify("done")
+    tail = result.details["output_tail"]
+    assert result.status == "ok" and result.reward == 0.0, result.details
+    assert "ATTACK created forged.py" in tail, tail
+    for step in REPLACE_STEPS:
+        assert f"ATTACK refused {step} PermissionError" in tail, tail
+    assert result.details["fail_to_pass"] == {"passed": 0, "total": 2}  # the hidden tests ran as the task has them
 
 
 @pytest.mark.parametrize("attack", sorted(HARBOR_ATTACKS))

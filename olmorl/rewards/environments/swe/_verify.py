@@ -7,7 +7,8 @@ through the image's own read-only `tar`) and compares it with the image's snapsh
 filtered (`_changes`: test files and test-framework configuration or plugins are dropped and reported), is
 the agent's change, (3) applies only that change to a FRESH container of the task's image, where no agent
 process ever ran and no file outside the repository was touched (its repository root's), (4) writes the hidden
-tests there, and runs them. Test ids (FAIL_TO_PASS / PASS_TO_PASS) run through `_runner.py`: the tests as
+tests there, opens the repository's directories to new files (`_writable`: what is there stays), and runs
+them. Test ids (FAIL_TO_PASS / PASS_TO_PASS) run through `_runner.py`: the tests as
 TEST_USER, which owns nothing, under a root parent that prints the result; it also checks that the test
 framework's result machinery was not replaced during the run. A task with a command runs it as TEST_USER
 (exit 0 passes); Harbor's test.sh runs as root and writes the reward to /logs/verifier/reward.txt or
@@ -27,6 +28,7 @@ from olmorl.rewards.engine._registry import Score
 from olmorl.rewards.environments.swe._changes import Change, Entry, agent_change, \
     change_archive, read_entries, snapshot_entries
 from olmorl.rewards.environments.swe._tasks import HARBOR_LOGS_DIR, HARBOR_TESTS_DIR, TaskSpec
+from olmorl.rewards.environments.swe._writable import open_repository
 from olmorl.sandbox._containers import AGENT_USER, SNAPSHOT_DIR, TEST_USER, TMP_MB, ExecResult, TaskContainer
 from olmorl.sandbox._wire import RESULT_FORGING, TASK_TAMPER_REASONS
 
@@ -43,9 +45,10 @@ _KILL = (f"n=$(ls -nd /proc/[0-9]* 2>/dev/null | awk '$3 == {AGENT_USER.split(':
 
 
 async def verify_task(agent: TaskContainer, fresh: asyncio.Future[TaskContainer], spec: TaskSpec, image: str,
-                      mode: RewardMode, timeout_s: float, max_tree_bytes: int) -> Score:
+                      mode: RewardMode, timeout_s: float, max_tree_bytes: int, runtime: str | None = None) -> Score:
     """The verdict on the agent's container `agent` (a container of `image`), in `fresh`: a container of the same
-    image that nobody used (the caller starts it, and removes it afterwards)."""
+    image that nobody used (the caller starts it, and removes it afterwards), run by `runtime` (None: the
+    engine's default)."""
     killed = await agent.exec(["sh", "-c", _KILL], timeout_s=10.0, workdir="/")
     change = await _agent_change(agent, spec, image, max_tree_bytes)
     container = await fresh
@@ -58,6 +61,8 @@ async def verify_task(agent: TaskContainer, fresh: asyncio.Future[TaskContainer]
         files[runner] = RUNNER.read_bytes()
     await container.extract(change_archive(change, files, root), "/",
                             remove=[f"{root}/{path}" for path in change.remove] + sorted(files))
+    # its tests run as TEST_USER, which may add files to the repository (Harbor's test.sh runs as root)
+    writable = spec.layout != "olmorl" or await open_repository(container, runtime)
     if spec.fail_to_pass:
         score = await _run_ids(container, spec, mode, timeout_s, "/" + runner, nonce)
     else:
@@ -68,6 +73,8 @@ async def verify_task(agent: TaskContainer, fresh: asyncio.Future[TaskContainer]
                "agent_processes": int(killed.stdout.split()[-1]) if killed.stdout.split() else 0}
     if tamper:
         details["tamper"] = dict(tamper)
+    if not writable:
+        details["repository_read_only"] = "the container runtime does not enforce the sticky bit (see the log)"
     return Score(score.reward, details)
 
 
