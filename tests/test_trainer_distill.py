@@ -373,3 +373,19 @@ def test_config_allows_full_kl_with_an_in_process_teacher_and_the_plain_learner_
                         (dict(teacher_model="t", distill_loss="kl"), "distill_loss must be one of")):
         with pytest.raises(ValueError, match=message):
             TrainConfig(distill_weight=1.0, **kw)
+
+
+def test_distillation_alone_trains_groups_of_one_completion(tiny, tmp_path, reward_server):
+    """group_size 1 (more prompts for the same samples) is allowed only where no group advantage is needed: the
+    full-KL loop trains every step on one-completion groups (the random model's rewards are all 0, so a reward
+    arm would have filtered them all)."""
+    for kw in (dict(), dict(teacher_model="t", distill_weight=1.0), dict(teacher_model="t", distill_weight=1.0,
+                                                                         reward_weight=0.0, group_size=0)):
+        with pytest.raises(ValueError, match="group_size must be at least 2"):
+            TrainConfig(**{"group_size": 1, **kw})
+    root, _ = tiny
+    cfg = _config(root, tmp_path / "run", group_size=1, prompts_per_step=4, reward_weight=0.0,
+                  distill_loss="full_reverse_kl", reward_urls=(reward_server(workers=1),), total_steps=3)
+    history = Trainer(cfg).run()
+    assert len(history) == 3 and all(h["groups_trained"] == 4 for h in history)
+    assert all(math.isfinite(h["distill/full_kl"]) for h in history)  # the teacher is the student itself here
