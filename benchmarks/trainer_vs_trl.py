@@ -42,8 +42,9 @@ REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_CONFIG = REPO / "examples" / "addition_grpo" / "run.yaml"
 
 
-def prepare(work: Path, warm_steps: int) -> Path:
-    """The warm-started model and the data, built once (the example's prepare.py recipe)."""
+def prepare(work: Path, warm_steps: int, threads: int = 1) -> Path:
+    """The warm-started model and the data, built once (the example's prepare.py recipe) with `threads` torch
+    threads."""
     import torch
 
     from olmorl.trainer._tiny import addition_rows, build_tiny_llama, warm_start, write_jsonl
@@ -53,14 +54,14 @@ def prepare(work: Path, warm_steps: int) -> Path:
         return base
     shutil.rmtree(base, ignore_errors=True)
     base.mkdir(parents=True)
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     build_tiny_llama(base / "model", hidden=192, layers=2)
     train, held_out = addition_rows(seed=0)
     write_jsonl(train, base / "train.jsonl")
     write_jsonl(held_out, base / "eval.jsonl")
     start = time.perf_counter()
     warm_start(base / "model", train, steps=warm_steps, batch_size=128, lr=1e-3)
-    print(f"warm start: {time.perf_counter() - start:.0f} s", flush=True)
+    print(f"warm start: {warm_steps} steps in {time.perf_counter() - start:.0f} s ({threads} threads)", flush=True)
     (base / "ready").write_text("ok\n")
     return base
 
@@ -80,11 +81,15 @@ def run_olmorl(base: Path, out: Path, args, extra: tuple[str, ...] = ()) -> list
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     metrics = out / "metrics.jsonl"
     curve: list[dict] = []
+    started = time.perf_counter()
     try:
         while proc.poll() is None:
             time.sleep(1.0)
             curve = olmorl_curve(metrics)
             if curve and (curve[-1]["accuracy"] >= args.target or curve[-1]["rl_wall_s"] > args.budget_min * 60):
+                break
+            if args.wall_limit_s and time.perf_counter() - started > args.wall_limit_s:
+                print(f"{out.name}: stopped at its wall-clock limit, {args.wall_limit_s:.0f} s", flush=True)
                 break
     finally:
         if proc.poll() is None:
@@ -282,6 +287,9 @@ def comparison_parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--work", type=Path, default=REPO / "benchmarks" / ".trl_vs")
     p.add_argument("--target", type=float, default=0.8)
     p.add_argument("--budget-min", type=float, default=25.0, help="RL wall-clock budget per run (minutes)")
+    p.add_argument("--wall-limit-s", type=float, default=0.0,
+                   help="also stop an olmorl-train run when its whole wall-clock (start-up and evaluations "
+                        "included) passes this (0: no limit); its curve keeps the evaluations done by then")
     p.add_argument("--eval-every", type=int, default=20)
     p.add_argument("--eval-prompts", type=int, default=400)
     p.add_argument("--warm-steps", type=int, default=200, help="supervised warm-start steps of the shared start")

@@ -9,35 +9,17 @@
 #     Qwen2.5-0.5B's shape from a config; full fine-tune then LoRA) under a hard limit;
 # tee-ing everything to $OUT/log.txt; the benchmark writes $OUT/trainer_gpu.json after each mode.
 #
-# The machine (Python 3.12, torch 2.11, transformers 5.17, peft; no network) lacks pydantic, FastAPI, uvicorn,
-# datasets and the verifiers' packages. Their wheels travel in .whl/ (carry [".whl"]; not committed), exact pins
-# and how to fetch them in scripts/gpu-leg-wheels.txt.
+# The machine's missing packages travel as wheels in .whl/ (carry [".whl"]): scripts/leg-common.sh installs them.
 #
 # Environment: OUT (default /tmp/gpu-leg-out), GPU_LEG_TRAIN_LIMIT_S (default 75: the olmorl-train leg's hard
 # limit), GPU_LEG_LIMIT_S (default 200: the benchmark's hard limit), GPU_LEG_BUDGET_S (default 150: the benchmark
 # stops starting steps past it), GPU_LEG_ARGS (more benchmark flags).
 set -uo pipefail
 
-OUT="${OUT:-/tmp/gpu-leg-out}"
-export OUT
-mkdir -p "$OUT"
-exec 3>&1 > >(tee -a "$OUT/log.txt") 2>&1
-tee_pid=$!
-finish() {  # the log is complete before the command returns (what is under $OUT is collected then)
-    exec 1>&3 2>&3
-    wait "$tee_pid"
-    exit "$1"
-}
-
-shopt -s nullglob
-wheels=(.whl/*.whl)
-if [ ${#wheels[@]} -eq 0 ]; then
-    echo "no wheels in .whl/: fetch them as scripts/gpu-leg-wheels.txt says and carry .whl" >&2
-    finish 2
-fi
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "${wheels[@]}" \
-    || { echo "installing the carried wheels failed" >&2; finish 2; }
-export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1
+# shellcheck source=scripts/leg-common.sh
+source "$(dirname "$0")/leg-common.sh"
+leg_log /tmp/gpu-leg-out
+install_carried_wheels || leg_finish 2
 
 nvidia-smi
 python3 - <<'EOF'
@@ -74,4 +56,4 @@ rc=$?
 [ $rc -eq 124 ] && echo "the benchmark ran past ${GPU_LEG_LIMIT_S:-200} s and was stopped; $OUT/trainer_gpu.json holds the modes it finished"
 [ $rc -eq 0 ] && rc=$train_rc
 nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv
-finish $rc
+leg_finish $rc

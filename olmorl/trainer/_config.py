@@ -32,7 +32,7 @@ class TrainConfig:
     max_prompt_tokens: int = 2048  # longer prompts are dropped at load time
     output_dir: str = "runs/olmorl"  # metrics.jsonl, tensorboard/, checkpoints/ go here
     # -- sampling
-    group_size: int = 8  # completions per prompt (G)
+    group_size: int = 8  # completions per prompt (G); 1 only for distillation alone (reward_weight 0)
     prompts_per_step: int = 32  # groups with non-zero reward variance per optimizer step
     max_new_tokens: int = 256  # completion length cap; longer completions are "truncated"
     temperature: float = 1.0  # sampling temperature (the learner applies the same one)
@@ -148,8 +148,10 @@ class TrainConfig:
                 raise ValueError(f"{name} must be one of {allowed}, not {getattr(self, name)!r}")
         if self.train_weights and len(self.train_weights) != len(self.train_files):
             raise ValueError("train_weights needs one weight per train file")
-        if self.group_size < 2:
-            raise ValueError("group_size must be at least 2 (advantages are relative to the group)")
+        # distillation alone (reward_weight 0) needs no group: its signal is the teacher's at every token
+        if self.group_size < 2 and not (self.group_size == 1 and self.distill_weight > 0 and self.reward_weight == 0):
+            raise ValueError("group_size must be at least 2 (advantages are relative to the group); 1 only for "
+                             "distillation alone (distill_weight > 0, reward_weight 0)")
         _check_ranges(self)
         if self.staleness_policy == "throttle" and self.max_staleness is None:
             raise ValueError("staleness_policy throttle needs max_staleness (the bound it keeps every group within)")
