@@ -1,7 +1,9 @@
 """Continuous batching of turns in the torch engine: a sequence admitted while others decode (a rollout's next
-turn, back from its tool) is prefilled in the same forward as the running rows' next decode step, so every
-engine step is one forward. Its tokens are exactly those it decodes alone (greedy), also when the running
-rows' pad columns pile up and the cache is compacted; its logprobs are one full forward's."""
+turn, back from its tool) is prefilled in the same forward as the running rows' next decode step when it adds
+at most `join_span` tokens, so that engine step is one forward; a longer one is prefilled in a forward of its
+own, so the running rows are not fed its length in pad tokens. Its tokens are exactly those it decodes alone
+(greedy), also when the running rows' pad columns pile up and the cache is compacted; its logprobs are one full
+forward's."""
 
 import pytest
 import torch
