@@ -20,8 +20,11 @@ Usage: python benchmarks/trainer_multiturn_throughput.py [--groups 16 --group-si
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import re
 import tempfile
+import threading
 import time
 
 import httpx
@@ -44,6 +47,28 @@ def pool_takes(url: str) -> dict[str, float]:
     found = re.findall(r'^olmorl_session_pool_takes_total\{[^}]*kind="python"[^}]*result="(\w+)"[^}]*\} (\S+)$',
                        text, re.M)
     return {result: float(n) for result, n in found}
+
+
+def cpu_seconds(server_pid: int) -> dict[str, float]:
+    """CPU seconds so far: the engine thread, the multi-turn loop's thread (HTTP client, tokenizer, parser), the
+    whole trainer process, and the reward server with its sandboxes (the CPU the run competes for)."""
+    import psutil
+
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    me = psutil.Process()
+    out = {"olmorl-engine": 0.0, "olmorl-multiturn": 0.0}
+    for t in me.threads():
+        if names.get(t.id) in out:
+            out[names[t.id]] += t.user_time + t.system_time
+    times = me.cpu_times()
+    out["process"] = times.user + times.system
+    out["server"] = 0.0
+    server = psutil.Process(server_pid)
+    for proc in [server, *server.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            times = proc.cpu_times()
+            out["server"] += times.user + times.system + times.children_user + times.children_system
+    return out
 
 
 def main() -> None:
@@ -98,12 +123,13 @@ def main() -> None:
         warm = build_prompts(product_rows(1, seed=3), tok, source="warm", max_prompt_tokens=64)[0]
         multi.submit([GenerationRequest("warm", list(warm.prompt_ids), 1, meta=warm)])  # learns the env's tools
         drain(multi, 1)
-        before = multi.stats()
+        before, cpu_before, load = multi.stats(), cpu_seconds(server.process.pid), os.getloadavg()[0]
         start = time.perf_counter()
         multi.submit([GenerationRequest(i, list(p.prompt_ids), args.group_size, meta=p) for i, p in enumerate(prompts)])
         groups = drain(multi, len(prompts))
         wall = time.perf_counter() - start
         stats = {k: v - before.get(k, 0.0) for k, v in multi.stats().items()}
+        stats.update({f"cpu/{k}": v - cpu_before[k] for k, v in cpu_seconds(server.process.pid).items()}, load=load)
         multi.stop()
         return [c for g in groups for c in g.completions], wall, stats
 
@@ -127,7 +153,7 @@ def main() -> None:
     length = round(sum(len(c.token_ids) for c in completions) / len(completions))
     single = engine(0)
     single.start()
-    start = time.perf_counter()
+    single_load, start = os.getloadavg()[0], time.perf_counter()
     single.submit([GenerationRequest(i, list(p.prompt_ids), args.group_size, max_new_tokens=length, ignore_eos=True)
                    for i, p in enumerate(prompts)])
     drain(single, len(prompts))
@@ -137,7 +163,7 @@ def main() -> None:
     single_rate = n * length / single_s
     print(f"| rollouts ({n}) | completion tokens | wall s | tokens/s | multi / single | turns | tool calls | solved |")
     print("|---|---|---|---|---|---|---|---|")
-    print(f"| single-turn (EOS off, {length} tokens each) | {n * length} | {single_s:.2f} | {single_rate:.0f} "
+    print(f"| single-turn (EOS off, {length} tokens each; load {single_load:.1f}) | {n * length} | {single_s:.2f} | {single_rate:.0f} "
           "| | | | |")
     for name, (done, wall, stats) in runs.items():
         tokens = sum(len(c.token_ids) for c in done)
@@ -173,6 +199,12 @@ def print_breakdown(runs, n: int) -> None:
         print(f"| {label} | " + " | ".join(f"{runs[m][2][key]:.0f}" for m in names) + " |")
     print("| engine busy / idle s | " + " | ".join(
         f"{runs[m][2]['busy_s']:.2f} / {runs[m][2]['idle_s']:.2f}" for m in names) + " |")
+    print("| load (1 min average) at the start | " + " | ".join(f"{runs[m][2]['load']:.1f}" for m in names) + " |")
+    print("| engine forwards / pad tokens fed | " + " | ".join(
+        f"{runs[m][2]['forwards']:.0f} / {runs[m][2]['forward_pad_tokens']:.0f}" for m in names) + " |")
+    print("| CPU s: engine thread / multi-turn loop thread / trainer process / reward server | " + " | ".join(
+        "{cpu/olmorl-engine:.2f} / {cpu/olmorl-multiturn:.2f} / {cpu/process:.2f} / {cpu/server:.2f}".format_map(
+            runs[m][2]) for m in names) + " |")
     print("| rows per decode step | " + " | ".join(
         f"{runs[m][2]['row_steps'] / max(runs[m][2]['decode_steps'], 1):.1f}" for m in names) + " |")
 

@@ -208,6 +208,27 @@ def test_500_concurrent_sessions_open_and_close(server):
     assert descendants(server.process.pid) <= before
 
 
+def test_concurrent_sessions_are_spread_over_small_connection_pools(server):
+    """httpx's pool looks at every connection it holds on each request (about 3 ms of client CPU a request with
+    64 in flight in one pool): 64 sessions calling at once use pools of at most 8 connections (one pool of 64
+    before)."""
+    def largest_pool(client: AsyncSessionClient) -> int:
+        return max(len(http._transport._pool.connections) for http in client._pools)
+
+    async def run() -> tuple[list[float | None], int]:
+        async with AsyncSessionClient(server.url, max_connections=512) as client:
+            sessions = await asyncio.gather(*(client.open("ifeval_multiturn", IFEVAL_TASK) for _ in range(64)))
+            replies = await asyncio.gather(*(s.call("reply", response="a small grey cat sleeps all day in the sun.")
+                                             for s in sessions))
+            largest = largest_pool(client)
+            await asyncio.gather(*(s.close() for s in sessions))
+            return [r.reward for r in replies], largest
+
+    rewards, largest = asyncio.run(run())
+    assert rewards == [1.0] * 64
+    assert 1 <= largest <= 8
+
+
 def test_limits_ttl_and_token(reward_server, tmp_path):
     url = reward_server(workers=1, api_key="s3cret",
                         sessions=SessionSettings(max_sessions=2, idle_ttl_s=0.6, retry_after_s=1,

@@ -1,7 +1,9 @@
 """Continuous batching of turns in the torch engine: a sequence admitted while others decode (a rollout's next
-turn, back from its tool) is prefilled in the same forward as the running rows' next decode step, so every
-engine step is one forward. Its tokens are exactly those it decodes alone (greedy), also when the running
-rows' pad columns pile up and the cache is compacted; its logprobs are one full forward's."""
+turn, back from its tool) is prefilled in the same forward as the running rows' next decode step when it adds
+at most `join_span` tokens, so that engine step is one forward; a longer one is prefilled in a forward of its
+own, so the running rows are not fed its length in pad tokens. Its tokens are exactly those it decodes alone
+(greedy), also when the running rows' pad columns pile up and the cache is compacted; its logprobs are one full
+forward's."""
 
 import pytest
 import torch
@@ -107,7 +109,8 @@ def test_pad_columns_of_many_admissions_are_compacted_and_change_nothing(model, 
 
     compacted = torch_engine.compacted
     monkeypatch.setattr(torch_engine, "compacted", watched)
-    engine = _engine(model, top_k=1, max_new_tokens=64, max_batch_size=4)
+    # join_span 24: the 24-token prompts join the decode step (by default a suffix that long is prefilled apart)
+    engine = _engine(model, top_k=1, max_new_tokens=64, max_batch_size=4, join_span=24)
     # a long-running row while 24-token prompts arrive one per step: each admission leaves it 23 pad columns
     prompts = {step: [_request(f"p{step}", [(step * 7 + i) % 37 + 2 for i in range(24)], 2)] for step in range(1, 30)}
     arrivals = {0: [_request("long", [5, 6, 7], 40)], **prompts}
@@ -117,3 +120,36 @@ def test_pad_columns_of_many_admissions_are_compacted_and_change_nothing(model, 
     assert done["long"].token_ids == _alone(model, _request("long", [5, 6, 7], 40))
     for step in (1, 15, 29):
         assert done[f"p{step}"].token_ids == _alone(model, prompts[step][0])
+
+
+def _fed_pads(model, run) -> list[int]:
+    """Per forward while `run` runs: the pad tokens it was fed (a row widened to a longer row's suffix)."""
+    pads = []
+
+    def count(_module, _args, kwargs):
+        ids, mask = kwargs["input_ids"], kwargs["attention_mask"]
+        pads.append(int(ids.numel() - mask[:, -ids.shape[1]:].sum()))
+
+    hook = model.register_forward_pre_hook(count, with_kwargs=True)
+    try:
+        run()
+    finally:
+        hook.remove()
+    return pads
+
+
+def test_a_long_suffix_beside_running_rows_is_prefilled_apart_so_they_are_not_padded_to_it(model):
+    engine = _engine(model, top_k=1, max_new_tokens=64)
+    first = _staggered(engine, {0: [_request("x", [5, 6, 7], 5, key="x")]})["x"].token_ids
+    turn = [5, 6, 7] + first + [(20 + i) % 37 + 2 for i in range(24)]  # a tool reply longer than join_span (16)
+    fresh = [(3 * i) % 37 + 2 for i in range(30)]  # a fresh prompt, also longer
+    arrivals = {0: [_request("long", [30, 31], 20)], 4: [_request("x", turn, 7, key="x")], 6: [_request("f", fresh, 5)]}
+    done: dict = {}
+    pads = _fed_pads(model, lambda: done.update(_staggered(engine, arrivals)))
+    # before: x and f joined long's decode step, feeding it 24 and 29 pad tokens (one forward each: 20 in all);
+    # now each is prefilled in a forward of its own (22 in all: long's prefill, 19 decode steps, 2 admissions)
+    assert pads == [0] * 22
+    assert engine.stats()["forward_pad_tokens"] == 0
+    assert engine.stats()["prefill_tokens_reused"] == 3 + len(first) - 1
+    for rid, req in (("long", _request("long", [30, 31], 20)), ("x", _request("x", turn, 7)), ("f", _request("f", fresh, 5))):
+        assert done[rid].token_ids == _alone(model, req), rid

@@ -59,7 +59,8 @@ class TorchEngine:
     def __init__(self, model: torch.nn.Module, *, eos_token_id: int | list[int], pad_token_id: int,
                  max_new_tokens: int, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
                  max_batch_size: int = 64, continuous: bool = True, update_mode: str = "inflight", seed: int = 0,
-                 version: int = 0, admit_chunk: int | None = None, kept_caches: int | None = None) -> None:
+                 version: int = 0, admit_chunk: int | None = None, kept_caches: int | None = None,
+                 join_span: int = 16) -> None:
         if update_mode not in ("inflight", "abort"):
             raise ValueError(f"update_mode must be inflight or abort, not {update_mode!r}")
         # transformers 5 calls the KV cache `cache` (argument and output) and warns on `past_key_values`, the 4.x name
@@ -73,6 +74,9 @@ class TorchEngine:
         self.max_batch_size = max_batch_size
         self.admit_chunk = max(1, max_batch_size // 8) if admit_chunk is None else admit_chunk
         self.continuous = continuous
+        # a sequence admitted beside running rows joins their decode step when it adds at most this many tokens
+        # (a tool reply); a longer one is prefilled apart: joined, it costs a forward as wide as itself per row
+        self.join_span = join_span
         self.update_mode = update_mode
         self.version = version
         self.device = next(model.parameters()).device
@@ -93,7 +97,10 @@ class TorchEngine:
         self._next_input: torch.Tensor | None = None  # [rows] last sampled token, not yet in the cache
         self._positions: torch.Tensor | None = None  # [rows] position id of that token
         self._in_flight_groups = 0
+        # busy_s is wall time; cpu_s the engine thread's own CPU (the rest of busy_s: waiting for a core or the GIL);
+        # forward_pad_tokens: pad tokens fed to forwards (rows widened to a longer row's new tokens)
         self._stats = {"tokens": 0.0, "decode_steps": 0.0, "row_steps": 0.0, "busy_s": 0.0, "idle_s": 0.0,
+                       "cpu_s": 0.0, "forwards": 0.0, "forward_pad_tokens": 0.0,
                        "updates": 0.0, "kv_stale_tokens": 0.0,
                        "prefill_tokens": 0.0, "prefill_tokens_reused": 0.0}
         self._stale_rows: set[int] = set()  # ids of rows whose cache predates the latest inflight update
@@ -182,10 +189,11 @@ class TorchEngine:
                             return
                         commands = list(self._commands)
                         self._commands.clear()
-                    busy_start = time.perf_counter()
+                    busy_start, cpu_start = time.perf_counter(), time.thread_time()
                     self._stats["idle_s"] += busy_start - idle_start
                     self._iterate(commands)
                     self._stats["busy_s"] += time.perf_counter() - busy_start
+                    self._stats["cpu_s"] += time.thread_time() - cpu_start
         except BaseException as exc:  # surfaced to the caller on its next call
             self._error = exc
 
@@ -228,6 +236,9 @@ class TorchEngine:
             done.set()
 
     def _forward(self, input_ids, attention_mask, position_ids, cache):
+        self._stats["forwards"] += 1
+        if input_ids.shape[1] > 1:  # a decode step feeds one real token a row
+            self._stats["forward_pad_tokens"] += input_ids.numel() - int(attention_mask[:, -input_ids.shape[1]:].sum())
         out = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
                          use_cache=True, **{self._cache_arg: cache})
         return out.logits[:, -1, :].float(), getattr(out, self._cache_arg)
@@ -257,32 +268,26 @@ class TorchEngine:
             return False
         new = [self._waiting.popleft() for _ in range(min(free, len(self._waiting)))]
         kept = [self._kept.take(s.group.request.cache_key, s.prompt_ids) for s in new]
-        extending = [k for k in kept if k is not None]
-        if not extending and not self._rows:
-            self._stats["prefill_tokens"] += sum(len(s.prompt_ids) for s in new)
-            self._join(new, *self._prefill([s.prompt_ids for s in new]))
-            self._retire_finished()
+        if self._rows:
+            # A suffix longer than join_span would widen every running row to its length (all pad but one
+            # token): those rows are prefilled in a forward of their own, then decode with the batch.
+            apart = [len(s.prompt_ids) - len(k.ids if k else ()) > self.join_span for s, k in zip(new, kept)]
+            if any(apart):
+                self._start([s for s, a in zip(new, apart) if a], [k for k, a in zip(kept, apart) if a])
+                new, kept = [s for s, a in zip(new, apart) if not a], [k for k, a in zip(kept, apart) if not a]
+        if not new:
+            return False
+        if not self._rows:
+            self._start(new, kept)
             return False
         # One forward for all (per-call overhead dominates small models): a fresh row extends an empty cache,
         # and the running rows decode their next token in it, so a turn back from its tool joins the next step.
+        extending = [k for k in kept if k is not None]
         layout = extending[0] if extending else KeptCache([], [(layer.keys[:1], layer.values[:1])
                                                                for layer in self._cache.layers])
-        caches = [k if k is not None else layout.empty() for k in kept]
-        suffixes = [s.prompt_ids[len(k.ids):] for s, k in zip(new, caches)]
-        self._stats["prefill_tokens"] += sum(len(x) for x in suffixes)
-        self._stats["prefill_tokens_reused"] += sum(len(k.ids) for k in extending)
         running = self._rows
-        pasts = [kept_past(k) for k in caches]
-        if running:
-            pasts.insert(0, batch_past(self._cache, self._mask, self._positions))
-            suffixes = [[t] for t in self._next_input.tolist()] + suffixes
-        input_ids, mask, positions, cache = extension_inputs(pasts, suffixes, self.pad_id, self.model.config,
-                                                             self.device)
+        input_ids, mask, positions, cache = self._extension(new, kept, layout, running)
         logits, cache = self._forward(input_ids, mask, positions, cache)
-        if not running:
-            self._join(new, logits, cache, mask)
-            self._retire_finished()
-            return False
         self._count_decode_step()
         decoded = self._sample(logits[:len(running)], running)
         joined = self._sample(logits[len(running):], new)
@@ -293,6 +298,33 @@ class TorchEngine:
                                      torch.tensor([len(s.prompt_ids) for s in new], device=self.device)])
         self._retire_finished()
         return True
+
+    def _start(self, new: list[_Sequence], kept: list[KeptCache | None]) -> None:
+        """Prefill `new` in a forward of their own (each extending its kept cache, if any); they join the
+        batch with their first sampled token."""
+        extending = [k for k in kept if k is not None]
+        if not extending:
+            self._stats["prefill_tokens"] += sum(len(s.prompt_ids) for s in new)
+            self._join(new, *self._prefill([s.prompt_ids for s in new]))
+        else:
+            input_ids, mask, positions, cache = self._extension(new, kept, extending[0], [])
+            logits, cache = self._forward(input_ids, mask, positions, cache)
+            self._join(new, logits, cache, mask)
+        self._retire_finished()
+
+    def _extension(self, new: list[_Sequence], kept: list[KeptCache | None], layout: KeptCache,
+                   running: list[_Sequence]):
+        """Inputs of a forward that extends each new row's kept cache (an empty one without) by the rest of its
+        prompt, after the running rows' next token."""
+        caches = [k if k is not None else layout.empty() for k in kept]
+        suffixes = [s.prompt_ids[len(k.ids):] for s, k in zip(new, caches)]
+        self._stats["prefill_tokens"] += sum(len(x) for x in suffixes)
+        self._stats["prefill_tokens_reused"] += sum(len(k.ids) for k in caches)
+        pasts = [kept_past(k) for k in caches]
+        if running:
+            pasts.insert(0, batch_past(self._cache, self._mask, self._positions))
+            suffixes = [[t] for t in self._next_input.tolist()] + suffixes
+        return extension_inputs(pasts, suffixes, self.pad_id, self.model.config, self.device)
 
     def _join(self, rows: list[_Sequence], logits, cache, mask) -> None:
         """Rows just prefilled join the batch with their first sampled token."""
