@@ -13,7 +13,7 @@ import logging
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 log = logging.getLogger("olmorl.trainer")
 
@@ -105,7 +105,7 @@ def build_prompts(rows: list[dict], tokenizer, *, source: str, max_prompt_tokens
 class PromptMixer:
     """Draws prompts from several sources by weight; each source is shuffled per epoch. Checkpointable."""
 
-    def __init__(self, sources: dict[str, list[Prompt]], weights: list[float] | None = None, seed: int = 0):
+    def __init__(self, sources: dict[str, list[Prompt]], weights: Sequence[float] | None = None, seed: int = 0):
         self.names = list(sources)
         self.sources = [sources[n] for n in self.names]
         self.weights = list(weights) if weights else [1.0] * len(self.sources)

@@ -65,9 +65,12 @@ class Trainer:
         self.learner = build_learner(cfg, model)  # plain torch (LoRA or full), or DeepSpeed rank 0 (_scaleout.py)
         self.teacher = build_teacher(cfg)  # on-policy distillation (_distill.py); None = rewards only
         self.distill_kl: list[float] = []  # sampled reverse KL to the teacher per scored completion token, this step
-        kw = dict(max_prompt_tokens=cfg.max_prompt_tokens, verifier_override=cfg.verifier_override)
-        self.mixer = PromptMixer(load_sources(cfg.train_files, self.tokenizer, **kw), cfg.train_weights or None, cfg.seed)
-        self.eval_prompts = [p for src in load_sources(cfg.eval_files, self.tokenizer, **kw).values() for p in src]
+        train = load_sources(cfg.train_files, self.tokenizer, max_prompt_tokens=cfg.max_prompt_tokens,
+                             verifier_override=cfg.verifier_override)
+        evals = load_sources(cfg.eval_files, self.tokenizer, max_prompt_tokens=cfg.max_prompt_tokens,
+                             verifier_override=cfg.verifier_override)
+        self.mixer = PromptMixer(train, cfg.train_weights or None, cfg.seed)
+        self.eval_prompts = [p for src in evals.values() for p in src]
         self.eval_prompts = self.eval_prompts[:cfg.eval_max_prompts]
         self.step = 0
         self.accepted: deque[ScoredGroup] = deque()
@@ -75,8 +78,11 @@ class Trainer:
         self.admitted: dict[int, int] = {}  # policy version when each pending group was submitted
         self.ids = itertools.count()
         self.resubmit: list[Prompt] = []  # prompts in flight at the checkpoint we resumed from
-        self.counters = Counter()  # since the last step
+        self.counters: Counter[str] = Counter()  # since the last step
         self.trained_groups = 0
+        # scored since the last step (reset by run() and each step's metrics)
+        self.scored_rewards: list[tuple[str, list[float]]] = []  # (verifier label, the group's rewards)
+        self.completion_stats: list[tuple[int, bool]] = []  # (completion tokens, truncated) per completion
 
     # -- setup / teardown ------------------------------------------------------------------------------
     def _resume(self) -> None:
@@ -173,11 +179,13 @@ class Trainer:
         if self.teacher is None:
             return [None] * len(groups)
         sequences = [(list(c.prompt_ids or g.prompt_ids), c.token_ids) for g in groups for c in g.completions]
+        scores: list[TeacherScores]
         if self.config.distill_loss != "sampled":
             assert isinstance(self.teacher, LocalTeacher)  # TrainConfig allows full_*_kl with teacher_model only
-            flat = iter(await self.teacher.distributions(sequences))
+            scores = list(await self.teacher.distributions(sequences))
         else:
-            flat = iter(await self.teacher.logprobs(sequences))
+            scores = list(await self.teacher.logprobs(sequences))
+        flat = iter(scores)
         return [[next(flat) for _ in g.completions] for g in groups]
 
     def _accept(self, group: Group, results, teacher_logprobs: list[TeacherScores] | None = None) -> None:
@@ -196,7 +204,7 @@ class Trainer:
         self.counters["groups_scored"] += 1
         if (agreement := judge_agreement(results)) is not None:  # before filtering: a biased judge's groups tie
             self.counters["judged_groups"] += 1
-            self.counters["judge_agreement"] += agreement  # type: ignore[assignment]
+            self.counters["judge_agreement"] += agreement  # type: ignore[assignment]  # typeshed: Counter values int
         self.scored_rewards.append((prompt.verifier_label, rewards))
         components = component_rewards(results)
         for name, (_, component) in (components or {}).items():
@@ -205,11 +213,12 @@ class Trainer:
         self.completion_stats.extend((len(c.token_ids), t) for c, t in zip(group.completions, truncated))
         r = torch.tensor(rewards, dtype=torch.float64)
         samples = []
-        decoupled = cfg.advantage_per_component and components is not None and cfg.truncation != "penalize"
-        if cfg.advantage_per_component and not decoupled:
+        # per-component advantages (decoupled): a weighted-sum composite's components, None for one reward
+        decoupled = (components if cfg.advantage_per_component and cfg.truncation != "penalize" else None)
+        if cfg.advantage_per_component and decoupled is None:
             self.counters["advantage_not_per_component"] += 1  # not a weighted-sum composite: one reward, as usual
         # decoupled, a group carries signal when any component varies (a gate's sum may not)
-        zero_std = (all(is_zero_std(torch.tensor(c)) for _, c in components.values()) if decoupled  # type: ignore[union-attr]
+        zero_std = (all(is_zero_std(torch.tensor(c)) for _, c in decoupled.values()) if decoupled is not None
                     else is_zero_std(r))
         if cfg.filter_zero_std and zero_std and teacher_logprobs is None:  # distilled, every group has signal
             self.counters["filtered"] += 1
@@ -217,7 +226,7 @@ class Trainer:
                 self._release(group.request_id)
                 return
         else:
-            adv = (decoupled_group_advantages(components, cfg.advantage_norm) if decoupled
+            adv = (decoupled_group_advantages(decoupled, cfg.advantage_norm) if decoupled is not None
                    else group_advantages(r, cfg.advantage_norm)).tolist()
             for k, (c, a, t) in enumerate(zip(group.completions, adv, truncated)):
                 token_adv, full = None, None
@@ -240,7 +249,7 @@ class Trainer:
     def _take_batch(self) -> list[ScoredGroup] | None:
         cfg, B = self.config, self.config.prompts_per_step
         if cfg.max_staleness is not None:  # AReaL eta: too-old groups are dropped and replaced
-            fresh = deque()
+            fresh: deque[ScoredGroup] = deque()
             for sg in self.accepted:
                 oldest = min((min(s.loss_versions) for s in sg.samples if s.loss_versions), default=self.step)
                 if self.step - oldest > cfg.max_staleness:

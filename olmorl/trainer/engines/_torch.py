@@ -18,7 +18,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 import torch
 
@@ -27,6 +27,21 @@ from olmorl.trainer.engines._kept_cache import (KeptCache, KeptCaches, batch_pas
                                                 kept_past, left_pad, row_cache)
 from olmorl.trainer.engines._sampling import check_sampling, sampling_logprobs
 from olmorl.trainer.engines._types import Completion, GenerationRequest, Group, take_groups
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig
+
+
+class _KVLayer(Protocol):
+    keys: torch.Tensor  # [rows, heads, columns, dim]
+    values: torch.Tensor
+
+
+class _KVCache(Protocol):
+    """What the engine uses of the model's KV cache (a transformers DynamicCache of attention layers)."""
+
+    @property
+    def layers(self) -> Sequence[_KVLayer]: ...
 
 
 @dataclass
@@ -92,7 +107,7 @@ class TorchEngine:
         self._out: queue.Queue[Group] = queue.Queue()
         self._waiting: deque[_Sequence] = deque()
         self._rows: list[_Sequence] = []
-        self._cache = None
+        self._cache: _KVCache | None = None
         self._mask: torch.Tensor | None = None  # [rows, cache_len] 1 where the cache column is the row's token
         self._next_input: torch.Tensor | None = None  # [rows] last sampled token, not yet in the cache
         self._positions: torch.Tensor | None = None  # [rows] position id of that token
@@ -235,7 +250,8 @@ class TorchEngine:
                 self._stale_rows = {id(r) for r in self._rows}
             done.set()
 
-    def _forward(self, input_ids, attention_mask, position_ids, cache):
+    def _forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, position_ids: torch.Tensor,
+                 cache: object) -> tuple[torch.Tensor, _KVCache]:
         self._stats["forwards"] += 1
         if input_ids.shape[1] > 1:  # a decode step feeds one real token a row
             self._stats["forward_pad_tokens"] += input_ids.numel() - int(attention_mask[:, -input_ids.shape[1]:].sum())
@@ -243,7 +259,22 @@ class TorchEngine:
                          use_cache=True, **{self._cache_arg: cache})
         return out.logits[:, -1, :].float(), getattr(out, self._cache_arg)
 
-    def _prefill(self, id_lists: list[list[int]]):
+    def _model_config(self) -> PretrainedConfig:
+        from transformers import PretrainedConfig
+
+        config = getattr(self.model, "config", None)
+        if not isinstance(config, PretrainedConfig):
+            raise TypeError(f"TorchEngine generates with a Hugging Face causal LM (a model with a PretrainedConfig), "
+                            f"not {type(self.model).__name__}")
+        return config
+
+    def _batch(self) -> tuple[_KVCache, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The running rows' KV cache, attention mask, next input tokens and their positions."""
+        if self._cache is None or self._mask is None or self._next_input is None or self._positions is None:
+            raise RuntimeError(f"the engine has {len(self._rows)} running rows but no batch state for them")
+        return self._cache, self._mask, self._next_input, self._positions
+
+    def _prefill(self, id_lists: list[list[int]]) -> tuple[torch.Tensor, _KVCache, torch.Tensor]:
         from transformers import DynamicCache
 
         width = max(len(ids) for ids in id_lists)
@@ -254,7 +285,7 @@ class TorchEngine:
             mask[r, width - len(ids):] = 1
         positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
         logits, cache = self._forward(input_ids.to(self.device), mask.to(self.device), positions.to(self.device),
-                                      DynamicCache(config=self.model.config))
+                                      DynamicCache(config=self._model_config()))
         return logits, cache, mask.to(self.device)
 
     def _admit(self) -> bool:
@@ -284,8 +315,8 @@ class TorchEngine:
         # and the running rows decode their next token in it, so a turn back from its tool joins the next step.
         extending = [k for k in kept if k is not None]
         layout = extending[0] if extending else KeptCache([], [(layer.keys[:1], layer.values[:1])
-                                                               for layer in self._cache.layers])
-        running = self._rows
+                                                               for layer in self._batch()[0].layers])
+        running, running_positions = self._rows, self._batch()[3]
         input_ids, mask, positions, cache = self._extension(new, kept, layout, running)
         logits, cache = self._forward(input_ids, mask, positions, cache)
         self._count_decode_step()
@@ -294,7 +325,7 @@ class TorchEngine:
         self._rows, self._cache = running + new, cache
         self._mask = compacted(cache, mask)
         self._next_input = torch.cat([decoded, joined])
-        self._positions = torch.cat([self._positions + 1,
+        self._positions = torch.cat([running_positions + 1,
                                      torch.tensor([len(s.prompt_ids) for s in new], device=self.device)])
         self._retire_finished()
         return True
@@ -313,7 +344,7 @@ class TorchEngine:
         self._retire_finished()
 
     def _extension(self, new: list[_Sequence], kept: list[KeptCache | None], layout: KeptCache,
-                   running: list[_Sequence]):
+                   running: list[_Sequence]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, object]:
         """Inputs of a forward that extends each new row's kept cache (an empty one without) by the rest of its
         prompt, after the running rows' next token."""
         caches = [k if k is not None else layout.empty() for k in kept]
@@ -322,40 +353,43 @@ class TorchEngine:
         self._stats["prefill_tokens_reused"] += sum(len(k.ids) for k in caches)
         pasts = [kept_past(k) for k in caches]
         if running:
-            pasts.insert(0, batch_past(self._cache, self._mask, self._positions))
-            suffixes = [[t] for t in self._next_input.tolist()] + suffixes
-        return extension_inputs(pasts, suffixes, self.pad_id, self.model.config, self.device)
+            running_cache, running_mask, next_input, running_positions = self._batch()
+            pasts.insert(0, batch_past(running_cache, running_mask, running_positions))
+            suffixes = [[t] for t in next_input.tolist()] + suffixes
+        return extension_inputs(pasts, suffixes, self.pad_id, self._model_config(), self.device)
 
-    def _join(self, rows: list[_Sequence], logits, cache, mask) -> None:
+    def _join(self, rows: list[_Sequence], logits: torch.Tensor, cache: _KVCache, mask: torch.Tensor) -> None:
         """Rows just prefilled join the batch with their first sampled token."""
         tokens = self._sample(logits, rows)
         positions = torch.tensor([len(s.prompt_ids) for s in rows], device=self.device)
         self._merge(rows, cache, mask, tokens, positions)
 
-    def _merge(self, rows, cache, mask, next_input, positions) -> None:
+    def _merge(self, rows: list[_Sequence], cache: _KVCache, mask: torch.Tensor, next_input: torch.Tensor,
+               positions: torch.Tensor) -> None:
         if not self._rows:
             self._rows, self._cache, self._mask = list(rows), cache, mask
             self._next_input, self._positions = next_input, positions
             return
-        old_len, new_len = self._mask.shape[1], mask.shape[1]
+        old_cache, old_mask, old_next_input, old_positions = self._batch()
+        old_len, new_len = old_mask.shape[1], mask.shape[1]
         width = max(old_len, new_len)
-        for layer_old, layer_new in zip(self._cache.layers, cache.layers):
+        for layer_old, layer_new in zip(old_cache.layers, cache.layers):
             for attr in ("keys", "values"):
                 a, b = left_pad(getattr(layer_old, attr), width), left_pad(getattr(layer_new, attr), width)
                 setattr(layer_old, attr, torch.cat([a, b], dim=0))
-        self._mask = torch.cat([left_pad(self._mask, width), left_pad(mask, width)], dim=0)
+        self._mask = torch.cat([left_pad(old_mask, width), left_pad(mask, width)], dim=0)
         self._rows.extend(rows)
-        self._next_input = torch.cat([self._next_input, next_input])
-        self._positions = torch.cat([self._positions, positions])
+        self._next_input = torch.cat([old_next_input, next_input])
+        self._positions = torch.cat([old_positions, positions])
 
     def _decode_step(self) -> None:
-        step_mask = torch.cat([self._mask, torch.ones_like(self._mask[:, :1])], dim=1)
-        logits, self._cache = self._forward(self._next_input[:, None], step_mask, self._positions[:, None],
-                                            self._cache)
+        cache, mask, next_input, positions = self._batch()
+        step_mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+        logits, self._cache = self._forward(next_input[:, None], step_mask, positions[:, None], cache)
         self._mask = step_mask
         self._count_decode_step()
         self._next_input = self._sample(logits, self._rows)
-        self._positions = self._positions + 1
+        self._positions = positions + 1
         self._retire_finished()
 
     def _count_decode_step(self) -> None:
@@ -382,35 +416,39 @@ class TorchEngine:
         keep = [i for i, r in enumerate(self._rows) if r.finish_reason is None]
         if len(keep) == len(self._rows):
             return
+        cache, batch_mask, next_input, positions = self._batch()
         for index, row in enumerate(self._rows):
             if row.finish_reason is None:
                 continue
             key = row.group.request.cache_key
             if key is not None and id(row) not in self._stale_rows:
-                self._kept.keep(key, row_cache(self._cache, self._mask, index, row.prompt_ids + row.tokens[:-1]))
+                self._kept.keep(key, row_cache(cache, batch_mask, index, row.prompt_ids + row.tokens[:-1]))
             self._finish(row)
         if not keep:
             self._rows, self._cache, self._mask = [], None, None
             self._stale_rows.clear()
             return
-        index = torch.tensor(keep, device=self.device)
-        mask = self._mask.index_select(0, index)
+        kept_rows = torch.tensor(keep, device=self.device)
+        mask = batch_mask.index_select(0, kept_rows)
         first = int(mask.any(dim=0).nonzero()[0])  # columns no remaining row uses are dropped
-        for layer in self._cache.layers:
-            layer.keys = layer.keys.index_select(0, index)[:, :, first:]
-            layer.values = layer.values.index_select(0, index)[:, :, first:]
+        for layer in cache.layers:
+            layer.keys = layer.keys.index_select(0, kept_rows)[:, :, first:]
+            layer.values = layer.values.index_select(0, kept_rows)[:, :, first:]
         self._mask = mask[:, first:]
         self._rows = [self._rows[i] for i in keep]
-        self._next_input = self._next_input.index_select(0, index)
-        self._positions = self._positions.index_select(0, index)
+        self._next_input = next_input.index_select(0, kept_rows)
+        self._positions = positions.index_select(0, kept_rows)
 
     def _finish(self, row: _Sequence) -> None:
+        if row.finish_reason is None:
+            raise RuntimeError("a sequence finishes only once it has a finish_reason")
         self._stale_rows.discard(id(row))
         pending = row.group
         pending.done[row.index] = Completion(row.tokens, row.logprobs, row.versions, row.finish_reason)
-        if all(c is not None for c in pending.done):
+        completions = [c for c in pending.done if c is not None]
+        if len(completions) == len(pending.done):
             req = pending.request
-            self._out.put(Group(req.request_id, list(req.prompt_ids), list(pending.done), req.meta,
+            self._out.put(Group(req.request_id, list(req.prompt_ids), completions, req.meta,
                                 pending.submitted_version))
             with self._cv:  # after the put: in_flight == 0 means every group is in the queue
                 self._in_flight_groups -= 1

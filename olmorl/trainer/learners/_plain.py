@@ -86,7 +86,20 @@ def token_logprobs(hidden: torch.Tensor, head: torch.nn.Linear, targets: torch.T
     raise ValueError(f"unknown logprob impl {impl!r}")
 
 
-def completion_states(model_base, samples: list[TrainSample], *, packing: bool = False,
+def causal_lm_parts(model: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.Linear]:
+    """The body (hidden states out) and the lm_head of a Hugging Face causal LM, through a peft wrapper."""
+    inner = unwrapped(model)  # a LoRA policy's adapted layers are inside the HF model peft wraps
+    prefix = getattr(inner, "base_model_prefix", None)
+    base = getattr(inner, prefix, None) if isinstance(prefix, str) else None
+    output_embeddings = getattr(inner, "get_output_embeddings", None)
+    head = output_embeddings() if callable(output_embeddings) else None
+    if not isinstance(base, torch.nn.Module) or not isinstance(head, torch.nn.Linear):
+        raise TypeError(f"the learner needs a Hugging Face causal LM (a base_model_prefix body and a Linear "
+                        f"lm_head); got {type(inner).__name__}")
+    return base, head
+
+
+def completion_states(model_base: torch.nn.Module, samples: list[TrainSample], *, packing: bool = False,
                       device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
     """The hidden states that predict every completion token of `samples` ([N, H], in order) and those tokens.
 
@@ -100,16 +113,18 @@ def completion_states(model_base, samples: list[TrainSample], *, packing: bool =
         return hidden[cols.to(device)], targets.to(device)
     width = max(len(s.prompt_ids) + len(s.completion_ids) for s in samples)
     input_ids = torch.zeros((len(samples), width), dtype=torch.long)
-    rows, cols, targets = [], [], []
+    rows: list[int] = []
+    positions: list[int] = []
+    tokens: list[int] = []
     for r, s in enumerate(samples):
         seq = s.prompt_ids + s.completion_ids
         input_ids[r, :len(seq)] = torch.tensor(seq)
         rows += [r] * len(s.completion_ids)
-        cols += range(len(s.prompt_ids) - 1, len(seq) - 1)  # hidden state at t predicts token t+1
-        targets += s.completion_ids
+        positions += range(len(s.prompt_ids) - 1, len(seq) - 1)  # hidden state at t predicts token t+1
+        tokens += s.completion_ids
     hidden = model_base(input_ids=input_ids.to(device)).last_hidden_state
-    flat = hidden[torch.tensor(rows, device=device), torch.tensor(cols, device=device)]
-    return flat, torch.tensor(targets, device=device)
+    flat = hidden[torch.tensor(rows, device=device), torch.tensor(positions, device=device)]
+    return flat, torch.tensor(tokens, device=device)
 
 
 class Learner:
@@ -145,18 +160,18 @@ class Learner:
         self.loss_norm, self.loss_constant = loss_norm, loss_constant
         self.temperature = temperature
         self.logprob_impl, self.logprob_chunk = logprob_impl, logprob_chunk
-        self.reference = None
+        self.reference: torch.nn.Module | None = None
         if loss.kl_beta:
             self.reference = copy.deepcopy(model).eval().requires_grad_(False)
-        inner = unwrapped(model)  # a LoRA policy's adapted layers are inside the HF model peft wraps
-        self.base = getattr(inner, inner.base_model_prefix)
-        self.head = inner.get_output_embeddings()
+        self.base, self.head = causal_lm_parts(model)
 
     # -- logprobs ----------------------------------------------------------------------------------------
     def _micro_batches(self, samples: list[TrainSample]) -> list[list[int]]:
         if self.packing:
             return pack_rows([len(s.prompt_ids) + len(s.completion_ids) for s in samples], self.micro_batch_tokens)
-        batches, current, width = [], [], 0
+        batches: list[list[int]] = []
+        current: list[int] = []
+        width = 0
         for i, s in enumerate(samples):
             length = len(s.prompt_ids) + len(s.completion_ids)
             if current and max(width, length) * (len(current) + 1) > self.micro_batch_tokens:
@@ -168,7 +183,8 @@ class Learner:
             batches.append(current)
         return batches
 
-    def _logprobs(self, model_base, head, samples: list[TrainSample]):
+    def _logprobs(self, model_base: torch.nn.Module, head: torch.nn.Linear,
+                  samples: list[TrainSample]) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Flat logprobs (and entropies) of all completion tokens of `samples`, in order."""
         device = self.head.weight.device
         with autocast_bf16(device, self.mixed_precision):
@@ -178,7 +194,7 @@ class Learner:
             return token_logprobs(flat, head, targets, temperature=self.temperature, impl=self.logprob_impl,
                                   chunk=self.logprob_chunk)
 
-    def _logprobs_and_full_kl(self, samples: list[TrainSample]):
+    def _logprobs_and_full_kl(self, samples: list[TrainSample]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(logp, entropy, reverse KL to the teacher per token): the student's whole-vocabulary logprobs, one
         [tokens, vocab] block per micro-batch (full-vocabulary distillation is for vocabularies where that fits)."""
         with autocast_bf16(self.head.weight.device, self.mixed_precision):
@@ -196,8 +212,9 @@ class Learner:
 
     @torch.no_grad()
     def _reference_logprobs(self, samples: list[TrainSample]) -> torch.Tensor:
-        ref = unwrapped(self.reference)
-        return self._logprobs(getattr(ref, ref.base_model_prefix), ref.get_output_embeddings(), samples)[0]
+        if self.reference is None:
+            raise RuntimeError("reference logprobs need a reference model: the learner keeps one only when kl_beta > 0")
+        return self._logprobs(*causal_lm_parts(self.reference), samples)[0]
 
     # -- one optimizer batch --------------------------------------------------------------------------
     def train_step(self, samples: list[TrainSample]) -> dict[str, float]:
@@ -220,7 +237,8 @@ class Learner:
             total = 0.0
             for k, idx in enumerate(self._micro_batches(mb)):
                 micro = [mb[i] for i in idx]
-                full_kl = None
+                full_kl: torch.Tensor | None = None
+                entropy: torch.Tensor | None
                 if self.full_kl is not None:
                     logp, entropy, full_kl = self._logprobs_and_full_kl(micro)
                 else:
@@ -252,8 +270,8 @@ class Learner:
             self.optimizer.step()
             self.scheduler.step()
             losses.append(total)
-        out = {"loss": sum(losses) / len(losses), "learner_s": time.perf_counter() - start,
-               "learning_rate": self.scheduler.get_last_lr()[0],
+        out: dict[str, float] = {"loss": sum(losses) / len(losses), "learner_s": time.perf_counter() - start,
+               "learning_rate": float(self.scheduler.get_last_lr()[0]),
                "trained_tokens": float(sum(s.loss_tokens for s in samples if s.in_loss))}
         if grad_norms:
             out["grad_norm"] = max(grad_norms)
