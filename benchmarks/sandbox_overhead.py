@@ -25,11 +25,14 @@ import asyncio
 import os
 import statistics
 import subprocess
+import sys
 import time
 
 from olmorl.sandbox import SandboxLimits, SandboxPool, TestInput
 from olmorl.sandbox._backends import BwrapBackend, sandbox_python
-from olmorl.sandbox._memory import descendants
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _measure import tree_cpu  # noqa: E402
 
 
 def time_subprocess(argv: list[str], n: int) -> list[float]:
@@ -73,21 +76,6 @@ def bare_fork_per_test(argv: list[str], rounds: int) -> list[float]:
             for _ in range(rounds)]
 
 
-def sandbox_cpu() -> tuple[float, int]:
-    """CPU seconds and page faults so far of this process's bwrap sandboxes: every descendant, with the
-    children it reaped (the zygote reaps every program process). Docker's containers are not ours."""
-    cpu, faults = 0, 0
-    for pid in descendants(os.getpid()):
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        cpu += sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
-        faults += int(fields[7]) + int(fields[8])  # minflt, cminflt
-    return cpu / os.sysconf("SC_CLK_TCK"), faults
-
-
 async def warm_per_test(backends: list[str], n: int, code: str | None,
                         rounds: int = 5) -> tuple[dict[str, list[float]], dict[str, tuple[float, float]]]:
     """Per-test wall time of an n-test job in a warm slot, per backend, rounds interleaved; and for the
@@ -103,12 +91,12 @@ async def warm_per_test(backends: list[str], n: int, code: str | None,
             await pool.run("pass", [TestInput(code=code)] * 10)
         for _ in range(rounds):
             for name, pool in pools.items():
-                cpu, faults = sandbox_cpu()  # (the other pools' slots are idle meanwhile)
+                cpu, faults = tree_cpu(os.getpid(), include_root=False)  # this process's bwrap sandboxes (other pools idle)
                 started = time.perf_counter()
                 runs, failure = await pool.run("x = 1", [TestInput(code=code)] * n)
                 assert failure is None and len(runs) == n
                 per_test[name].append((time.perf_counter() - started) / n)
-                cpu_after, faults_after = sandbox_cpu()
+                cpu_after, faults_after = tree_cpu(os.getpid(), include_root=False)
                 used[name][0] += cpu_after - cpu
                 used[name][1] += faults_after - faults
         costs = {name: (cpu / (rounds * n), faults / (rounds * n)) for name, (cpu, faults) in used.items()
