@@ -15,7 +15,8 @@ from olmorl.rewards._settings import SessionSettings, SweSettings
 from olmorl.sandbox._containers import TASK_LABEL
 
 TASKS = Path(__file__).parent / "swe_tasks"
-__all__ = ["TASKS", "SweSettings", "client", "docker_or_skip", "pytest_task", "swe_server", "task_containers"]
+__all__ = ["TASKS", "SweSettings", "answer_task", "client", "docker_or_skip", "pytest_task", "swe_server",
+           "task_containers"]
 
 
 def docker_or_skip() -> pytest.MarkDecorator:
@@ -65,6 +66,20 @@ def pytest_task(task: Path) -> Path:
     ids = ["tests/test_hidden.py::AddTest::test_add", "tests/test_hidden.py::AddTest::test_add_negative"]
     (task / "swe.toml").write_text(f'[tests]\nframework = "pytest"\nfail_to_pass = {ids!r}\n'.replace("'", '"') +
                                    'pass_to_pass = ["tests/test_hidden.py::MulTest::test_mul"]\n')
+    return task
+
+
+def answer_task(task: Path, tests: dict[str, str], verifier: str = "") -> Path:
+    """A Harbor task at `task`: make answer() in /app/answer.py return 42; `tests`: its tests/ files (test.sh
+    among them), `verifier`: lines added to its [verifier] table."""
+    (task / "environment").mkdir(parents=True)
+    (task / "tests").mkdir()
+    (task / "task.toml").write_text(f'version = "1.0"\n\n[verifier]\ntimeout_sec = 60\n{verifier}')
+    (task / "instruction.md").write_text("Make answer() in /app/answer.py return 42.\n")
+    (task / "environment" / "Dockerfile").write_text(
+        "FROM olmorl-base:bookworm\nWORKDIR /app\nRUN printf 'def answer():\\n    return 0\\n' > answer.py\n")
+    for name, text in tests.items():
+        (task / "tests" / name).write_text(text)
     return task
 
 

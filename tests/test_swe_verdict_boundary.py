@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from swe_support import TASKS, docker_or_skip, pytest_task, swe_server
+from swe_support import TASKS, answer_task, docker_or_skip, pytest_task, swe_server
 from swe_support import client  # noqa: F401 (a fixture)
 
 pytestmark = docker_or_skip()
@@ -171,18 +171,11 @@ HARBOR_VERDICTS = {
 def harbor_task(task, set_e: bool, padding: int = 0):
     """A Harbor task whose test.sh runs the agent's code (/app/answer.py) as root; `padding` comment bytes
     after the test command, so bash has not read the rest of the script when the code runs."""
-    (task / "environment").mkdir(parents=True)
-    (task / "tests").mkdir()
-    (task / "task.toml").write_text('version = "1.0"\n\n[verifier]\ntimeout_sec = 60\n')
-    (task / "instruction.md").write_text("Make answer() in /app/answer.py return 42.\n")
-    (task / "environment" / "Dockerfile").write_text(
-        "FROM olmorl-base:bookworm\nWORKDIR /app\nRUN printf 'def answer():\\n    return 0\\n' > answer.py\n")
     script = HARBOR_TEST_SH.format(set_e="set -e\n" if set_e else "")
     if padding:
         head, _, tail = script.partition("if [")
         script = head + "".join(f"# {i:06d} {'.' * 60}\n" for i in range(padding // 70)) + "if [" + tail
-    (task / "tests" / "test.sh").write_text(script)
-    (task / "tests" / "test_outputs.py").write_text(HARBOR_TEST)
+    answer_task(task, {"test.sh": script, "test_outputs.py": HARBOR_TEST})
 
 
 @pytest.fixture(scope="module")

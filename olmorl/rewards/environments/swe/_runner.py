@@ -195,6 +195,9 @@ def read_reply(data: bytes) -> dict:
 
 def main() -> None:
     user, framework, workdir, ids = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    # bytecode is read only from here, empty and root's: never a `.pyc` the agent's code wrote beside a source
+    pycache = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "pycache")
+    os.mkdir(pycache, 0o755)
     read_end, write_end = os.pipe()
     sys.stdout.flush()
     child = os.fork()
@@ -204,6 +207,7 @@ def main() -> None:
         try:
             os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
             drop_root(user)
+            sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"] = pycache  # and for processes it starts
             run_tests(framework, workdir, ids, write_end)
             code = 0
         finally:

@@ -16,6 +16,7 @@ the reward to /logs/verifier/reward.txt or reward.json), solution/ (never used).
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ HARBOR_TESTS_DIR = "/tests"
 HARBOR_LOGS_DIR = "/logs/verifier"
 MAX_TEST_FILES_BYTES = 16 << 20  # hidden tests travel into the container at each verify
 MAX_TEST_SH_BYTES = 120 << 10  # one argument of an exec (the kernel's limit: 128 KiB)
+_USER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}|[0-9]{1,10}")  # a user name or uid, as `docker exec -u` takes it
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class TaskSpec:
     test_command: str | None = None  # run instead of test ids: exit 0 passes (Harbor: the reward file decides)
     visible_test_command: str | None = None  # what `run_tests` runs; None: the task has no visible tests
     verify_timeout_s: float | None = None  # the task's own limit (Harbor [verifier] timeout_sec)
+    verifier_user: str | None = None  # Harbor [verifier] user: test.sh runs as it (None: root, Harbor's default)
     cpus: float | None = None  # the task's own requests (Harbor [environment]); the server caps them
     memory_mb: int | None = None
     disk_mb: int | None = None
@@ -150,6 +153,17 @@ def _memory_mb(environment: dict[str, Any]) -> int | None:
     return None
 
 
+def _verifier_user(verifier: dict[str, Any], task: str) -> str | None:
+    """Harbor's [verifier] `user` (a name or a uid), or None where the task names none."""
+    user = verifier.get("user")
+    if user is None:
+        return None
+    text = str(user) if isinstance(user, int) and not isinstance(user, bool) and user >= 0 else user
+    if not isinstance(text, str) or not _USER.fullmatch(text):
+        raise InvalidInput(f"{task}/task.toml: [verifier] user must be a user name or a uid, not {user!r}")
+    return None if text in ("root", "0") else text
+
+
 def _load_harbor(path: Path) -> TaskSpec:
     config = _toml(path / "task.toml")
     dockerfile, context = _dockerfile(path)
@@ -169,5 +183,6 @@ def _load_harbor(path: Path) -> TaskSpec:
         hidden_files=_hidden_files(tests), hidden_dest=HARBOR_TESTS_DIR,
         test_command=f"bash {HARBOR_TESTS_DIR}/test.sh",
         verify_timeout_s=float(verifier["timeout_sec"]) if "timeout_sec" in verifier else None,
+        verifier_user=_verifier_user(verifier, path.name),
         cpus=float(environment["cpus"]) if "cpus" in environment else None,
         memory_mb=_memory_mb(environment), disk_mb=int(storage) if storage else None)

@@ -11,8 +11,9 @@ tests there, opens the repository's directories to new files (`_writable`: what 
 them. Test ids (FAIL_TO_PASS / PASS_TO_PASS) run through `_runner.py`: the tests as
 TEST_USER, which owns nothing, under a root parent that prints the result; it also checks that the test
 framework's result machinery was not replaced during the run. A task with a command runs it as TEST_USER
-(exit 0 passes); Harbor's test.sh runs as root and writes the reward to /logs/verifier/reward.txt or
-reward.json, which counts only when test.sh vouches for it (`_run_harbor`).
+(exit 0 passes); Harbor's test.sh runs as root, or as the task's [verifier] user, and writes the reward to
+/logs/verifier/reward.txt or reward.json, which counts only when test.sh vouches for it (`_run_harbor`). No run
+reads bytecode from the repository: Python's bytecode cache is an empty directory of root's (`_no_bytecode`).
 """
 
 from __future__ import annotations
@@ -24,12 +25,12 @@ from collections import Counter, OrderedDict
 from pathlib import Path
 from typing import Any, Literal
 
-from olmorl.rewards.engine._registry import Score
+from olmorl.rewards.engine._registry import InvalidInput, Score
 from olmorl.rewards.environments.swe._changes import Change, Entry, agent_change, \
     change_archive, read_entries, snapshot_entries
 from olmorl.rewards.environments.swe._tasks import HARBOR_LOGS_DIR, HARBOR_TESTS_DIR, TaskSpec
 from olmorl.rewards.environments.swe._writable import open_repository
-from olmorl.sandbox._containers import AGENT_USER, SNAPSHOT_DIR, TEST_USER, TMP_MB, ExecResult, TaskContainer
+from olmorl.sandbox._containers import AGENT_USER, ROOT_USER, SNAPSHOT_DIR, TEST_USER, TMP_MB, ExecResult, TaskContainer
 from olmorl.sandbox._wire import RESULT_FORGING, TASK_TAMPER_REASONS
 
 RUNNER = Path(__file__).with_name("_runner.py")
@@ -61,8 +62,8 @@ async def verify_task(agent: TaskContainer, fresh: asyncio.Future[TaskContainer]
         files[runner] = RUNNER.read_bytes()
     await container.extract(change_archive(change, files, root), "/",
                             remove=[f"{root}/{path}" for path in change.remove] + sorted(files))
-    # its tests run as TEST_USER, which may add files to the repository (Harbor's test.sh runs as root)
-    writable = spec.layout != "olmorl" or await open_repository(container, runtime)
+    # its tests run as TEST_USER (or Harbor's verifier user), which may add files to the repository
+    writable = (spec.layout != "olmorl" and spec.verifier_user is None) or await open_repository(container, runtime)
     if spec.fail_to_pass:
         score = await _run_ids(container, spec, mode, timeout_s, "/" + runner, nonce)
     else:
@@ -136,7 +137,8 @@ async def _run_command(container: TaskContainer, spec: TaskSpec, timeout_s: floa
     if spec.layout == "harbor":
         return await _run_harbor(container, spec, timeout_s)
     # as TEST_USER, like test ids: a later step of the command reads the hidden tests as the task has them
-    run = await container.exec(["bash", "-c", spec.test_command], timeout_s=timeout_s, user=TEST_USER)
+    run = await container.exec([*await _no_bytecode(container), "bash", "-c", spec.test_command],
+                               timeout_s=timeout_s, user=TEST_USER)
     details: dict[str, Any] = {"exit_code": run.exit_code, "output_tail": (run.stdout + run.stderr)[-OUTPUT_TAIL:]}
     if run.timed_out:
         details["reason"] = f"the hidden tests ran past {timeout_s:g} s"
@@ -144,9 +146,31 @@ async def _run_command(container: TaskContainer, spec: TaskSpec, timeout_s: floa
     return Score(passed, {**details, "reward_components": {"tests": passed}})
 
 
+async def _no_bytecode(container: TaskContainer) -> list[str]:
+    """The `env` prefix of a test run whose Python reads and writes bytecode only in a new empty directory of
+    root's: never a `.pyc` that code under test wrote beside a source, whose recorded mtime and size match it."""
+    prefix = f"/tmp/.olmorl-pycache-{secrets.token_hex(8)}"
+    made = await container.exec(["mkdir", "-m", "0755", prefix], timeout_s=10, workdir="/")
+    if made.exit_code != 0:
+        raise RuntimeError(f"preparing the verdict container for the tests failed: {made.stderr.strip()[-500:]}")
+    return ["env", "PYTHONDONTWRITEBYTECODE=1", f"PYTHONPYCACHEPREFIX={prefix}"]
+
+
+async def _reward_dir(container: TaskContainer, user: str | None) -> None:
+    """/logs/verifier, where test.sh writes the reward: root's, or the verifier user's when the task names one
+    (Harbor runs test.sh as that user, so the directory must take its writes)."""
+    script = f'mkdir -p {HARBOR_LOGS_DIR}' + (' && chown "$1" ' + HARBOR_LOGS_DIR if user else '')
+    made = await container.exec(["sh", "-c", script, "sh", user or ""], timeout_s=10, workdir="/")
+    if made.exit_code != 0:
+        raise InvalidInput(f"the verifier user {user!r} of the Harbor task does not exist in its image: "
+                           f"{made.stderr.strip()[-300:]}")
+
+
 async def _run_harbor(container: TaskContainer, spec: TaskSpec, timeout_s: float) -> Score:
-    """Harbor's test.sh, as root (it may install or start things), and the reward it wrote. The code it tests
-    runs as root too, so nothing here is a permission boundary against that code; what verify does instead:
+    """Harbor's test.sh, as root (it may install or start things) or as the task's [verifier] user, and the reward
+    it wrote. As root, the code it tests runs as root too, so nothing here is a permission boundary against that
+    code; as a user, /tests, the image's files and this module's checks are out of its reach (the reward
+    directory is not: test.sh writes there as that same user). What verify does in either case:
     bash runs test.sh's text from its own memory (`bash -c`: rewriting the file during the run changes
     nothing); a reward counts only when test.sh ended by itself with status 0 (code that killed it, or made a
     `set -e` script stop before its own write, leaves a reward nobody vouches for); every process left is
@@ -154,8 +178,9 @@ async def _run_harbor(container: TaskContainer, spec: TaskSpec, timeout_s: float
     during the run is tamper."""
     script = spec.hidden_files["test.sh"].decode("utf-8", "replace")
     # where test.sh writes the reward (a fresh container: nothing the agent wrote is there)
-    await container.exec(["mkdir", "-p", HARBOR_LOGS_DIR], timeout_s=10)
-    run = await container.exec(["bash", "-c", script, f"{HARBOR_TESTS_DIR}/test.sh"], timeout_s=timeout_s)
+    await _reward_dir(container, spec.verifier_user)
+    run = await container.exec([*await _no_bytecode(container), "bash", "-c", script, f"{HARBOR_TESTS_DIR}/test.sh"],
+                               timeout_s=timeout_s, user=spec.verifier_user or ROOT_USER)
     await container.kill_processes()  # nothing the tests started may write after this
     logs, tests = await asyncio.gather(container.read_tree(HARBOR_LOGS_DIR, max_bytes=SCRATCH_BYTES),
                                        container.read_tree(HARBOR_TESTS_DIR, max_bytes=SCRATCH_BYTES))
