@@ -175,3 +175,26 @@ def test_an_engine_that_does_not_report_its_dtype_is_an_error():
         WeightDtypes.from_info({"version": 0}, "http://engine")
     with pytest.raises(ValueError, match="not a floating-point torch dtype"):
         WeightDtypes.from_info({"weight_dtype": "int8"}, "http://engine")
+
+
+def test_a_child_process_engine_is_sent_its_own_dtype_through_shared_memory(tmp_path):
+    from olmorl.trainer.engines._process import ProcessEngine
+
+    learner_model = tiny_random_llama()
+    learner_model.save_pretrained(str(tmp_path / "m"))
+    engine = ProcessEngine(str(tmp_path / "m"), dtype="bfloat16", eos_token_id=NEVER, pad_token_id=0,
+                           max_new_tokens=4)
+    sent = []
+    put = engine._commands.put
+    engine._commands.put = lambda cmd: (sent.append(cmd), put(cmd))[1]  # what crosses the pipe
+    engine.start()
+    try:
+        weights = _trained(learner_model)
+        engine.update_weights(weights, 1, wait=True)
+        payload = next(cmd[1] for cmd in sent if cmd[0] == "update")
+        assert {t.dtype for t in payload.values()} == {torch.bfloat16}
+        assert _bytes(payload) * 2 == _bytes(weights)
+        reference = _old_path(copy.deepcopy(learner_model).to(torch.bfloat16), weights).state_dict()
+        assert all(torch.equal(t, reference[k]) for k, t in payload.items())
+    finally:
+        engine.stop()
