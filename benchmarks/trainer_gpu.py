@@ -207,13 +207,15 @@ def run_mode(mode: str, args: argparse.Namespace, tokenizer, prompts, reward: IF
                learn_s_median=statistics.median(s["learn_s"] for s in measured),
                sync_s_median=statistics.median(s["sync_s"] for s in measured),
                peak_gib=memory.gib(), learn_peak_gib=memory.gib("learn") if memory.peaks else None,
-               sync_mib=_unique_bytes(learner.weights().values()) / 2 ** 20)
+               sync_mib=_unique_bytes(learner.weights().values(), engine.weight_dtypes.default) / 2 ** 20)
     return row
 
 
-def _unique_bytes(tensors) -> int:
-    """Bytes of the distinct tensors (a tied head is the embedding's storage: counted once)."""
-    return sum({t.data_ptr(): t.numel() * t.element_size() for t in tensors}.values())
+def _unique_bytes(tensors, dtype: str) -> int:
+    """Bytes of the distinct tensors in `dtype`, the engine's (a sync is cast to it before it is sent; a tied head
+    is the embedding's storage: counted once)."""
+    itemsize = getattr(torch, dtype).itemsize
+    return sum({t.data_ptr(): t.numel() * itemsize for t in tensors}.values())
 
 
 def _gib(value: float | None) -> str:

@@ -8,9 +8,10 @@ are DeepSpeed ranks (`learner_backend: deepspeed`), wired over torch.distributed
 under torchrun: rank 0 trains and leads, the others follow its calls (learners/_deepspeed.py).
 
 No shared filesystem: every actor builds its model from the model's config object and loads the driver's
-initial weights from Ray's object store; each weight version is put in the object store once and every
-engine loads it from there. A sync is versioned and deadline-bound (`engine_sync_timeout_s`); an engine
-that fails or misses the deadline is named in the WeightSyncError.
+initial weights from Ray's object store; each weight version is put in the object store once (cast to the
+dtypes the engine actors report) and every engine loads it from there. A sync is versioned and
+deadline-bound (`engine_sync_timeout_s`); an engine that fails or misses the deadline is named in the
+WeightSyncError.
 Checkpoints are written by the driver: rank 0 gathers every rank's DeepSpeed files and resuming sends each
 rank its own, so checkpoint and resume need no shared filesystem either (ZeRO 0-3).
 """
@@ -33,6 +34,7 @@ from olmorl.trainer._lora import same_kind
 from olmorl.trainer.engines._http import EngineError, EnginePool, WeightSyncError
 from olmorl.trainer.engines._torch import TorchEngine
 from olmorl.trainer.engines._types import GenerationRequest, Group
+from olmorl.trainer.engines._weight_dtypes import WeightDtypes, payload_bytes
 
 log = logging.getLogger("olmorl.trainer")
 
@@ -102,6 +104,9 @@ class EngineActor:
     def health(self) -> dict[str, Any]:
         return {"version": self.engine.version, "syncs": self.syncs, "stats": self.engine.stats()}
 
+    def weight_dtypes(self) -> WeightDtypes:
+        return self.engine.weight_dtypes
+
     def pause(self) -> None:
         self.engine.pause()
 
@@ -126,6 +131,14 @@ class RayEngine:
         self.ready_timeout_s = ready_timeout_s
         self.version = 0
         self._in_flight = 0  # counted here: no round trip per submission
+        self._weight_dtypes: WeightDtypes | None = None
+
+    @property
+    def weight_dtypes(self) -> WeightDtypes:
+        """The actor's model's weight dtypes (asked once), which the driver casts each sync to before `ray.put`."""
+        if self._weight_dtypes is None:
+            self._weight_dtypes = self._get(self.actor.weight_dtypes.remote(), self.ready_timeout_s)
+        return self._weight_dtypes
 
     def _get(self, ref: Any, timeout: float | None = None) -> Any:
         try:
@@ -210,6 +223,7 @@ class RayEnginePool(EnginePool):
         if errors:
             raise WeightSyncError("; ".join(errors))
         self.last_sync_s = time.perf_counter() - start
+        self.last_sync_bytes = payload_bytes(weights)
 
 
 def build_ray_engines(cfg: TrainConfig, model: torch.nn.Module, engine_kwargs: dict[str, Any]) -> RayEnginePool:

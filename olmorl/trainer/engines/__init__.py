@@ -4,7 +4,8 @@ Every engine implements `Engine` (`_types`, with the request and result types): 
 `TorchEngine` (`_torch`) is the in-process transformers engine with continuous batching and inflight updates;
 `ProcessEngine` (`_process`) runs it in a child process; `engines._server` serves it over HTTP (`olmorl-engine`) and
 `RemoteEngine` / `EnginePool` (`_http`) drive such servers; `VLLMEngine` / `VLLMServerEngine` (`_vllm`) use vLLM's
-RL APIs on GPUs. `_sampling` holds the top-k / top-p rule all of them share.
+RL APIs on GPUs. `_sampling` holds the top-k / top-p rule all of them share. `WeightDtypes` (`_weight_dtypes`) is
+what an engine reports of its weights' dtypes, to which every weight sync is cast before it is sent.
 """
 
 from olmorl.trainer.engines._http import EngineError, EnginePool, RemoteEngine, WeightSyncError
@@ -13,6 +14,7 @@ from olmorl.trainer.engines._server import EngineServerProcess
 from olmorl.trainer.engines._torch import TorchEngine
 from olmorl.trainer.engines._types import Completion, Engine, GenerationRequest, Group
 from olmorl.trainer.engines._vllm import VLLMEngine, VLLMServerEngine
+from olmorl.trainer.engines._weight_dtypes import WeightDtypes
 
 __all__ = [
     "Completion",
@@ -27,5 +29,6 @@ __all__ = [
     "TorchEngine",
     "VLLMEngine",
     "VLLMServerEngine",
+    "WeightDtypes",
     "WeightSyncError",
 ]

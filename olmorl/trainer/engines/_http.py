@@ -3,6 +3,8 @@
 `RemoteEngine` is one engine server behind the loop's `Engine` interface; `EnginePool` spreads prompts over
 several and pushes each weight version to all of them. On CPU, weights travel as one safetensors file in
 shared memory (/dev/shm) that every engine loads; the file is removed once all engines acknowledged it.
+Weights are written already cast to the dtypes the engines report in /health (`_weight_dtypes`): an fp32
+learner's sync to bf16 engines is a bf16 file.
 
 Every sync has a version and a deadline: an engine that does not acknowledge in time raises
 `WeightSyncError` naming the engine, the version and the reason, instead of hanging the learner.
@@ -25,8 +27,9 @@ from typing import TYPE_CHECKING, Any, Mapping
 import httpx
 import torch
 
-from olmorl.trainer._lora import same_kind, weights_file_metadata
+from olmorl.trainer._lora import weights_file_metadata
 from olmorl.trainer.engines._types import Completion, GenerationRequest, Group, take_groups
+from olmorl.trainer.engines._weight_dtypes import WeightDtypes, common_dtypes, payload_bytes
 
 if TYPE_CHECKING:
     from olmorl.trainer.engines._server import EngineServerProcess
@@ -88,12 +91,27 @@ class RemoteEngine:
         self._stats: dict[str, float] = {}
         self._paused = False
         self._held: list[dict] = []  # continuations of aborted requests, sent at resume
+        self._weight_dtypes: WeightDtypes | None = None  # from /health
 
     # -- lifecycle -----------------------------------------------------------------------------------------
     def start(self) -> None:
         info = wait_ready([self.url], self.ready_timeout_s)[0]
         self._max_new_tokens = int(info["max_new_tokens"])
         self._stats = info["stats"]
+        self._weight_dtypes = self._dtypes_from(info)
+
+    def _dtypes_from(self, info: Mapping[str, Any]) -> WeightDtypes:
+        try:
+            return WeightDtypes.from_info(info, self.url)
+        except ValueError as exc:
+            raise EngineError(str(exc)) from None
+
+    @property
+    def weight_dtypes(self) -> WeightDtypes:
+        """The dtypes the engine holds its weights in (asked once; a sync before start asks /health)."""
+        if self._weight_dtypes is None:
+            self._weight_dtypes = self._dtypes_from(self.health())
+        return self._weight_dtypes
 
     def stop(self) -> None:
         self._http.close()
@@ -227,7 +245,7 @@ class RemoteEngine:
         return body
 
     def update_weights(self, weights: Mapping[str, torch.Tensor], version: int, wait: bool = True) -> None:
-        path = write_weights_file(weights, version)
+        path = write_weights_file(self.weight_dtypes.cast(weights), version)
         try:
             self.load_weights_file(path, version)
         finally:
@@ -309,11 +327,23 @@ class EnginePool:
         self._sync: Future | None = None
         self._executor = ThreadPoolExecutor(max_workers=len(engines) + 1, thread_name_prefix="olmorl-weight-sync")
         self.last_sync_s = 0.0
+        self.last_sync_bytes = 0  # the payload of the last sync (tensor bytes, in the engines' dtypes)
+        self._weight_dtypes: WeightDtypes | None = None
 
     def start(self) -> None:
         wait_ready([e.url for e in self.engines], max(e.ready_timeout_s for e in self.engines))
         for e in self.engines:
             e.start()
+
+    @property
+    def weight_dtypes(self) -> WeightDtypes:
+        """The engines' one set of weight dtypes (a sync is one payload for all; engines that differ: an error)."""
+        if self._weight_dtypes is None:
+            try:
+                self._weight_dtypes = common_dtypes({e.url: e.weight_dtypes for e in self.engines})
+            except ValueError as exc:
+                raise EngineError(str(exc)) from None
+        return self._weight_dtypes
 
     def stop(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
@@ -361,10 +391,11 @@ class EnginePool:
         finally:
             os.unlink(path)
         self.last_sync_s = time.perf_counter() - start
+        self.last_sync_bytes = payload_bytes(weights)
 
     def update_weights(self, weights: Mapping[str, torch.Tensor], version: int, wait: bool = False) -> None:
         self._wait_sync()
-        snapshot = same_kind(weights, {k: v.detach().to("cpu", copy=True) for k, v in weights.items()})  # the learner moves on
+        snapshot = self.weight_dtypes.cast(weights)  # a copy (the learner moves on) in the engines' dtypes
         self.version = version
         if wait:
             self._broadcast(snapshot, version)
@@ -386,6 +417,7 @@ class EnginePool:
             for k, v in e.stats().items():
                 total[k] = total.get(k, 0.0) + float(v)
         total["weight_sync_s"] = self.last_sync_s
+        total["weight_sync_bytes"] = float(self.last_sync_bytes)
         return total
 
     def get_rng_state(self) -> list[torch.Tensor]:

@@ -15,6 +15,7 @@ import torch.multiprocessing as mp
 
 from olmorl.trainer._lora import same_kind
 from olmorl.trainer.engines._types import GenerationRequest, Group
+from olmorl.trainer.engines._weight_dtypes import WeightDtypes
 
 
 def _child(model_dir: str, dtype: str, threads: int, engine_kwargs: dict, commands, results) -> None:
@@ -60,6 +61,8 @@ def _child(model_dir: str, dtype: str, threads: int, engine_kwargs: dict, comman
                 results.put(("ack", cmd[1], engine.get_rng_state()))
             elif kind == "set_rng":
                 engine.set_rng_state(cmd[1])
+            elif kind == "weight_dtypes":
+                results.put(("ack", cmd[1], engine.weight_dtypes))
             elif kind == "stats":
                 results.put(("ack", cmd[1], engine.stats()))
     finally:
@@ -86,6 +89,7 @@ class ProcessEngine:
         self._ready: list[Group] = []
         self._stats: dict[str, float] = {}
         self._lock = threading.Lock()
+        self._weight_dtypes: WeightDtypes | None = None  # the child's model's, asked once it runs
 
     def start(self) -> None:
         self._process.start()
@@ -142,7 +146,12 @@ class ProcessEngine:
             return out
 
     def update_weights(self, weights: Mapping[str, torch.Tensor], version: int, wait: bool = False) -> None:
-        copied = same_kind(weights, {k: v.detach().to("cpu", copy=True) for k, v in weights.items()})
+        if self._weight_dtypes is None and self._process.is_alive():
+            self._weight_dtypes = self._call("weight_dtypes")
+        # cast to the child's dtypes here: the shared-memory copy is then the size the engine holds. Before
+        # start (a resume's first sync) the child is not there to ask: that one copy goes as is, cast on load.
+        copied = (self._weight_dtypes.cast(weights) if self._weight_dtypes is not None
+                  else same_kind(weights, {k: v.detach().to("cpu", copy=True) for k, v in weights.items()}))
         self.version = version
         if wait:
             self._stats = self._call("update", copied, version)

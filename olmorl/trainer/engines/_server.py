@@ -12,7 +12,8 @@ The control protocol follows vLLM's RL routes, so a learner drives olmorl's tran
   POST /update_weights       {"path", "version", "timeout_s"}: load a safetensors file (e.g. in /dev/shm);
                              applied between two decode steps (inflight) or, while paused, at resume;
                              a file whose metadata names a LoRA spec is an adapter-only update (_lora.py)
-  GET  /health               version, paused, in-flight groups, counters
+  GET  /health               version, paused, in-flight groups, counters, the weights' dtypes (weight_dtype
+                             and weight_dtype_exceptions: a learner sends each sync already cast to them)
   GET/PUT /rng_state         the sampling generator (checkpoints)
 
 Every weight update carries a version (monotonic; a lower one is refused with 409) and a deadline (504
@@ -112,6 +113,7 @@ def create_app(engine: ServedTorchEngine, *, model_info: dict[str, Any] | None =
     ids = itertools.count()
     state: _ServerState = {"paused": False, "staged_version": engine.version, "syncs": 0, "last_sync_s": 0.0}
     expected = {k: (tuple(v.shape), v.dtype) for k, v in engine.model.state_dict().items()}
+    weight_dtypes = engine.weight_dtypes.to_info()  # the learner casts each sync to these
     update_lock = asyncio.Lock()
 
     def engine_error() -> str | None:
@@ -140,7 +142,7 @@ def create_app(engine: ServedTorchEngine, *, model_info: dict[str, Any] | None =
                 "staged_version": state["staged_version"], "paused": state["paused"],
                 "in_flight_groups": engine.in_flight_groups, "stats": engine.stats(),
                 "max_new_tokens": engine.max_new_tokens, "syncs": state["syncs"], "last_sync_s": state["last_sync_s"],
-                **(model_info or {})}
+                **weight_dtypes, **(model_info or {})}
         return JSONResponse(body, status_code=503 if error else 200)
 
     @app.post("/v1/generate")

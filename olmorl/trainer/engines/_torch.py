@@ -27,6 +27,7 @@ from olmorl.trainer.engines._kept_cache import (KeptCache, KeptCaches, batch_pas
                                                 kept_past, left_pad, row_cache)
 from olmorl.trainer.engines._sampling import check_sampling, sampling_logprobs
 from olmorl.trainer.engines._types import Completion, GenerationRequest, Group, take_groups
+from olmorl.trainer.engines._weight_dtypes import WeightDtypes
 
 if TYPE_CHECKING:
     from transformers import PretrainedConfig
@@ -95,6 +96,7 @@ class TorchEngine:
         self.update_mode = update_mode
         self.version = version
         self.device = next(model.parameters()).device
+        self.weight_dtypes = WeightDtypes.of_model(model)  # what a staged update is cast to
         # on the model's device: torch.multinomial refuses a generator on another device (CUDA probs, CPU generator)
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
 
@@ -155,9 +157,9 @@ class TorchEngine:
         done = threading.Event()
         applied_before_return = wait and self._running  # not started (a resume's first sync): at the first token
         # A copy only when the caller may write its tensors before they are applied: loading straight from them
-        # saves one pass over the weights (Ray's read-only shared memory, a learner's live parameters).
-        staged = same_kind(weights, weights if applied_before_return else {k: v.detach().to("cpu", copy=True)
-                                                                           for k, v in weights.items()})
+        # saves one pass over the weights (Ray's read-only shared memory, a learner's live parameters). The copy
+        # is in the model's dtype: an fp32 master's bf16 copy is half the bytes, and the same bits on load.
+        staged = same_kind(weights, weights) if applied_before_return else self.weight_dtypes.cast(weights)
         with self._cv:
             self._commands.append(("update", staged, version, done))
             self._cv.notify_all()
