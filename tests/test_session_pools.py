@@ -130,6 +130,39 @@ def test_the_refill_after_a_take_waits_for_the_takers_reply_to_go_out():
     asyncio.run(run())
 
 
+def test_a_burst_of_takes_starts_nothing_until_it_is_over():
+    """A start forks the server (it holds the event loop): while takes keep coming (64 rollouts opening at once),
+    the refill waits for them to stop, so no open queues behind a fork."""
+    async def run() -> None:
+        factory = Factory()
+        pool = WarmPool(factory.start, factory.stop, size=12, refill_delay_s=0.1, refill_max_wait_s=5.0)
+        pool.fill("a")
+        await settle(pool, "a", 12)
+        for _ in range(12):  # one take every 40 ms: 0.48 s of takes, each gap under refill_delay_s
+            await pool.take("a")
+            await asyncio.sleep(0.04)
+        assert len(factory.made) == 12 and factory.running == 0  # not one start during the burst
+        assert (await settle(pool, "a", 12)).ready == 12 and len(factory.made) == 24  # refilled after it
+        await pool.close()
+
+    asyncio.run(run())
+
+
+def test_takes_that_never_stop_still_get_the_pool_refilled():
+    async def run() -> None:
+        factory = Factory()
+        pool = WarmPool(factory.start, factory.stop, size=50, refill_delay_s=0.1, refill_max_wait_s=0.2)
+        pool.fill("a")
+        await settle(pool, "a", 50)
+        for _ in range(20):  # 0.6 s of takes, never quiet for refill_delay_s: starts begin at refill_max_wait_s
+            await pool.take("a")
+            await asyncio.sleep(0.03)
+        assert len(factory.made) > 50
+        await pool.close()
+
+    asyncio.run(run())
+
+
 def test_a_discarded_spec_stops_its_ready_items_and_its_refill():
     async def run() -> None:
         factory = Factory(delay_s=0.05)

@@ -27,6 +27,7 @@ from olmorl.rewards.service._body_limits import BodyLimits
 from olmorl.rewards.engine._engine import RewardEngine
 from olmorl.rewards.service._gym_routes import build_gym_routes
 from olmorl.rewards.service._openrlhf_routes import openrlhf_routes
+from olmorl.rewards.service._request_counter import RequestCounter
 from olmorl.rewards._models import VerifierInfo, VerifyRequest, VerifyResponse
 from olmorl.rewards.engine._registry import route_builders
 from olmorl.rewards.service._session_routes import build_session_routes
@@ -68,6 +69,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     metrics = engine.metrics
     # inside the request counter, so a refused body is counted too
     app.add_middleware(BodyLimits, max_body_bytes=settings.max_body_bytes, max_json_depth=settings.max_json_depth)
+    app.add_middleware(RequestCounter, requests=metrics.requests, static_prefix=DOCS_STATIC)
 
     async def require_api_key(request: Request) -> None:
         if settings.api_key is None:
@@ -76,15 +78,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not secrets.compare_digest(token.encode(), settings.api_key.encode()):
             raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
-
-    @app.middleware("http")
-    async def count_requests(request: Request, call_next):
-        response = await call_next(request)
-        route = getattr(request.scope.get("route"), "path", None)
-        if route is None and request.url.path.startswith(DOCS_STATIC + "/"):
-            route = DOCS_STATIC
-        metrics.requests.labels(route or "unmatched", str(response.status_code)).inc()
-        return response
 
     @app.post(
         "/v1/verify",

@@ -12,15 +12,18 @@ must say it still works; a dead one is stopped, counted as `discarded`, and the 
 
 Refill runs in the background after each take, one task per spec, with at most `max_starting` starts at once
 over all specs (a burst of takes must not start a burst of processes); a failed start is logged and retried
-after a growing pause. It begins `refill_delay_s` after the take, so that the taker's reply goes out first: a
-start forks a process, which holds the event loop for milliseconds (tens under load). A miss starts its item
-at once, outside that bound: the caller is waiting for it.
+after a growing pause. Each start waits until no take has come for `refill_delay_s`: a start forks the server
+(~8 ms of the event loop's time idle, tens under load), and a burst of opens (a trainer's 64 rollouts at once)
+must not queue behind forks, nor their replies. So the pool refills once the burst is over, or at latest
+`refill_max_wait_s` after its refill began waiting (a steady stream of takes still gets its pool back). A miss
+starts its item at once, outside that bound: the caller is waiting for it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
@@ -55,17 +58,19 @@ class _Shelf(Generic[T]):
     discarded: int = 0
     failed: int = 0
     refill: asyncio.Task[None] | None = None
+    last_take: float = 0.0  # time.monotonic() of the latest take: refill starts wait until takes go quiet
 
 
 class WarmPool(Generic[K, T]):
     def __init__(self, start: Callable[[K], Awaitable[T]], stop: Callable[[T], Awaitable[None]], size: int,
                  healthy: Callable[[T], bool] = lambda _: True, max_starting: int = 1, name: str = "pool",
-                 on_take: Callable[[K, bool], None] | None = None, refill_delay_s: float = 0.05) -> None:
+                 on_take: Callable[[K, bool], None] | None = None, refill_delay_s: float = 0.05,
+                 refill_max_wait_s: float = 1.0) -> None:
         if size < 0 or max_starting < 1:
             raise ValueError(f"{name}: size must be >= 0 and max_starting >= 1 (got {size}, {max_starting})")
         self.name = name
         self.size = size
-        self.refill_delay_s = refill_delay_s
+        self.refill_delay_s, self.refill_max_wait_s = refill_delay_s, refill_max_wait_s
         self._start, self._stop, self._healthy, self._on_take = start, stop, healthy, on_take
         self._starts = asyncio.Semaphore(max_starting)
         self._shelves: dict[K, _Shelf[T]] = {}
@@ -93,6 +98,7 @@ class WarmPool(Generic[K, T]):
             log.warning("%s: a ready item died while it waited; stopped and replaced", self.name)
             await self._stop_quietly(candidate)
         hit = item is not None
+        shelf.last_take = time.monotonic()
         if hit:
             shelf.hits += 1
         else:
@@ -141,8 +147,10 @@ class WarmPool(Generic[K, T]):
     async def _refill(self, spec: K, shelf: _Shelf[T], delay_s: float) -> None:
         if delay_s > 0:
             await asyncio.sleep(delay_s)
-        pause = _RETRY_FIRST_S
+        pause, give_up = _RETRY_FIRST_S, time.monotonic() + self.refill_max_wait_s
         while not self._closed and len(shelf.ready) + shelf.starting < self.size:
+            if delay_s > 0:  # after a take (not at server start): let a burst of takes end first
+                await self._takes_quiet(shelf, give_up)
             async with self._starts:
                 if self._closed or len(shelf.ready) + shelf.starting >= self.size:
                     return
@@ -165,6 +173,11 @@ class WarmPool(Generic[K, T]):
                 await self._stop_quietly(item)
                 return
             shelf.ready.append(item)
+
+    async def _takes_quiet(self, shelf: _Shelf[T], give_up: float) -> None:
+        """Return once no take has come for `refill_delay_s`, or at `give_up` (monotonic) if takes go on."""
+        while (wait := min(shelf.last_take + self.refill_delay_s, give_up) - time.monotonic()) > 0:
+            await asyncio.sleep(wait)
 
     async def _stop_quietly(self, item: T) -> None:
         try:
