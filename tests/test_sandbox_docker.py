@@ -320,6 +320,33 @@ async def test_leftovers_of_a_crashed_server_are_removed_at_start(api: Any) -> N
                 api.remove_container(container, force=True)
 
 
+class _EngineAnswering:
+    """An engine whose remove answers one fixed APIError, as Docker does while its own auto-removal of the
+    container runs (slow on a loaded host: over 20 s was seen in CI)."""
+
+    def __init__(self, message: str) -> None:
+        self.message, self.calls = message, 0
+
+    def remove_container(self, container: str, **_: Any) -> None:
+        import docker
+
+        self.calls += 1
+        raise docker.errors.APIError(self.message)
+
+
+def test_a_removal_already_in_progress_is_the_engines_and_does_not_fail(caplog) -> None:
+    from olmorl.sandbox._backends import SandboxUnavailable
+    from olmorl.sandbox._docker import remove_container
+
+    removing = _EngineAnswering('409 Client Error: Conflict ("removal of container 5d33a8e6 is already in progress")')
+    with caplog.at_level("WARNING", logger="olmorl.sandbox"):
+        remove_container(removing, "5d33a8e6" * 8, wait_s=0.3)  # raised SandboxUnavailable before
+    assert removing.calls > 1, "the removal was not retried while the engine's own ran"
+    assert "the engine's removal is still running" in caplog.text
+    with pytest.raises(SandboxUnavailable, match="could not remove sandbox container"):  # any other error still fails
+        remove_container(_EngineAnswering("500 Server Error: driver failed"), "0" * 64, wait_s=0.3)
+
+
 def _exists(api: Any, container: str) -> bool:
     import docker
 

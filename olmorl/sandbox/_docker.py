@@ -109,7 +109,12 @@ def _raw_socket(attached: Any) -> socket.socket:
 
 
 def remove_container(api: Any, container: str, wait_s: float = 20.0) -> None:
-    """Force-remove `container` and wait until it is gone (an auto-removal may be under way)."""
+    """Force-remove `container` and wait up to `wait_s` until it is gone.
+
+    A 409 "removal ... already in progress" is the engine's own removal (`auto_remove` once the attach ends):
+    the container is on its way out and nothing of it can run again, so past the wait this returns, with a
+    warning, instead of failing the caller (a loaded engine can take longer than any fixed wait). Any other
+    error that lasts past the wait raises `SandboxUnavailable`."""
     from docker.errors import APIError, NotFound
 
     deadline = time.monotonic() + wait_s
@@ -119,8 +124,12 @@ def remove_container(api: Any, container: str, wait_s: float = 20.0) -> None:
             return
         except NotFound:
             return
-        except APIError as exc:  # 409: removal already in progress
+        except APIError as exc:
             if time.monotonic() > deadline:
+                if "already in progress" in str(exc):
+                    log.warning("sandbox container %s: the engine's removal is still running after %.0f s",
+                                container[:12], wait_s)
+                    return
                 raise SandboxUnavailable(f"could not remove sandbox container {container[:12]}: {exc}") from exc
         time.sleep(0.05)
 
