@@ -46,7 +46,7 @@ def test_async_grpo_raises_held_out_accuracy(toy, tmp_path, reward_server):
     url = reward_server(workers=1)
     cfg = _config(toy, tmp_path / "run", reward_urls=(url,), eval_files=(str(toy / "eval.jsonl"),),
                   eval_every=50, eval_max_prompts=400, eval_samples=4, total_steps=50, prompts_per_step=32,
-                  async_steps=1, learning_rate=2e-4, warmup_steps=10, truncation="penalize")
+                  async_steps=1, max_staleness=1, learning_rate=2e-4, warmup_steps=10, truncation="penalize")
     history = Trainer(cfg).run()
     records = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     before, after = records[0], records[-1]
@@ -55,7 +55,9 @@ def test_async_grpo_raises_held_out_accuracy(toy, tmp_path, reward_server):
     print(f"held-out sampled accuracy {before['eval/accuracy']:.3f} -> {after['eval/accuracy']:.3f}; "
           f"greedy {before['eval/greedy_accuracy']:.3f} -> {after['eval/greedy_accuracy']:.3f}")
     assert gain >= 0.04, (before, after)  # 1,600 sampled completions per evaluation: noise ~0.016
-    # async: the learner trained on tokens sampled by the previous policy, within the bound
+    # async: the learner trained on tokens sampled by the previous policy, within the bound. async_steps only
+    # caps how far submission runs ahead (AReaL's admission rule): a group that finishes after later ones can
+    # still lag 2 when trained (seen in CI). max_staleness is the per-token bound, so the run sets it.
     assert max(h["staleness_max"] for h in history) <= 1 and any(h["staleness_mean"] > 0 for h in history)
     for key in ("is_weight_max", "clip_high_frac", "entropy", "zero_std_frac", "gen_tokens_per_s",
                 "learner_idle_frac", "engine_idle_frac", "truncated_frac", "reward_latency_s", "reward_trained",
