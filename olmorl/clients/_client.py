@@ -24,6 +24,7 @@ from olmorl.clients._policy import (
     as_payload,
     auth_headers,
     classify,
+    http_limits,
     parse_results,
     parse_verifiers,
     resolve_urls,
@@ -75,7 +76,8 @@ class RewardClient:
                  max_retries: int = 5, on_error: OnError = "none", replica_cooldown_s: float = 5.0) -> None:
         self._config = _ClientConfig(base_url, api_key, timeout, max_batch_size, max_concurrency, max_retries,
                                      on_error, replica_cooldown_s)
-        self._http = httpx.Client(headers=self._config.headers, timeout=self._config.timeout)
+        self._http = httpx.Client(headers=self._config.headers, timeout=self._config.timeout,
+                                  limits=http_limits(max(max_concurrency, 1) * 2))
         self._lock = threading.Lock()  # Replicas is not thread-safe; batches run on a thread pool
 
     def verify(self, items: Sequence[ItemLike]) -> list[VerifyResult]:
@@ -146,8 +148,8 @@ class AsyncRewardClient:
                  max_retries: int = 5, on_error: OnError = "none", replica_cooldown_s: float = 5.0) -> None:
         self._config = _ClientConfig(base_url, api_key, timeout, max_batch_size, max_concurrency, max_retries,
                                      on_error, replica_cooldown_s)
-        limits = httpx.Limits(max_connections=max(max_concurrency, 1) * 2)
-        self._http = httpx.AsyncClient(headers=self._config.headers, timeout=self._config.timeout, limits=limits)
+        self._http = httpx.AsyncClient(headers=self._config.headers, timeout=self._config.timeout,
+                                       limits=http_limits(max(max_concurrency, 1) * 2))
         self._slots = asyncio.Semaphore(max(max_concurrency, 1))
 
     async def verify(self, items: Sequence[ItemLike]) -> list[VerifyResult]:

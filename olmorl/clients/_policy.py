@@ -15,6 +15,16 @@ from olmorl.clients._exceptions import ItemFailed, RewardServerError
 from olmorl.rewards._models import VerifierInfo, VerifyItem, VerifyResponse, VerifyResult
 
 OnError = Literal["zero", "none", "raise"]
+# An idle connection is kept this long, so a trainer's next step (seconds later) reuses it instead of opening a
+# new one per request in flight. Below the server's `keep_alive_s` (75): the client drops an idle connection
+# before the server closes it, never sending on one the server is closing (a ReadError with no message).
+KEEPALIVE_EXPIRY_S = 60.0
+
+
+def http_limits(max_connections: int = 100) -> httpx.Limits:
+    """The connection limits of every olmorl HTTP client: `max_connections`, all kept alive KEEPALIVE_EXPIRY_S."""
+    return httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections,
+                        keepalive_expiry=KEEPALIVE_EXPIRY_S)
 RETRY_STATUS = {429, 500, 502, 503, 504}
 _VERIFIER_LIST = TypeAdapter(list[VerifierInfo])
 

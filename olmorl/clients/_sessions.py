@@ -32,6 +32,7 @@ from olmorl.clients._policy import (
     apply_on_error,
     auth_headers,
     classify,
+    http_limits,
     resolve_urls,
     transport_failure,
 )
@@ -184,7 +185,7 @@ class SessionClient:
     def __init__(self, base_url: str | Sequence[str] | None = None, *, api_key: str | None = None,
                  timeout: float = 120.0, max_retries: int = 5, replica_cooldown_s: float = 5.0) -> None:
         self._config = _Config(base_url, api_key, timeout, max_retries, replica_cooldown_s)
-        self._http = httpx.Client(headers=self._config.headers, timeout=self._config.timeout)
+        self._http = httpx.Client(headers=self._config.headers, timeout=self._config.timeout, limits=http_limits())
 
     def envs(self) -> list[EnvInfo]:
         """The environments the server serves (GET /v1/envs): tools and task schemas."""
@@ -288,7 +289,7 @@ class AsyncSessionClient:
         self._config = _Config(base_url, api_key, timeout, max_retries, replica_cooldown_s)
         per_pool = max(1, max_connections // self.POOLS)
         self._pools = [httpx.AsyncClient(headers=self._config.headers, timeout=self._config.timeout,
-                                         limits=httpx.Limits(max_connections=per_pool))
+                                         limits=http_limits(per_pool))
                        for _ in range(min(self.POOLS, max_connections))]
         self._turn = itertools.cycle(self._pools)
 

@@ -147,6 +147,7 @@ class Settings(BaseSettings):
     chunk_max_items: int = 256  # and of at most this many items
     worker_nice: int = 5  # workers' niceness, so the event loop (health checks, I/O verifiers) wins the CPU
     max_items_per_request: int = 4096  # larger batches get 413
+    keep_alive_s: int = Field(default=75, ge=1)  # idle HTTP connections stay open this long: a trainer's next step reuses them
     max_body_bytes: int = 64 * 1024 * 1024  # larger request bodies get 413, on every route (chunked ones too)
     max_json_depth: int = Field(default=100, ge=1, le=500)  # JSON bodies nesting deeper get 422, on every route
     max_response_chars: int = 1_000_000  # longer responses are `invalid` (protects the workers)

@@ -111,7 +111,8 @@ def serve(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     config = uvicorn.Config(create_app(settings), host=settings.host, port=settings.port,
-                            log_level=settings.log_level, timeout_graceful_shutdown=30)
+                            log_level=settings.log_level, timeout_graceful_shutdown=30,
+                            timeout_keep_alive=settings.keep_alive_s)
     uvicorn.Server(config).run(sockets=[listener])
     return 0
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 import httpx
 import torch
 
+from olmorl.clients._policy import http_limits
 from olmorl.trainer._lora import weights_file_metadata
 from olmorl.trainer.engines._types import Completion, GenerationRequest, Group, take_groups
 from olmorl.trainer.engines._weight_dtypes import WeightDtypes, common_dtypes, payload_bytes
@@ -80,7 +81,7 @@ class RemoteEngine:
         self.ready_timeout_s = ready_timeout_s
         self.version = 0
         self._http = httpx.Client(base_url=self.url, timeout=request_timeout_s,
-                                  limits=httpx.Limits(max_connections=256, max_keepalive_connections=32))
+                                  limits=http_limits(256))
         self._ids = itertools.count()
         self._lock = threading.Lock()
         self._groups: dict[int, tuple[GenerationRequest, list[_Slot]]] = {}  # wire id -> caller's request

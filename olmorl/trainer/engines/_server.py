@@ -349,7 +349,8 @@ def main(argv: list[str] | None = None) -> int:
                                max_batch_size=args.batch_size,
                                update_mode=args.update_mode, seed=args.seed)
     app = create_app(engine, model_info={"model": args.model, "engine": "transformers"})
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    # idle connections outlive a training step, and the client's (60 s) expire first
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", timeout_keep_alive=75)
     return 0
 
 
