@@ -17,8 +17,9 @@ two graders agree with each other. The sets:
 - real outputs (benchmarks/data/real_outputs.jsonl): model outputs from public releases, labelled by their
   authors' own graders (repo, path and commit per row), split `dev` / `heldout` by a hash of the row id. One
   row per source and split; then "careful grader" rows per batch, where a hand check overrides an authors'
-  verdict that their grader got wrong (`careful_verdict`, with a `careful_note` saying why). Batch 1's
-  held-out split has been seen (its misses were read); batch 2's (`"batch": 2`) is the one never tuned on.
+  verdict that their grader got wrong (`careful_verdict`, with a `careful_note` saying why). Batch 1's and batch
+  2's held-out splits have been seen; batch 3's (`"batch": 3`: ToRA-Code-34B, GRPO rollouts with `<answer>` tags)
+  was measured once before any change made for it.
 """
 
 from __future__ import annotations
@@ -41,8 +42,21 @@ SUITES = {"huggingface/Math-Verify": "math-verify suite", "NVIDIA/NeMo-Skills": 
 REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT output files (GPT)",
                 "src/outputs/": "ToRA-70B GSM8K (tool-integrated)"}
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
-# held-out split had been seen; its held-out split is the one never looked at.
+# held-out split had been seen. Batch 3: sources batches 1-2 did not use, one row per repository.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
+BATCH_3_SOURCES = {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
+                   "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
+                   "damek/assignment5-alignment": "annotated baseline failures, batch 3 (<answer> tags)"}
+
+
+def source_name(row: dict) -> str:
+    """The per-source set a real-outputs row belongs to."""
+    batch = row.get("batch", 1)
+    if batch == 2:
+        return BATCH_2_SOURCE
+    if batch == 3:
+        return BATCH_3_SOURCES[row["source"]["repo"]]
+    return next(name for prefix, name in REAL_SOURCES.items() if row["source"]["path"].startswith(prefix))
 
 
 def real_output_sets() -> dict[tuple[str, str], list[dict]]:
@@ -50,13 +64,11 @@ def real_output_sets() -> dict[tuple[str, str], list[dict]]:
     the careful verdicts."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for row in load_rows(DATA / "real_outputs.jsonl"):
-        batch = row.get("batch", 1)
-        source = BATCH_2_SOURCE if batch == 2 else next(
-            name for prefix, name in REAL_SOURCES.items() if row["source"]["path"].startswith(prefix))
         case = {"response": row["response"], "ground_truth": row["reference"]}
-        groups[(source, row["split"])].append({**case, "label": row["authors_verdict"]})
+        groups[(source_name(row), row["split"])].append({**case, "label": row["authors_verdict"]})
         careful = row.get("careful_verdict", row["authors_verdict"])
-        groups[(f"real outputs batch {batch}, careful grader", row["split"])].append({**case, "label": careful})
+        groups[(f"real outputs batch {row.get('batch', 1)}, careful grader", row["split"])].append(
+            {**case, "label": careful})
     return groups
 
 

@@ -5,6 +5,7 @@ scored 0 before the fix (the guards after it must keep scoring 0). Only the `dev
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -21,7 +22,11 @@ def score(response: str, reference: str) -> float:
     return VERIFIER.score(VERIFIER.make_task(response, reference, {}, None)).reward
 
 
-# (form, response, reference, reward): each form's 1.0 cases scored 0 before the fix; the 0.0 cases are guards.
+# A dev row of batch 3 (damek/assignment5-alignment): its answer tag holds an arithmetic sentence with currency.
+WAGES = "x </think> <answer> 40 hours x $10 / hour + 5 hours x 1.2 x $10/hour = $460. </answer>"
+
+# (form, response, reference, reward): each form's 1.0 cases scored 0 before the fix; the 0.0 cases are guards
+# (the "disowned value" guards were accepted before their fix).
 CASES = [
     # the answer phrase ends its line; the value stands alone on the response's last line
     ("next line", "So it is heads up.\nTherefore, the answer (Yes or No) is:\n\nYes", "yes", 1.0),
@@ -80,6 +85,28 @@ CASES = [
     ("float digits", "The answer is 0.6666666666666667.", "0.6666666666666566", 0.0),
     ("float digits", "The answer is 0.66666666666667.", "0.6666666666666666", 0.0),
     ("float digits", "The answer is 1234567890123451.", "1234567890123452", 0.0),  # integers stay exact
+    # batch 3: an answer tag holding a sentence holds its value, as a box or "Final Answer:" does; dollar signs
+    # around prose are currency, not math
+    ("answer tag sentence", WAGES, "460", 1.0),
+    ("answer tag sentence", "x </think> <answer> So she scored $5$ points. </answer>", "5", 1.0),
+    ("answer tag sentence", WAGES, "10", 0.0),
+    ("answer tag sentence", "x </think> <answer> The cost is $5 per hour and the total is $60. </answer>", "5", 0.0),
+    ("answer tag sentence", "x </think> <answer> It is 5 or 6. </answer>", "5", 0.0),
+    ("answer tag sentence", "x </think> <answer> I think it is probably 5. </answer>", "5", 0.0),
+    # batch 3: an answer phrase inside an answer tag is read within the tag
+    ("phrase in answer tag", "x </think> <answer> The answer is 10 </answer>", "10", 1.0),
+    ("phrase in answer tag", "x </think> <answer> Maybe the answer is 5. </answer>", "5", 0.0),
+    ("phrase in answer tag", "x </think> <answer> The answer is not 5. </answer>", "5", 0.0),
+    # batch 3: a value its own statement disowns or takes back never counts (these were accepted before)
+    ("disowned value", "Reflection of a person </think> <answer> 135 // definitely not correct </answer>", "135", 0.0),
+    ("disowned value", "The answer is 135, definitely not correct.", "135", 0.0),
+    ("disowned value", "The answer is 7, not correct.", "7", 0.0),
+    ("disowned value", "The answer is 5, wait, that is wrong.", "5", 0.0),
+    ("disowned value", "Final Answer: The total is 5, wait, no, that is wrong.", "5", 0.0),
+    ("disowned value", "The answer is 5, but I made a mistake somewhere.", "5", 0.0),
+    ("disowned value", "x </think> <answer> The total is 5, wait, that is wrong. </answer>", "5", 0.0),
+    ("disowned value", "The answer is C, wrong.", "C", 1.0),  # a choice's text may be the word "wrong"
+    ("disowned value", "x </think> <answer> 5 is wrong, the total is 6. </answer>", "6", 1.0),
 ]
 
 
@@ -94,6 +121,9 @@ def test_the_corpus_rows_name_their_source_and_split():
     assert {r["split"] for r in rows} == {"dev", "heldout"}
     assert all(len(r["source"]["commit"]) == 40 and r["source"]["repo"] and r["source"]["path"] for r in rows)
     assert all(r.get("careful_note") for r in rows if "careful_verdict" in r)
+    # the split is fixed by the row id alone (the parity of its SHA-256), never by a verdict
+    parity = {r["id"]: int(hashlib.sha256(r["id"].encode()).hexdigest(), 16) % 2 for r in rows}
+    assert all(r["split"] == ("dev" if parity[r["id"]] == 0 else "heldout") for r in rows)
 
 
 def test_dev_split_agrees_with_a_careful_grader():

@@ -66,6 +66,15 @@ _RETRACTION_RE = re.compile(
     r"(?:this|that) (?:can'?t|cannot) be right|let me (?:redo|recompute|recalculate|reconsider))\b",
     re.IGNORECASE,
 )
+# A value its own statement disowns: "135 // definitely not correct", "The answer is 135, not correct." (a bare
+# "wrong" / "incorrect" after a comma may be a choice's text, "C, wrong", so it needs a copula or an adverb).
+_DISOWNED_RE = re.compile(
+    r"^(?:(?!//)[^,;(\n]){1,60}?\s*(?:,|;|//|\(|--?)\s*(?:"
+    r"(?:(?:definitely|surely|clearly|certainly|obviously|probably|likely)\s+)?not\s+(?:correct|right)|"
+    r"(?:definitely|surely|clearly|certainly|obviously|probably|likely|this is|that is|that's|it's|it is|is)\s+"
+    r"(?:incorrect|wrong))\b",
+    re.IGNORECASE,
+)
 _CONFIRMATION_RE = re.compile(
     r"\b(?:yes|correct|confirm(?:s|ed)?|indeed|consistent|checks out|verified|is right|holds|matches)\b",
     re.IGNORECASE,
@@ -184,7 +193,12 @@ def _anchors(text: str) -> list[_Anchor]:
         phrases += _RARE_PHRASE_RE.finditer(text, tail_start)
     if (qa := _last_qa_line(text)) is not None:
         phrases.append(qa)
+    # An answer tag holds the answer: an answer phrase inside it ("<answer> The answer is 10 </answer>") is read
+    # as part of the tag's text, not as a later anchor whose statement runs past the tag.
+    tags = [(a.start, a.end) for a in anchors if a.kind == "answer_tag"]
     for m in phrases:
+        if any(start < m.start() < end for start, end in tags):
+            continue
         answer, end = _statement(text, m.end())
         if answer.strip(" *:.\n"):
             anchors.append(_Anchor(m.start(), end, "phrase", answer))
@@ -245,7 +259,7 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
     tail = text[max(a.end for a in anchors if a.start >= last.start or a.end >= last.end):]
     if _is_retracted(tail):
         return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": last.text.strip()})
-    if last.kind in ("phrase", "boxed") and _is_hedged(text, last):
+    if last.kind in ("phrase", "boxed", "answer_tag") and _is_hedged(text, last):
         return Extraction(None, last.kind, reason="hedged", notes={"hedged_answer": last.text.strip()})
     if last.kind == "boxed":
         boxes = [a for a in anchors if a.kind == "boxed"]
@@ -259,11 +273,17 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
         return Extraction(candidates[-1] if len(candidates) == 1 else ", ".join(candidates), "boxed",
                           candidates, joiner if len(candidates) > 1 else None)
     answer = re.sub(r"(?<!\.)\.$", "", last.text.strip().strip("*").strip()).strip()
+    if _DISOWNED_RE.match(answer):
+        return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": answer})
     inner_boxes = _boxes(answer)
     if inner_boxes:
         answer = inner_boxes[-1].text.strip()
-    elif last.kind in ("phrase", "minerva", "bold"):
-        answer = sentence_value(answer)
+    elif last.kind in ("phrase", "minerva", "bold", "answer_tag"):
+        # An answer tag holding a sentence ("<answer> 5 hours x $12 = $60. </answer>") holds its value, as a box does.
+        statement, answer = answer, sentence_value(answer)
+        # "The answer is 5, wait, that is wrong.": the statement itself takes its value back.
+        if _is_retracted(statement[statement.rfind(answer) + len(answer):]):
+            return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": answer})
     parts = tuple(p.strip() for p in _OR_SPLIT_RE.split(answer) if p.strip())
     if len(parts) > 1:
         return Extraction(answer, last.kind, tuple(parts), "or")
@@ -303,10 +323,12 @@ def sentence_value(answer: str) -> str:
     when that holds a number or math, else it is the sentence's only number or math span."""
     if answer.count(" ") < 2 or _YES_NO_RE.match(answer):
         return answer  # "yes, because 7 is prime": the verdict comes first
-    outside = re.sub(r"\$[^$]*\$|\\\(.*?\\\)|\\[a-zA-Z]+\{[^{}]*\}", " ", answer)
+    spans = _math_spans(answer)
+    outside = "".join(answer[a:b] if i % 2 == 0 else " " for i, (a, b) in enumerate(_gaps(spans, len(answer))))
+    outside = re.sub(r"\\\(.*?\\\)|\\[a-zA-Z]+\{[^{}]*\}", " ", outside)
     if len(re.findall(r"[A-Za-z]{2,}", outside)) < 3:
         return answer
-    copulas = [m for m in _COPULA_RE.finditer(answer) if not _inside_math(answer, m.start())]
+    copulas = [m for m in _COPULA_RE.finditer(answer) if not _inside_math(answer, m.start(), spans)]
     if copulas:
         tail = answer[copulas[-1].end():].strip()
         if _MATH_OR_NUMBER_RE.search(tail):
@@ -315,5 +337,25 @@ def sentence_value(answer: str) -> str:
     return values[0] if len(values) == 1 else answer
 
 
-def _inside_math(text: str, index: int) -> bool:
-    return text.count("$", 0, index) % 2 == 1 or text.rfind("\\(", 0, index) > text.rfind("\\)", 0, index)
+def _math_spans(text: str) -> list[tuple[int, int]]:
+    """The `$...$` spans of a sentence that are math: a pair of dollar signs around prose words is two currency
+    amounts ("40 hours x $10 / hour + 5 hours x $10/hour = $460"), not math."""
+    spans = []
+    for m in re.finditer(r"\$[^$]*\$", text):
+        content = re.sub(r"\\[a-zA-Z]+(?:\{[^{}]*\})?", " ", m.group())
+        if not re.search(r"[a-zA-Z]{3,}", content):
+            spans.append((m.start(), m.end()))
+    return spans
+
+
+def _gaps(spans: list[tuple[int, int]], length: int) -> list[tuple[int, int]]:
+    """Text and span pieces in order: (outside, span, outside, span, ..., outside)."""
+    pieces, at = [], 0
+    for start, end in spans:
+        pieces += [(at, start), (start, end)]
+        at = end
+    return pieces + [(at, length)]
+
+
+def _inside_math(text: str, index: int, spans: list[tuple[int, int]]) -> bool:
+    return any(a < index < b for a, b in spans) or text.rfind("\\(", 0, index) > text.rfind("\\)", 0, index)
