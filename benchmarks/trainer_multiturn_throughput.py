@@ -7,11 +7,13 @@ answers (`MultiTurnEngine` over a `TorchEngine`). Single-turn: the same prompts,
 prompt. Reports completion tokens/s (sampled + tool reply tokens); the gap is the price of turns: a session
 per rollout (a sandboxed interpreter started by the server), tool calls, one prefill per turn. Multi-turn runs
 twice back to back: each turn re-prefilling the conversation, then with the engine's KV cache kept between a
-rollout's turns. One warm-up rollout first, so the first turns overlap session start-up as they do in a
-training run. All of that once per warm interpreter pool size (`--warm-interpreters 0,64`: a reward server
+rollout's turns. A warm-up burst of the same size first, as a training run's previous step: the first turns
+overlap session start-up (the loop knows the env's tools) and the client's connections are open, as they are
+from a run's second step on (kept alive between steps). All of that once per warm interpreter pool size (`--warm-interpreters 0,64`: a reward server
 each, started in turn; the runs wait until its pool is full). A pool smaller than the rollouts open at once
 (groups x group size) misses for the rest. Then a breakdown of where a rollout's time goes (the engine's and
-MultiTurnEngine's timers) and the pool's hits and misses (the server's metrics).
+MultiTurnEngine's timers) and the pool's hits and misses (the server's metrics). Single-turn runs once per
+repeat, right after it, and each multi-turn row's ratio is to its own repeat's single-turn run.
 
 Usage: python benchmarks/trainer_multiturn_throughput.py [--groups 16 --group-size 4 --batch 32 --repeats 2
     --warm-interpreters 0,64]
@@ -97,6 +99,7 @@ def main() -> None:
     torch.set_num_threads(1)
     root = tempfile.mkdtemp(prefix="olmorl-mt-bench-")
     build_tiny_llama(root, hidden=64, layers=1, heads=2, chat_template=TOOL_CHAT_TEMPLATE)
+    print(f"{os.cpu_count()} cores; sandbox backend {os.environ.get('OLMORL_SANDBOX_BACKEND', 'auto')}", flush=True)
     chat = ToolChat(AutoTokenizer.from_pretrained(root), HermesToolCalls())
     tok = chat.tokenizer
     train = product_rows(64, seed=1)
@@ -116,13 +119,18 @@ def main() -> None:
             groups += e.get_groups(0.5)
         return groups
 
-    def run_multi(server, kept_caches: int | None):
+    def run_multi(server, pool: int, kept_caches: int | None):
         multi = MultiTurnEngine(engine(kept_caches), chat, SessionCalls([server.url]),
                                 RolloutLimits(max_turns=3, max_total_tokens=250, max_new_tokens=128))
         multi.start()
-        warm = build_prompts(product_rows(1, seed=3), tok, source="warm", max_prompt_tokens=64)[0]
-        multi.submit([GenerationRequest("warm", list(warm.prompt_ids), 1, meta=warm)])  # learns the env's tools
-        drain(multi, 1)
+        # A warm-up burst of the same size, as a training run's previous step: the loop learns the env's tools
+        # and the client's connections are open (kept between steps, keep_alive_s); the pool refills after it.
+        warm = build_prompts(product_rows(args.groups, seed=3), tok, source="warm", max_prompt_tokens=64)
+        multi.submit([GenerationRequest(f"warm-{i}", list(p.prompt_ids), args.group_size, meta=p)
+                      for i, p in enumerate(warm)])
+        drain(multi, len(warm))
+        wait_for_pool(server.url, pool)
+        takes_before = pool_takes(server.url)
         before, cpu_before, load = multi.stats(), cpu_seconds(server.process.pid), os.getloadavg()[0]
         start = time.perf_counter()
         multi.submit([GenerationRequest(i, list(p.prompt_ids), args.group_size, meta=p) for i, p in enumerate(prompts)])
@@ -130,10 +138,24 @@ def main() -> None:
         wall = time.perf_counter() - start
         stats = {k: v - before.get(k, 0.0) for k, v in multi.stats().items()}
         stats.update({f"cpu/{k}": v - cpu_before[k] for k, v in cpu_seconds(server.process.pid).items()}, load=load)
+        stats.update({f"takes/{k}": v - takes_before.get(k, 0.0) for k, v in pool_takes(server.url).items()})
         multi.stop()
         return [c for g in groups for c in g.completions], wall, stats
 
-    runs, takes = {}, {}
+    def run_single(length: int):
+        single = engine(0)
+        single.start()
+        load, start = os.getloadavg()[0], time.perf_counter()
+        single.submit([GenerationRequest(i, list(p.prompt_ids), args.group_size, max_new_tokens=length,
+                                         ignore_eos=True) for i, p in enumerate(prompts)])
+        drain(single, len(prompts))
+        wall = time.perf_counter() - start
+        single.stop()
+        return wall, load
+
+    # Single-turn runs once per repeat, right after that repeat's multi-turn pair, so each ratio compares runs
+    # seconds apart (the single-turn row alone varied 2-3x over a loaded window).
+    runs, singles, length = {}, {}, 0
     for pool in pools:  # back to back, same prompts: every turn re-prefills the conversation, then KV reuse
         server = LocalRewardServer(log_path=f"{root}/reward-server-{pool}.log", extra_env={
             "OLMORL_SESSIONS_WARM_INTERPRETERS": str(pool),
@@ -142,38 +164,34 @@ def main() -> None:
             print(f"pool {pool}: full after {wait_for_pool(server.url, pool):.1f} s", flush=True)
             for i in range(args.repeats):
                 for name, kept in (("re-prefill", 0), ("KV reuse", None)):
-                    before = pool_takes(server.url)
                     label = f"pool {pool}, {name} #{i + 1}"
-                    runs[label] = run_multi(server, kept)
-                    takes[label] = {k: v - before.get(k, 0.0) for k, v in pool_takes(server.url).items()}
+                    runs[label] = run_multi(server, pool, kept)
+                    if not length:  # single-turn's length: the first multi-turn run's mean completion
+                        done = runs[label][0]
+                        length = round(sum(len(c.token_ids) for c in done) / len(done))
                     wait_for_pool(server.url, pool)  # the next run starts with the pool full again
+                singles[f"pool {pool}, #{i + 1}"] = run_single(length)
         finally:
             server.stop()
     completions = next(iter(runs.values()))[0]
-    length = round(sum(len(c.token_ids) for c in completions) / len(completions))
-    single = engine(0)
-    single.start()
-    single_load, start = os.getloadavg()[0], time.perf_counter()
-    single.submit([GenerationRequest(i, list(p.prompt_ids), args.group_size, max_new_tokens=length, ignore_eos=True)
-                   for i, p in enumerate(prompts)])
-    drain(single, len(prompts))
-    single_s = time.perf_counter() - start
-    single.stop()
     n = len(completions)
-    single_rate = n * length / single_s
-    print(f"| rollouts ({n}) | completion tokens | wall s | tokens/s | multi / single | turns | tool calls | solved |")
+    print(f"| rollouts ({n}) | completion tokens | wall s | tokens/s | multi / single (same repeat) | turns "
+          "| tool calls | solved |")
     print("|---|---|---|---|---|---|---|---|")
-    print(f"| single-turn (EOS off, {length} tokens each; load {single_load:.1f}) | {n * length} | {single_s:.2f} | {single_rate:.0f} "
-          "| | | | |")
+    for name, (single_s, load) in singles.items():
+        print(f"| single-turn, {name} (EOS off, {length} tokens each; load {load:.1f}) | {n * length} "
+              f"| {single_s:.2f} | {n * length / single_s:.0f} | | | | |")
     for name, (done, wall, stats) in runs.items():
         tokens = sum(len(c.token_ids) for c in done)
         solved = sum(c.result.reward == 1.0 for c in done)
-        print(f"| multi-turn, {name} | {tokens} | {wall:.2f} | {tokens / wall:.0f} | {tokens / wall / single_rate:.2f} "
+        single_s, _ = singles[name.split(",")[0] + ", " + name.rsplit(" ", 1)[1]]
+        ratio = tokens / wall / (n * length / single_s)
+        print(f"| multi-turn, {name} | {tokens} | {wall:.2f} | {tokens / wall:.0f} | {ratio:.2f} "
               f"| {stats['multiturn/turns'] / n:.2f} | {stats['multiturn/tool_calls'] / n:.2f} | {solved}/{n} |")
     print()
     print_breakdown(runs, n)
-    print("| pool takes (hit / miss, incl. the warm-up) | " + " | ".join(
-        f"{takes[m].get('hit', 0):.0f} / {takes[m].get('miss', 0):.0f}" for m in runs) + " |")
+    print("| pool takes (hit / miss) | " + " | ".join(
+        f"{runs[m][2].get('takes/hit', 0):.0f} / {runs[m][2].get('takes/miss', 0):.0f}" for m in runs) + " |")
 
 
 def print_breakdown(runs, n: int) -> None:
@@ -197,8 +215,8 @@ def print_breakdown(runs, n: int) -> None:
     for label, key in (("prompt tokens prefilled", "prefill_tokens"), ("prompt tokens read from a kept cache",
                                                                         "prefill_tokens_reused")):
         print(f"| {label} | " + " | ".join(f"{runs[m][2][key]:.0f}" for m in names) + " |")
-    print("| engine busy / idle s | " + " | ".join(
-        f"{runs[m][2]['busy_s']:.2f} / {runs[m][2]['idle_s']:.2f}" for m in names) + " |")
+    # (not its idle time: an idle spell is counted when it ends, so the wait for the pool's refill lands here)
+    print("| engine busy s | " + " | ".join(f"{runs[m][2]['busy_s']:.2f}" for m in names) + " |")
     print("| load (1 min average) at the start | " + " | ".join(f"{runs[m][2]['load']:.1f}" for m in names) + " |")
     print("| engine forwards / pad tokens fed | " + " | ".join(
         f"{runs[m][2]['forwards']:.0f} / {runs[m][2]['forward_pad_tokens']:.0f}" for m in names) + " |")
