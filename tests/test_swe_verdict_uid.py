@@ -78,6 +78,15 @@ def harbor_task(task, user: str | None):
                 f'user = "{user}"\n' if user else "")
 
 
+# Harbor [verifier] env: test.sh checks a variable the task sets; a value is text, never expanded on the server
+ENV_TEST_SH = """#!/bin/bash
+echo "ANSWER_WANTED=$ANSWER_WANTED STRICT=$STRICT HOME_TEXT=$HOME_TEXT"
+if [ "$ANSWER_WANTED" = 42 ] && python3 /tests/test_outputs.py; then reward=1; else reward=0; fi
+echo $reward > /logs/verifier/reward.txt
+"""
+ENV_TABLE = 'env = { ANSWER_WANTED = 42, STRICT = true, HOME_TEXT = "${HOME}" }\n'
+
+
 @pytest.fixture(scope="module")
 def url(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("swe-uid")
@@ -96,6 +105,7 @@ def url(tmp_path_factory):
     harbor_task(root / "harbor-nobody", user="nobody")
     harbor_task(root / "harbor-uid", user="1001")
     harbor_task(root / "harbor-no-such-user", user="no-such-user")
+    answer_task(root / "harbor-env", {"test.sh": ENV_TEST_SH, "test_outputs.py": CHECK}, ENV_TABLE)
     server = swe_server(tmp, root, bash_timeout_s=10)
     yield server.url
     server.stop()
@@ -163,3 +173,27 @@ def test_a_verifier_user_the_image_lacks_is_a_clear_error(client):
     session = client.open("swe", {"path": "harbor-no-such-user"})
     result = session.verify("done")
     assert result.status == "invalid" and "no-such-user" in (result.error or ""), result
+
+
+def test_test_sh_gets_the_variables_of_the_verifier_env_table(client):
+    """Ignored before: ANSWER_WANTED was empty, so test.sh wrote 0 for an honest fix."""
+    session = client.open("swe", {"path": "harbor-env"})
+    session.call("write_file", path="/app/answer.py", content=HONEST)
+    result = session.verify("done")
+    assert "ANSWER_WANTED=42 STRICT=true HOME_TEXT=${HOME}" in result.details["output_tail"], result.details
+    assert (result.status, result.reward) == ("ok", 1.0), result.details
+
+
+def test_the_loader_reads_the_verifier_env_as_text(tmp_path):
+    answer_task(tmp_path / "task", {"test.sh": ENV_TEST_SH}, ENV_TABLE)
+    assert load_task(tmp_path / "task", "unused").verifier_env == (
+        ("ANSWER_WANTED", "42"), ("STRICT", "true"), ("HOME_TEXT", "${HOME}"))
+
+
+@pytest.mark.parametrize("table, why", [('env = "A=1"', "must be a table"), ('env = { "A B" = "1" }', "not a variable name"),
+                                        ('env = { "1A" = "1" }', "not a variable name"),
+                                        ("env = { A = [1] }", "a string or a number")])
+def test_a_verifier_env_that_is_not_names_and_values_is_refused(tmp_path, table, why):
+    answer_task(tmp_path / "task", {"test.sh": ENV_TEST_SH}, table + "\n")
+    with pytest.raises(InvalidInput, match=why):
+        load_task(tmp_path / "task", "unused")

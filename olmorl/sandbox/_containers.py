@@ -109,10 +109,12 @@ class TaskContainer:
         self.closed = False
 
     async def exec(self, command: list[str], *, timeout_s: float, stdin: bytes | None = None,
-                   workdir: str | None = None, max_output: int = 1 << 20, user: str = ROOT_USER) -> ExecResult:
-        """Run `command` as `user` (the container's root unless told) under `timeout -k 2 timeout_s` (the whole
-        process group is signalled); stdout and stderr are kept to `max_output` characters each (head and tail)."""
-        code, out, err, elapsed = await self._run(command, timeout_s, stdin, workdir, max_output, user)
+                   workdir: str | None = None, max_output: int = 1 << 20, user: str = ROOT_USER,
+                   env: dict[str, str] | None = None) -> ExecResult:
+        """Run `command` as `user` (the container's root unless told), with `env` added to the image's
+        environment, under `timeout -k 2 timeout_s` (the whole process group is signalled); stdout and stderr
+        are kept to `max_output` characters each (head and tail)."""
+        code, out, err, elapsed = await self._run(command, timeout_s, stdin, workdir, max_output, user, env)
         return ExecResult(code, out.text(), err.text(), code == TIMED_OUT, elapsed)
 
     async def read_tree(self, path: str, *, max_bytes: int, timeout_s: float = 60.0) -> bytes:
@@ -126,17 +128,17 @@ class TaskContainer:
         return bytes(out.head)
 
     async def _run(self, command: list[str], timeout_s: float, stdin: bytes | None, workdir: str | None,
-                   max_output: int, user: str) -> tuple[int, _Kept, _Kept, float]:
+                   max_output: int, user: str, env: dict[str, str] | None = None) -> tuple[int, _Kept, _Kept, float]:
         wrapped = ["timeout", "-k", "2", f"{timeout_s:g}", *command]
         return await asyncio.to_thread(self._exec, wrapped, timeout_s + 10.0, stdin, workdir or self.workdir,
-                                       max_output, user)
+                                       max_output, user, env)
 
     def _exec(self, command: list[str], deadline_s: float, stdin: bytes | None, workdir: str,
-              max_output: int, user: str) -> tuple[int, _Kept, _Kept, float]:
+              max_output: int, user: str, env: dict[str, str] | None = None) -> tuple[int, _Kept, _Kept, float]:
         api = engine()
         started = time.monotonic()
         created = api.exec_create(self.id, command, stdin=stdin is not None, stdout=True, stderr=True,
-                                  workdir=workdir, user=user)
+                                  workdir=workdir, user=user, environment=env or None)
         attached = api.exec_start(created["Id"], socket=True)
         sock = _raw_socket(attached)
         streams = {1: _Kept(max_output), 2: _Kept(max_output)}

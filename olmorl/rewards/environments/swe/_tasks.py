@@ -29,6 +29,7 @@ HARBOR_TESTS_DIR = "/tests"
 HARBOR_LOGS_DIR = "/logs/verifier"
 MAX_TEST_FILES_BYTES = 16 << 20  # hidden tests travel into the container at each verify
 MAX_TEST_SH_BYTES = 120 << 10  # one argument of an exec (the kernel's limit: 128 KiB)
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _USER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}|[0-9]{1,10}")  # a user name or uid, as `docker exec -u` takes it
 
 
@@ -47,6 +48,7 @@ class TaskSpec:
     visible_test_command: str | None = None  # what `run_tests` runs; None: the task has no visible tests
     verify_timeout_s: float | None = None  # the task's own limit (Harbor [verifier] timeout_sec)
     verifier_user: str | None = None  # Harbor [verifier] user: test.sh runs as it (None: root, Harbor's default)
+    verifier_env: tuple[tuple[str, str], ...] = ()  # Harbor [verifier] env: test.sh's variables, as written
     cpus: float | None = None  # the task's own requests (Harbor [environment]); the server caps them
     memory_mb: int | None = None
     disk_mb: int | None = None
@@ -164,6 +166,26 @@ def _verifier_user(verifier: dict[str, Any], task: str) -> str | None:
     return None if text in ("root", "0") else text
 
 
+def _verifier_env(verifier: dict[str, Any], task: str) -> tuple[tuple[str, str], ...]:
+    """Harbor's [verifier] `env`: variable names and their values as written. A value is never expanded from
+    the server's environment (`${VAR}` stays text): nothing of the server reaches a task."""
+    env = verifier.get("env", {})
+    if not isinstance(env, dict):
+        raise InvalidInput(f"{task}/task.toml: [verifier] env must be a table of NAME = value")
+    pairs = []
+    for name, value in env.items():
+        if not _ENV_NAME.fullmatch(name):
+            raise InvalidInput(f"{task}/task.toml: [verifier] env name {name!r} is not a variable name")
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif isinstance(value, (int, float)):
+            value = str(value)
+        if not isinstance(value, str) or "\0" in value:
+            raise InvalidInput(f"{task}/task.toml: [verifier] env {name} must be a string or a number, not {value!r}")
+        pairs.append((name, value))
+    return tuple(pairs)
+
+
 def _load_harbor(path: Path) -> TaskSpec:
     config = _toml(path / "task.toml")
     dockerfile, context = _dockerfile(path)
@@ -183,6 +205,6 @@ def _load_harbor(path: Path) -> TaskSpec:
         hidden_files=_hidden_files(tests), hidden_dest=HARBOR_TESTS_DIR,
         test_command=f"bash {HARBOR_TESTS_DIR}/test.sh",
         verify_timeout_s=float(verifier["timeout_sec"]) if "timeout_sec" in verifier else None,
-        verifier_user=_verifier_user(verifier, path.name),
+        verifier_user=_verifier_user(verifier, path.name), verifier_env=_verifier_env(verifier, path.name),
         cpus=float(environment["cpus"]) if "cpus" in environment else None,
         memory_mb=_memory_mb(environment), disk_mb=int(storage) if storage else None)

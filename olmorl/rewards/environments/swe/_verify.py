@@ -180,7 +180,8 @@ async def _run_harbor(container: TaskContainer, spec: TaskSpec, timeout_s: float
     # where test.sh writes the reward (a fresh container: nothing the agent wrote is there)
     await _reward_dir(container, spec.verifier_user)
     run = await container.exec([*await _no_bytecode(container), "bash", "-c", script, f"{HARBOR_TESTS_DIR}/test.sh"],
-                               timeout_s=timeout_s, user=spec.verifier_user or ROOT_USER)
+                               timeout_s=timeout_s, user=spec.verifier_user or ROOT_USER,
+                               env=dict(spec.verifier_env))
     await container.kill_processes()  # nothing the tests started may write after this
     logs, tests = await asyncio.gather(container.read_tree(HARBOR_LOGS_DIR, max_bytes=SCRATCH_BYTES),
                                        container.read_tree(HARBOR_TESTS_DIR, max_bytes=SCRATCH_BYTES))
