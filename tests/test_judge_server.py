@@ -181,15 +181,29 @@ def test_judge_down_then_readyz_reports_it(reward_server) -> None:
     assert state["ready"] is False and state["endpoints"][0]["reachable"] is False
 
 
+def _wait_until_reachable(url: str, expected: list[bool], timeout_s: float = 60.0) -> None:
+    """Until /readyz shows the judge endpoints' `reachable` as `expected` (the health probe's verdict)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        endpoints = httpx.get(f"{url}/readyz", timeout=10).json()["verifiers"]["judge"]["endpoints"]
+        if [e["reachable"] for e in endpoints] == expected or time.monotonic() > deadline:
+            return
+        time.sleep(0.1)
+
+
 def test_load_balancing_and_failover(reward_server, fake_judge: FakeOpenAI) -> None:
     dead = f"http://127.0.0.1:{free_port()}/v1"
     with FakeOpenAI(models=(MODEL,)) as second:
         both = f"{fake_judge.url},{second.url},{dead}"
-        url = reward_server(workers=1, judge=JudgeSettings(base_url=both, model=MODEL, **FAST_RETRIES))
-        time.sleep(0.5)  # let the health probe mark the dead endpoint
+        # a refused connection fails at once whatever the timeout; a long one keeps a loaded machine's slow
+        # answers from the live fakes from reading as failures (0.5 s did, in a CI run beside a load)
+        settings = {**FAST_RETRIES, "timeout_s": 10.0}
+        url = reward_server(workers=1, judge=JudgeSettings(base_url=both, model=MODEL, **settings))
+        _wait_until_reachable(url, [True, True, False])  # the health probe has marked the dead endpoint
         items = [{"verifier": "judge", "prompt": f"Question {i}", "response": "An answer."} for i in range(40)]
         results = verify(url, items)
-        assert all(r["status"] == "ok" and r["reward"] == pytest.approx(6 / 9) for r in results)
+        assert all(r["status"] == "ok" and r["reward"] == pytest.approx(6 / 9) for r in results), \
+            [(r["status"], r["error"]) for r in results if r["status"] != "ok"]
         assert len(fake_judge.requests) >= 10 and len(second.requests) >= 10
         state = httpx.get(f"{url}/readyz", timeout=10).json()["verifiers"]["judge"]
         assert state["ready"] is True and [e["reachable"] for e in state["endpoints"]] == [True, True, False]

@@ -135,14 +135,27 @@ def _wait_until_generating(pool, before, timeout=60.0):
         time.sleep(0.002)
 
 
+def _settled_tokens(pool, quiet_s: float = 0.3, timeout: float = 30.0) -> list[float]:
+    """The engines' token counts once they stop moving for `quiet_s` (a step under way when paused ends; a
+    loaded machine may take longer than any fixed wait): a paused engine settles, a running one never does."""
+    deadline = time.monotonic() + timeout
+    last = [e.stats()["tokens"] for e in pool.engines]
+    while time.monotonic() < deadline:
+        time.sleep(quiet_s)
+        now = [e.stats()["tokens"] for e in pool.engines]
+        if now == last:
+            break
+        last = now
+    return last
+
+
 def test_pause_keep_stages_weights_and_resume_applies_them(pool, model):
     v = pool.version + 1
     before = _tokens(pool)
     pool.submit([GenerationRequest(i, [5, 6], n=2, max_new_tokens=300, ignore_eos=True) for i in range(4)])
     _wait_until_generating(pool, before)
     pool.pause("keep")
-    time.sleep(0.2)  # let a decode step that was running finish
-    frozen = [e.stats()["tokens"] for e in pool.engines]
+    frozen = _settled_tokens(pool)  # a decode step that was running finishes
     time.sleep(0.5)
     assert [e.stats()["tokens"] for e in pool.engines] == frozen, "a paused engine generates nothing"
     pool.update_weights(model.state_dict(), v, wait=True)
