@@ -15,7 +15,9 @@ from olmorl.rewards.service._local import LocalRewardServer, free_port
 from olmorl.rewards._settings import JudgeSettings
 
 MODEL = "judge-model"
-FAST_RETRIES = dict(timeout_s=0.5, max_retries=2, retry_backoff_s=0.05, health_interval_s=0.2)
+# fast retries and probes; a 2 s timeout, so a loaded machine's ordinary answers from the fakes are not read as
+# timeouts (0.5 s was, in a CI run beside a load) while a `slow 4` script still times out
+FAST_RETRIES = dict(timeout_s=2.0, max_retries=2, retry_backoff_s=0.05, health_interval_s=0.2)
 
 
 @pytest.fixture
@@ -66,8 +68,8 @@ BEHAVIOURS = {
     "429 0.4; json 9": ("ok", 8 / 9, 2),
     "500; 503; json 5": ("ok", 4 / 9, 3),
     "500": ("error", None, 3),
-    "slow 2; json 7": ("ok", 6 / 9, 2),
-    "slow 2": ("error", None, 3),
+    "slow 4; json 7": ("ok", 6 / 9, 2),
+    "slow 4": ("error", None, 3),
     "drop; json 7": ("ok", 6 / 9, 2),
     "400": ("error", None, 1),
 }
@@ -93,7 +95,7 @@ def test_scripted_behaviours_through_verify(judge_stack: JudgeStack) -> None:
     assert "could not read the judge's score" in by_id["garbage"]["error"]
     assert by_id["429 0.4; json 9"]["elapsed_ms"] >= 400  # Retry-After honoured
     assert "after 3 attempt(s): HTTP 500" in by_id["500"]["error"]
-    assert "timed out after 0.5 s" in by_id["slow 2"]["error"]
+    assert "timed out after 2 s" in by_id["slow 4"]["error"]
     assert "HTTP 400" in by_id["400"]["error"]
     assert {body["model"] for body in fake_judge.requests} == {MODEL}
 
@@ -196,7 +198,7 @@ def test_load_balancing_and_failover(reward_server, fake_judge: FakeOpenAI) -> N
     with FakeOpenAI(models=(MODEL,)) as second:
         both = f"{fake_judge.url},{second.url},{dead}"
         # a refused connection fails at once whatever the timeout; a long one keeps a loaded machine's slow
-        # answers from the live fakes from reading as failures (0.5 s did, in a CI run beside a load)
+        # answers from the live fakes from reading as failures
         settings = {**FAST_RETRIES, "timeout_s": 10.0}
         url = reward_server(workers=1, judge=JudgeSettings(base_url=both, model=MODEL, **settings))
         _wait_until_reachable(url, [True, True, False])  # the health probe has marked the dead endpoint

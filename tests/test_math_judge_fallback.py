@@ -17,7 +17,8 @@ from olmorl.rewards.service._local import LocalRewardServer, free_port
 from olmorl.rewards._settings import JudgeSettings, Settings
 
 MODEL = "judge-model"
-FAST_RETRIES = dict(timeout_s=0.5, max_retries=1, retry_backoff_s=0.05, health_interval_s=0.2)
+# a long timeout: the dead endpoint fails at once anyway, and 0.5 s read a loaded machine's slow fake as a failure
+FAST_RETRIES = dict(timeout_s=10.0, max_retries=1, retry_backoff_s=0.05, health_interval_s=0.2)
 QUESTION = "A train covers 120 km in 1.5 hours. What is its average speed in km/h?"
 
 
