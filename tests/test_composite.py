@@ -98,13 +98,14 @@ def test_malformed_composites_are_invalid_and_say_why(server, components, option
 
 
 def test_pool_and_loop_components_of_one_item_run_concurrently(server):
-    item = composite("x", [{"verifier": "test_sleep", "ground_truth": 1.0},
-                           {"verifier": "test_loop_sleep", "ground_truth": 1.0}])
+    # 2 s each: one after the other is 4 s, together about 2, and a loaded machine's overhead fits the margin
+    item = composite("x", [{"verifier": "test_sleep", "ground_truth": 2.0},
+                           {"verifier": "test_loop_sleep", "ground_truth": 2.0}])
     started = time.perf_counter()
     (result,) = verify(server, item)
     took = time.perf_counter() - started
     assert result["status"] == "ok" and result["reward"] == 1.5
-    assert took < 1.8, f"{took:.2f} s: the pool and loop components ran one after the other"
+    assert took < 3.5, f"{took:.2f} s: the pool and loop components ran one after the other"
 
 
 def test_correct_from_feeds_the_cosine_length_reward_and_tokens_reach_components(server):
