@@ -6,9 +6,10 @@ share (its note starts "peer convention:") is judged apart: it must still differ
 it is not counted in the floor.
 
 Floors per suite and split (conventions apart): math-verify 61/62 and 57/60, NeMo-Skills 27/28 and 28/28, miles
-19/19 and 18/18, Trinity-RFT 11/11 and 14/14, Tunix 7/7 and 7/7. Before the miles / Trinity-RFT / Tunix cases were
-marked or anything was changed for them, their held-out splits graded 18/19, 14/15 and 7/7, each miss a false
-accept of a case later marked a convention (an answer without a box)."""
+19/19 and 18/18, Trinity-RFT 11/11 and 14/14, Tunix 7/7 and 7/7, MindSpeed-RL 6/6 and 7/7, verl 2/2 and 2/2,
+SkyRL 2/2 and 3/3. Before the suites added in issue 24's second batch were marked or anything was changed for
+them, their held-out splits graded 18/19, 14/15, 7/7, 7/8, 2/2 and 3/3 (every case counted), each miss a false
+accept of a case later marked a convention (a box, or an "Answer:" line, required)."""
 
 from __future__ import annotations
 
@@ -22,15 +23,19 @@ from olmorl.rewards._settings import Settings
 
 CASES = Path(__file__).parents[1] / "benchmarks" / "data" / "math_peer_cases.jsonl"
 CONVENTION = "peer convention:"
-# (suite, split): (least cases graded as the peer says, cases counted). The math-verify misses left are
-# policy: an inline span ending an unfinished line without a statement of what it is ("Special matrix: $...$")
-# may be a response cut off; NeMo-Skills' `\boxed{185\}` never closes its box.
+# (suite: the project's name, a fork's copy of its file included; split): (least cases graded as the peer says,
+# cases counted). The math-verify misses left are policy: an inline span ending an unfinished line without a
+# statement of what it is ("Special matrix: $...$") may be a response cut off; NeMo-Skills' `\boxed{185\}` never
+# closes its box.
 FLOORS = {
-    ("huggingface/Math-Verify", "dev"): (61, 62), ("huggingface/Math-Verify", "heldout"): (57, 60),
-    ("NVIDIA/NeMo-Skills", "dev"): (27, 28), ("NVIDIA/NeMo-Skills", "heldout"): (28, 28),
-    ("radixark/miles", "dev"): (19, 19), ("radixark/miles", "heldout"): (18, 18),
-    ("modelscope/Trinity-RFT", "dev"): (11, 11), ("modelscope/Trinity-RFT", "heldout"): (14, 14),
-    ("google/tunix", "dev"): (7, 7), ("google/tunix", "heldout"): (7, 7),
+    ("Math-Verify", "dev"): (61, 62), ("Math-Verify", "heldout"): (57, 60),
+    ("NeMo-Skills", "dev"): (27, 28), ("NeMo-Skills", "heldout"): (28, 28),
+    ("miles", "dev"): (19, 19), ("miles", "heldout"): (18, 18),
+    ("Trinity-RFT", "dev"): (11, 11), ("Trinity-RFT", "heldout"): (14, 14),
+    ("tunix", "dev"): (7, 7), ("tunix", "heldout"): (7, 7),
+    ("MindSpeed-RL", "dev"): (6, 6), ("MindSpeed-RL", "heldout"): (7, 7),
+    ("verl", "dev"): (2, 2), ("verl", "heldout"): (2, 2),
+    ("SkyRL", "dev"): (2, 2), ("SkyRL", "heldout"): (3, 3),
 }
 
 
@@ -38,10 +43,14 @@ def _rows() -> list[dict]:
     return [json.loads(line) for line in CASES.read_text().splitlines() if line.strip()]
 
 
+def test_every_suite_and_split_has_a_floor():
+    assert {(r["source"].split()[0].split("/")[1], r["split"]) for r in _rows()} == set(FLOORS)
+
+
 @pytest.mark.parametrize(("suite", "split"), sorted(FLOORS))
 def test_agreement_with_the_peer_verdicts(suite, split):
     verifier = load_verifiers()["math"](Settings())
-    part = [r for r in _rows() if r["source"].split()[0] == suite and r["split"] == split]
+    part = [r for r in _rows() if r["source"].split()[0].split("/")[1] == suite and r["split"] == split]
     assert all("@" in r["source"] for r in part)  # repo path@commit
     graded = [(r, verifier.score(verifier.make_task(r["response"], r["ground_truth"], {}, None)).reward > 0.5)
               for r in part]
