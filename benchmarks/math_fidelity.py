@@ -7,9 +7,9 @@ One row per case set, suite and split: n, how many positives (label "equivalent"
 math-verify the share of cases graded as labelled, false accepts (FP) and false rejects (FN); then how often the
 two graders agree with each other. The sets:
 
-- peer suites (benchmarks/data/math_peer_cases.jsonl): 290 cases recorded from other projects' grader tests
+- peer suites (benchmarks/data/math_peer_cases.jsonl): 310 cases recorded from other projects' grader tests
   (math-verify's tests/test_all.py, NeMo-Skills' tests/test_math_equal.py, miles' rm_hub tests, Trinity-RFT's
-  tests/utils/eval_utils_test.py, Tunix's tests/utils/math_utils_test.py, MindSpeed-RL's, verl's and SkyRL's:
+  tests/utils/eval_utils_test.py, Tunix's tests/utils/math_utils_test.py, MindSpeed-RL's, verl's, SkyRL's, olmo-eval's:
   inputs and their authors' expected verdict, source and commit per row), split by position into `dev` (looked at while changing the verifier)
   and `heldout` (only measured). math-verify's own suite is its home ground. A case whose verdict follows a
   peer's deliberate convention that olmorl does not share (its note starts "peer convention:": a box
@@ -46,7 +46,7 @@ CONVENTION = "peer convention:"  # a peer case's note that sets it apart (the pe
 SUITES = {"huggingface/Math-Verify": "math-verify suite", "NVIDIA/NeMo-Skills": "NeMo-Skills suite",
           "radixark/miles": "miles suite", "modelscope/Trinity-RFT": "Trinity-RFT suite", "google/tunix": "Tunix suite",
           "Ascend/MindSpeed-RL": "MindSpeed-RL suite", "codemayq/MindSpeed-RL": "MindSpeed-RL suite",
-          "volcengine/verl": "verl suite", "NovaSky-AI/SkyRL": "SkyRL suite"}
+          "volcengine/verl": "verl suite", "NovaSky-AI/SkyRL": "SkyRL suite", "allenai/olmo-eval": "olmo-eval suite"}
 REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT output files (GPT)",
                 "src/outputs/": "ToRA-70B GSM8K (tool-integrated)"}
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's

@@ -7,8 +7,9 @@ it is not counted in the floor.
 
 Floors per suite and split (conventions apart): math-verify 61/62 and 57/60, NeMo-Skills 27/28 and 28/28, miles
 19/19 and 18/18, Trinity-RFT 11/11 and 14/14, Tunix 7/7 and 7/7, MindSpeed-RL 6/6 and 7/7, verl 2/2 and 2/2,
-SkyRL 2/2 and 3/3. Before the suites added in issue 24's second batch were marked or anything was changed for
-them, their held-out splits graded 18/19, 14/15, 7/7, 7/8, 2/2 and 3/3 (every case counted), each miss a false
+SkyRL 2/2 and 3/3, olmo-eval 10/10 and 10/10. Before the suites added in issue 24's second batch were marked or
+anything was changed for them, their held-out splits graded 18/19, 14/15, 7/7, 7/8, 2/2, 3/3 and 10/10 (every
+case counted), each miss a false
 accept of a case later marked a convention (a box, or an "Answer:" line, required)."""
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ FLOORS = {
     ("MindSpeed-RL", "dev"): (6, 6), ("MindSpeed-RL", "heldout"): (7, 7),
     ("verl", "dev"): (2, 2), ("verl", "heldout"): (2, 2),
     ("SkyRL", "dev"): (2, 2), ("SkyRL", "heldout"): (3, 3),
+    ("olmo-eval", "dev"): (10, 10), ("olmo-eval", "heldout"): (10, 10),
 }
 
 
