@@ -7,10 +7,14 @@ One row per case set, suite and split: n, how many positives (label "equivalent"
 math-verify the share of cases graded as labelled, false accepts (FP) and false rejects (FN); then how often the
 two graders agree with each other. The sets:
 
-- peer suites (benchmarks/data/math_peer_cases.jsonl): 180 cases recorded from math-verify's
-  tests/test_all.py and NeMo-Skills' tests/test_math_equal.py (inputs and their authors' expected verdict,
-  source and commit per row), split by position into `dev` (looked at while changing the verifier) and
-  `heldout` (only measured). math-verify's own suite is its home ground.
+- peer suites (benchmarks/data/math_peer_cases.jsonl): 310 cases recorded from other projects' grader tests
+  (math-verify's tests/test_all.py, NeMo-Skills' tests/test_math_equal.py, miles' rm_hub tests, Trinity-RFT's
+  tests/utils/eval_utils_test.py, Tunix's tests/utils/math_utils_test.py, MindSpeed-RL's, verl's, SkyRL's, olmo-eval's:
+  inputs and their authors' expected verdict, source and commit per row), split by position into `dev` (looked at while changing the verifier)
+  and `heldout` (only measured). math-verify's own suite is its home ground. A case whose verdict follows a
+  peer's deliberate convention that olmorl does not share (its note starts "peer convention:": a box
+  required, the last number taken, grading at 2 decimals) is set apart: counted in "conventions apart", not
+  in the shares.
 - hand-labelled (benchmarks/data/math_dev.jsonl): model-style responses labelled by hand, `dev` / `heldout`.
 - generated (tests/_math_corpus.py): value families written several ways in several answer templates, with
   near misses, hedges and retractions (labels by construction).
@@ -38,7 +42,11 @@ from _math_corpus import build  # noqa: E402
 from math_accuracy import Tally, load_rows, math_verify_grader, olmorl_grader  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
-SUITES = {"huggingface/Math-Verify": "math-verify suite", "NVIDIA/NeMo-Skills": "NeMo-Skills suite"}
+CONVENTION = "peer convention:"  # a peer case's note that sets it apart (the peer's own rule decides its verdict)
+SUITES = {"huggingface/Math-Verify": "math-verify suite", "NVIDIA/NeMo-Skills": "NeMo-Skills suite",
+          "radixark/miles": "miles suite", "modelscope/Trinity-RFT": "Trinity-RFT suite", "google/tunix": "Tunix suite",
+          "Ascend/MindSpeed-RL": "MindSpeed-RL suite", "codemayq/MindSpeed-RL": "MindSpeed-RL suite",
+          "volcengine/verl": "verl suite", "NovaSky-AI/SkyRL": "SkyRL suite", "allenai/olmo-eval": "olmo-eval suite"}
 REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT output files (GPT)",
                 "src/outputs/": "ToRA-70B GSM8K (tool-integrated)"}
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
@@ -91,11 +99,13 @@ def main() -> None:
     graders = {"olmorl": olmorl_grader(), "math-verify": math_verify_grader()}
     table = Table(title="math verifier fidelity: share of cases graded as their label says")
     for column in ("case set", "split", "n", "positives", "olmorl %", "FP", "FN", "math-verify %", "FP", "FN",
-                   "graders agree %"):
+                   "graders agree %", "conventions apart"):
         table.add_column(column, justify="left" if column in ("case set", "split") else "right")
     for name, split, rows in case_sets():
         if only and split not in (only, "all"):
             continue
+        apart = sum(row.get("note", "").startswith(CONVENTION) for row in rows)
+        rows = [row for row in rows if not row.get("note", "").startswith(CONVENTION)]
         tallies = {grader: Tally() for grader in graders}
         agree = 0
         for row in rows:
@@ -107,7 +117,7 @@ def main() -> None:
         table.add_row(name, split, str(len(rows)), str(sum(r["label"] for r in rows)),
                       f"{100 * ours.correct / len(rows):.1f} ({ours.correct})", str(ours.fp), str(ours.fn),
                       f"{100 * theirs.correct / len(rows):.1f} ({theirs.correct})", str(theirs.fp), str(theirs.fn),
-                      f"{100 * agree / len(rows):.1f}")
+                      f"{100 * agree / len(rows):.1f}", str(apart))
     Console(width=160).print(table)
 
 

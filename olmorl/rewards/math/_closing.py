@@ -29,10 +29,11 @@ from olmorl.rewards.math._restated import restates_given, stated_value
 
 _MATH_RE = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$((?:\\.|[^$\\])+?)\$", re.DOTALL)
 _SIGN_OFF_RE = re.compile(r"\s*(?:I hope (?:it|this) is correct|Hope (?:this|that) helps)[.!]?\s*$", re.IGNORECASE)
-# What may follow the final value: punctuation and up to three short words ("square units", "dollars a day").
-# (Or a few CJK characters: a counter and its noun, "11个苹果".)
+# What may follow the final value: punctuation and up to three short words ("square units", "dollars a day"),
+# a word may be a rate unit ("km/h", "m/s"). (Or a few CJK characters: a counter and its noun, "11个苹果".)
+_UNIT_WORD = r"(?!and/or\b)[A-Za-z]{1,12}(?:/[A-Za-z]{1,6})?"
 _AFTER_FINAL_RE = re.compile(
-    r"^[ \t]*(?:\\?%|[A-Za-z]{1,12}(?:[ \t]+[A-Za-z]{1,12}){0,2}|[\u4e00-\u9fff]{1,6})?[ \t]*[.!。]?\s*$"
+    rf"^[ \t]*(?:\\?%|{_UNIT_WORD}(?:[ \t]+{_UNIT_WORD}){{0,2}}|[\u4e00-\u9fff]{{1,6}})?[ \t]*[.!。]?\s*$"
 )
 _ENDED_RE = re.compile(r"[.!。]\s*$")
 _SENTENCE_BOUNDARY_RE = re.compile(r"(?<=[.!?。])\s+|\n")
