@@ -107,6 +107,14 @@ CASES = [
     ("disowned value", "x </think> <answer> The total is 5, wait, that is wrong. </answer>", "5", 0.0),
     ("disowned value", "The answer is C, wrong.", "C", 1.0),  # a choice's text may be the word "wrong"
     ("disowned value", "x </think> <answer> 5 is wrong, the total is 6. </answer>", "6", 1.0),
+    # batch 4: an opening answer tag written twice opens one answer; a value between two openings is not it
+    ("repeated answer tag", "x </think> <answer> <answer> 3/8 </answer>", "\\frac{3}{8}", 1.0),
+    ("repeated answer tag", "x </think> <answer><answer>$45^\\circ$</answer>", "45^\\circ", 1.0),
+    ("repeated answer tag", "x </think> <answer> <answer> 3/8 </answer>", "\\frac{1}{4}", 0.0),
+    ("repeated answer tag", "x </think> <answer> 5 <answer> 6 </answer>", "6", 0.0),
+    ("repeated answer tag", "x </think> <answer> 5 <answer> 6 </answer>", "5", 0.0),
+    ("repeated answer tag", "x </think> <answer> <answer> maybe 3/8 </answer>", "\\frac{3}{8}", 0.0),
+    ("repeated answer tag", "x </think> <answer> <answer> 3/8 or 1/2 </answer>", "\\frac{3}{8}", 0.0),
 ]
 
 

@@ -24,7 +24,8 @@ MAX_ANSWER_CHARS = 2_000
 RARE_ANCHOR_WINDOW = 3_000  # "Result =" and other-language anchors are looked for in the last 3000 characters
 
 _BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*(\{)|\\boxed\s+([^\s$]+)")
-_ANSWER_TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+# An opening tag written again before the answer (`<answer> <answer> 3/8 </answer>`) opens the same answer.
+_ANSWER_TAG_RE = re.compile(r"<answer>(?:\s*<answer>)*(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 _MINERVA_RE = re.compile(
     r"Final Answer:\s*The final answer is\s*(.*?)\.?\s*I hope it is correct", re.DOTALL | re.IGNORECASE
 )
