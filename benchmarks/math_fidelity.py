@@ -23,7 +23,8 @@ two graders agree with each other. The sets:
   row per source and split; then "careful grader" rows per batch, where a hand check overrides an authors'
   verdict that their grader got wrong (`careful_verdict`, with a `careful_note` saying why). Batch 1's and batch
   2's held-out splits have been seen; batch 3's (`"batch": 3`: ToRA-Code-34B, GRPO rollouts with `<answer>` tags)
-  was measured once before any change made for it.
+  and batch 4's (`"batch": 4`: expert-iteration rollouts on MATH problems, LaTeX references such as
+  `\\frac{3}{8}`, `45^\\circ`, `108\\text{ degrees}`) were each measured once before any change made for them.
 """
 
 from __future__ import annotations
@@ -50,11 +51,14 @@ SUITES = {"huggingface/Math-Verify": "math-verify suite", "NVIDIA/NeMo-Skills": 
 REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT output files (GPT)",
                 "src/outputs/": "ToRA-70B GSM8K (tool-integrated)"}
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
-# held-out split had been seen. Batch 3: sources batches 1-2 did not use, one row per repository.
+# held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-BATCH_3_SOURCES = {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
-                   "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
-                   "damek/assignment5-alignment": "annotated baseline failures, batch 3 (<answer> tags)"}
+# Batches 3 and 4: one row per repository.
+BATCH_SOURCES = {
+    3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
+        "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
+        "damek/assignment5-alignment": "annotated baseline failures, batch 3 (<answer> tags)"},
+    4: {"sandrewxu/cs336-assignment5-alignment": "EI rollouts on MATH, batch 4 (LaTeX references)"}}
 
 
 def source_name(row: dict) -> str:
@@ -62,8 +66,8 @@ def source_name(row: dict) -> str:
     batch = row.get("batch", 1)
     if batch == 2:
         return BATCH_2_SOURCE
-    if batch == 3:
-        return BATCH_3_SOURCES[row["source"]["repo"]]
+    if batch in BATCH_SOURCES:
+        return BATCH_SOURCES[batch][row["source"]["repo"]]
     return next(name for prefix, name in REAL_SOURCES.items() if row["source"]["path"].startswith(prefix))
 
 
