@@ -325,7 +325,9 @@ def sentence_value(answer: str) -> str:
     if answer.count(" ") < 2 or _YES_NO_RE.match(answer):
         return answer  # "yes, because 7 is prime": the verdict comes first
     spans = _math_spans(answer)
-    outside = "".join(answer[a:b] if i % 2 == 0 else " " for i, (a, b) in enumerate(_gaps(spans, len(answer))))
+    outside = answer
+    for start, end in reversed(spans):  # each math span becomes a space
+        outside = outside[:start] + " " + outside[end:]
     outside = re.sub(r"\\\(.*?\\\)|\\[a-zA-Z]+\{[^{}]*\}", " ", outside)
     if len(re.findall(r"[A-Za-z]{2,}", outside)) < 3:
         return answer
@@ -347,15 +349,6 @@ def _math_spans(text: str) -> list[tuple[int, int]]:
         if not re.search(r"[a-zA-Z]{3,}", content):
             spans.append((m.start(), m.end()))
     return spans
-
-
-def _gaps(spans: list[tuple[int, int]], length: int) -> list[tuple[int, int]]:
-    """Text and span pieces in order: (outside, span, outside, span, ..., outside)."""
-    pieces, at = [], 0
-    for start, end in spans:
-        pieces += [(at, start), (start, end)]
-        at = end
-    return pieces + [(at, length)]
 
 
 def _inside_math(text: str, index: int, spans: list[tuple[int, int]]) -> bool:
