@@ -188,7 +188,9 @@ def _statement(text: str, start: int) -> tuple[str, int]:
 
 def _anchors(text: str) -> list[_Anchor]:
     anchors = _boxes(text)
-    tag_matches = list(_ANSWER_TAG_RE.finditer(text)) or list(_MANGLED_ANSWER_TAG_RE.finditer(text))
+    tag_matches = list(_ANSWER_TAG_RE.finditer(text))
+    if not tag_matches and "/answer>" in text.lower():  # a mangled opening needs a closing tag (cheap look first)
+        tag_matches = list(_MANGLED_ANSWER_TAG_RE.finditer(text))
     for m in tag_matches:
         anchors.append(_Anchor(m.start(), m.end(), "answer_tag", m.group(1)))
     for m in _MINERVA_RE.finditer(text):
