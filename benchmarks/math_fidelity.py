@@ -24,7 +24,9 @@ two graders agree with each other. The sets:
   verdict that their grader got wrong (`careful_verdict`, with a `careful_note` saying why). Batch 1's and batch
   2's held-out splits have been seen; batch 3's (`"batch": 3`: ToRA-Code-34B, GRPO rollouts with `<answer>` tags)
   and batch 4's (`"batch": 4`: expert-iteration rollouts on MATH problems, LaTeX references such as
-  `\\frac{3}{8}`, `45^\\circ`, `108\\text{ degrees}`) were each measured once before any change made for them.
+  `\\frac{3}{8}`, `45^\\circ`, `108\\text{ degrees}`) and batch 5's (`"batch": 5`: a GRPO and an SFT model's outputs on
+  MATH validation problems, references such as `\\sqrt{70}`, `7\\pi`, `(0,0)`, a matrix, `4a-2`) were each measured once
+  before any change made for them.
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
         "damek/assignment5-alignment": "annotated baseline failures, batch 3 (<answer> tags)"},
-    4: {"sandrewxu/cs336-assignment5-alignment": "EI rollouts on MATH, batch 4 (LaTeX references)"}}
+    4: {"sandrewxu/cs336-assignment5-alignment": "EI rollouts on MATH, batch 4 (LaTeX references)"},
+    5: {"busybuffer/assignment5-alignment": "MATH validation outputs, batch 5 (radicals, pi, pairs)"}}
 
 
 def source_name(row: dict) -> str:

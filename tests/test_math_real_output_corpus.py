@@ -115,6 +115,17 @@ CASES = [
     ("repeated answer tag", "x </think> <answer> 5 <answer> 6 </answer>", "5", 0.0),
     ("repeated answer tag", "x </think> <answer> <answer> maybe 3/8 </answer>", "\\frac{3}{8}", 0.0),
     ("repeated answer tag", "x </think> <answer> <answer> 3/8 or 1/2 </answer>", "\\frac{3}{8}", 0.0),
+    # batch 5: an opening tag with a wrong or missing bracket still opens the answer its closing tag ends; not
+    # where a well-formed tag follows, nor without a closing tag, nor around a hedge
+    ("mangled answer tag", "50\u00f75=10. </think> @answer 10 </answer>", "10", 1.0),
+    ("mangled answer tag", "x </think> <answer 10 </answer>", "10", 1.0),
+    ("mangled answer tag", "x </think> answer> $\\frac{4}{11}$ </answer>", "\\frac{4}{11}", 1.0),
+    ("mangled answer tag", "x </think> @answer 10 </answer>", "12", 0.0),
+    ("mangled answer tag", "x </think> answer> 5 <answer> 6 </answer>", "5", 0.0),
+    ("mangled answer tag", "x </think> The answer> is 5", "5", 0.0),
+    ("mangled answer tag", 'x </think> <answer content="1"></answer>', "1", 0.0),  # a batch 3 dev row
+    ("mangled answer tag", "x </think> @answer 10 or 12 </answer>", "10", 0.0),
+    ("mangled answer tag", "x </think> @answer maybe 10 </answer>", "10", 0.0),
 ]
 
 

@@ -26,6 +26,13 @@ RARE_ANCHOR_WINDOW = 3_000  # "Result =" and other-language anchors are looked f
 _BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*(\{)|\\boxed\s+([^\s$]+)")
 # An opening tag written again before the answer (`<answer> <answer> 3/8 </answer>`) opens the same answer.
 _ANSWER_TAG_RE = re.compile(r"<answer>(?:\s*<answer>)*(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+# An opening tag written with a wrong or missing bracket (`@answer 10 </answer>`, `<answer 10 </answer>`): the
+# closing tag still marks what precedes it as the answer. Looked for only where no well-formed tag is; a tag
+# with attributes (`<answer content="1"></answer>`) is not one (its body is empty).
+_MANGLED_ANSWER_TAG_RE = re.compile(
+    r"(?<![\w/<])(?:@answer|\[answer\]|answer>|<answer(?=\s[^<>]*</answer>))((?:(?!<answer>).)*?)</answer>",
+    re.DOTALL | re.IGNORECASE,
+)
 _MINERVA_RE = re.compile(
     r"Final Answer:\s*The final answer is\s*(.*?)\.?\s*I hope it is correct", re.DOTALL | re.IGNORECASE
 )
@@ -181,7 +188,10 @@ def _statement(text: str, start: int) -> tuple[str, int]:
 
 def _anchors(text: str) -> list[_Anchor]:
     anchors = _boxes(text)
-    for m in _ANSWER_TAG_RE.finditer(text):
+    tag_matches = list(_ANSWER_TAG_RE.finditer(text))
+    if not tag_matches and "/answer>" in text.lower():  # a mangled opening needs a closing tag (cheap look first)
+        tag_matches = list(_MANGLED_ANSWER_TAG_RE.finditer(text))
+    for m in tag_matches:
         anchors.append(_Anchor(m.start(), m.end(), "answer_tag", m.group(1)))
     for m in _MINERVA_RE.finditer(text):
         anchors.append(_Anchor(m.start(), m.end(), "minerva", m.group(1)))
