@@ -72,7 +72,8 @@ def engine(request, tiny):
 
         eng = ProcessEngine(str(root / "m"), **common)
     elif kind == "http":
-        from olmorl.trainer.engines._http import EnginePool, RemoteEngine
+        from olmorl.trainer.engines._engine_pool import EnginePool
+        from olmorl.trainer.engines._http import RemoteEngine
         from olmorl.trainer.engines._server import EngineServerProcess
 
         server = EngineServerProcess(str(root / "m"), log_path=str(root / "engine.log"),
