@@ -87,7 +87,7 @@ def engine(request, tiny):
                          gpu_memory_utilization=0.3)
     else:
         _needs_vllm()
-        from olmorl.trainer.engines._vllm import VLLMServerEngine
+        from olmorl.trainer.engines._vllm_server import VLLMServerEngine
 
         proc, url = _start_vllm_serve(str(root / "m"), str(root / "vllm.log"))
         cleanup.append(proc.terminate)
