@@ -261,8 +261,9 @@ class TorchEngine:
         free = self.max_batch_size - len(self._rows)
         if not self._waiting or free <= 0 or (not self.continuous and self._rows):
             return False
-        # Each admission costs one extra (prefill) forward; gather a few free slots first unless the batch is
-        # nearly empty or nothing more is waiting. On small models per-call overhead dominates the step.
+        # An admission prefilled apart (a suffix over join_span: every fresh prompt longer than it) costs one extra
+        # forward; gather a few free slots first unless the batch is nearly empty or nothing more is waiting. On
+        # small models per-call overhead dominates the step. (A joined row costs no forward: the gate only delays it.)
         if self._rows and free < self.admit_chunk and len(self._waiting) > free and len(self._rows) >= self.admit_chunk:
             return False
         new = [self._waiting.popleft() for _ in range(min(free, len(self._waiting)))]
