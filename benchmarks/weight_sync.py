@@ -52,7 +52,8 @@ def time_pushes(pool, model: torch.nn.Module, repeats: int) -> tuple[list[float]
 
 
 def file_push(model_dir: Path, model: torch.nn.Module, repeats: int, dtype: str) -> tuple[list[float], int]:
-    from olmorl.trainer.engines._http import EnginePool, RemoteEngine
+    from olmorl.trainer.engines._engine_pool import EnginePool
+    from olmorl.trainer.engines._http import RemoteEngine
     from olmorl.trainer.engines._server import EngineServerProcess
 
     args = ["--max-new-tokens", "1", "--eos-token-id", "2", "--pad-token-id", "0", "--dtype", dtype]

@@ -434,7 +434,8 @@ BROKEN_REPLIES = {
 def test_a_protocol_error_kills_and_replaces_the_slot(name):
     """Whatever a slot sends that is not the next record of the current job (a stale record, a frame
     that does not decode) ends the slot: nothing of it can be read as a later job's result."""
-    from olmorl.sandbox._backends import Launch, ProcessBackend
+    from olmorl.sandbox._backends import ProcessBackend
+    from olmorl.sandbox._channel import Launch
 
     class BrokenBackend(ProcessBackend):
         def launch(self, slot: int, uids: object, script: object = None) -> Launch:

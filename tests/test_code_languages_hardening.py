@@ -175,7 +175,8 @@ BROKEN_BUILD_REPLIES = {
 @needs("c")
 @pytest.mark.parametrize("name", sorted(BROKEN_BUILD_REPLIES))
 def test_a_build_record_out_of_place_replaces_the_slot(name):
-    from olmorl.sandbox._backends import Launch, ProcessBackend
+    from olmorl.sandbox._backends import ProcessBackend
+    from olmorl.sandbox._channel import Launch
 
     class BrokenBackend(ProcessBackend):
         def launch(self, slot: int, uids: object, script: object = None) -> Launch:

@@ -184,6 +184,7 @@ def test_the_trainer_logs_the_judges_agreement_position_biased_groups_included(s
     from olmorl.trainer import TrainConfig, Trainer
     from olmorl.trainer._data import Check, Prompt
     from olmorl.trainer._rewards import GroupScorer, score_completions
+    from olmorl.trainer._step_metrics import StepTally
     from olmorl.trainer.engines._types import Completion, Group
 
     def prompt(n: int, script: str) -> Prompt:
@@ -205,9 +206,9 @@ def test_the_trainer_logs_the_judges_agreement_position_biased_groups_included(s
     trainer.config = TrainConfig(model="m", advantage_norm="std")
     trainer.counters, trainer.accepted = Counter(), deque()
     trainer.pending = {n: SimpleNamespace(verifier_label="group_judge") for n in (0, 1)}
-    trainer.scored_rewards, trainer.scored_components, trainer.completion_stats = [], [], []
+    trainer.tally = StepTally()
     trainer.scorer = SimpleNamespace(retries=0, latencies=[])
-    trainer.teacher, trainer.distill_kl = None, []
+    trainer.teacher = None
     trainer._release = lambda request_id: None
     for request_id, group_results in ((0, results[:3]), (1, results[3:])):
         completions = [Completion([5, 6], [-1.0, -1.0], [0, 0], "stop") for _ in group_results]

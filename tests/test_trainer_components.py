@@ -14,6 +14,7 @@ from olmorl.trainer import TrainConfig, Trainer
 from olmorl.trainer._data import build_prompts
 from olmorl.trainer._objective import decoupled_group_advantages, group_advantages
 from olmorl.trainer._rewards import GroupScorer, component_rewards, score_completions
+from olmorl.trainer._step_metrics import StepTally
 from olmorl.trainer._tiny import build_char_tokenizer
 from olmorl.trainer.engines._types import Completion, Group
 
@@ -67,9 +68,9 @@ def test_accept_uses_per_component_advantages_and_logs_each_component(per_compon
     trainer = Trainer.__new__(Trainer)  # _accept and _step_metrics need no model
     trainer.config = TrainConfig(model="m", advantage_norm="std", advantage_per_component=per_component)
     trainer.counters, trainer.accepted, trainer.pending = Counter(), deque(), {0: SimpleNamespace(verifier_label="composite")}
-    trainer.scored_rewards, trainer.scored_components, trainer.completion_stats = [], [], []
+    trainer.tally = StepTally()
     trainer.scorer = SimpleNamespace(retries=0, latencies=[])
-    trainer.teacher, trainer.distill_kl = None, []  # no distillation
+    trainer.teacher = None  # no distillation
     results = [_composite(1.0, -8.0), _composite(0.0, 0.0), _composite(0.0, -4.0), _composite(1.0, 0.0)]
     completions = [Completion([5, 6], [-1.0, -1.0], [0, 0], "stop") for _ in results]
     trainer._accept(Group(0, [1], completions, None, 0), results)

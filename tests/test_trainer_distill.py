@@ -22,6 +22,7 @@ from olmorl.trainer._distill import (LocalTeacher, RemoteTeacher, TeacherError, 
                                      full_reverse_kl, mixed_advantages, reverse_kl_advantages, sequence_distributions,
                                      sequence_logprobs)
 from olmorl.trainer._rewards import GroupScorer
+from olmorl.trainer._step_metrics import StepTally
 from olmorl.trainer._tiny import addition_rows, build_tiny_llama, train_teacher, write_jsonl
 from olmorl.trainer.engines._http import wait_ready
 from olmorl.trainer.engines._server import EngineServerProcess
@@ -164,7 +165,7 @@ def _config(root, out, **kw) -> TrainConfig:
 def test_scored_groups_get_per_token_advantages_and_zero_std_groups_are_kept(tiny, tmp_path):
     root, _ = tiny
     trainer = Trainer(_config(root, tmp_path / "run"))
-    trainer.counters, trainer.completion_stats, trainer.scored_rewards = Counter(), [], []
+    trainer.counters, trainer.tally = Counter(), StepTally()
     trainer.scorer = GroupScorer(["http://127.0.0.1:1"], api_key=None, timeout_s=1.0, batch_size=8, max_wait_s=1.0)
     results = [VerifyResult(verifier="math", reward=r, status="ok") for r in (1.0, 0.0)]
     for rid, rewards in ((0, (1.0, 0.0)), (1, (0.0, 0.0))):  # the second group's rewards are all equal
@@ -346,7 +347,7 @@ def test_the_learner_adds_the_weighted_full_kl_and_its_exact_gradient(tiny, dist
 def test_full_kl_accept_keeps_the_reward_advantage_and_the_teacher_distribution(tiny, tmp_path):
     root, _ = tiny
     trainer = Trainer(_config(root, tmp_path / "run", distill_loss="full_reverse_kl"))
-    trainer.counters, trainer.completion_stats, trainer.scored_rewards = Counter(), [], []
+    trainer.counters, trainer.tally = Counter(), StepTally()
     trainer.scorer = GroupScorer(["http://127.0.0.1:1"], api_key=None, timeout_s=1.0, batch_size=8, max_wait_s=1.0)
     assert trainer.learner.full_kl is full_reverse_kl and trainer.learner.distill_weight == 2.0
     trainer.pending[0] = trainer.mixer.next()

@@ -72,7 +72,8 @@ def engine(request, tiny):
 
         eng = ProcessEngine(str(root / "m"), **common)
     elif kind == "http":
-        from olmorl.trainer.engines._http import EnginePool, RemoteEngine
+        from olmorl.trainer.engines._engine_pool import EnginePool
+        from olmorl.trainer.engines._http import RemoteEngine
         from olmorl.trainer.engines._server import EngineServerProcess
 
         server = EngineServerProcess(str(root / "m"), log_path=str(root / "engine.log"),
@@ -86,7 +87,7 @@ def engine(request, tiny):
                          gpu_memory_utilization=0.3)
     else:
         _needs_vllm()
-        from olmorl.trainer.engines._vllm import VLLMServerEngine
+        from olmorl.trainer.engines._vllm_server import VLLMServerEngine
 
         proc, url = _start_vllm_serve(str(root / "m"), str(root / "vllm.log"))
         cleanup.append(proc.terminate)

@@ -15,7 +15,8 @@ import pytest
 import torch
 
 from olmorl.trainer.engines._types import GenerationRequest
-from olmorl.trainer.engines._http import EnginePool, RemoteEngine, WeightSyncError
+from olmorl.trainer.engines._engine_pool import EnginePool
+from olmorl.trainer.engines._http import RemoteEngine, WeightSyncError
 from olmorl.trainer.engines._server import EngineServerProcess
 from _engine_checks import collect_groups, full_logprobs
 

@@ -187,14 +187,15 @@ def test_a_step_without_new_groups_logs_no_reward_point(toy, tmp_path):
 
     from olmorl.trainer._loop import ScoredGroup
     from olmorl.trainer._rewards import GroupScorer
+    from olmorl.trainer._step_metrics import StepTally
     from olmorl.trainer.engines._types import Completion, Group
 
     trainer = Trainer(_config(toy, tmp_path / "run"))
     trainer.scorer = GroupScorer(["http://127.0.0.1:1"], api_key=None, timeout_s=1.0, batch_size=8, max_wait_s=1.0)
-    trainer.counters, trainer.completion_stats = Counter(), []
+    trainer.counters, trainer.tally = Counter(), StepTally()
     prompt = trainer.mixer.next()
     batch = [ScoredGroup(prompt, Group(0, [1], [Completion([7], [-1.0], [0], "stop")] * 2, None, 0), [1.0, 0.0], [])]
-    trainer.scored_rewards = [("math", [1.0, 0.0, 1.0, 1.0])]  # scored since the last step: a zero-std group too
+    trainer.tally.rewards = [("math", [1.0, 0.0, 1.0, 1.0])]  # scored since the last step: a zero-std group too
     first = trainer._step_metrics(batch, {}, Counter())
     assert (first["reward"], first["reward/math"], first["reward_trained"]) == (0.75, 0.75, 0.5)
     second = trainer._step_metrics(batch, {}, Counter())  # trained on groups sampled earlier: nothing new scored

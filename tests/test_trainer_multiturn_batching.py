@@ -153,3 +153,17 @@ def test_a_long_suffix_beside_running_rows_is_prefilled_apart_so_they_are_not_pa
     assert engine.stats()["prefill_tokens_reused"] == 3 + len(first) - 1
     for rid, req in (("long", _request("long", [30, 31], 20)), ("x", _request("x", turn, 7)), ("f", _request("f", fresh, 5))):
         assert done[rid].token_ids == _alone(model, req), rid
+
+
+def test_rows_prefilled_apart_are_admitted_a_few_free_slots_at_a_time(model):
+    # Prompts longer than join_span cost a prefill forward of their own: admitting each as soon as one slot frees
+    # (admit_chunk=1) takes more forwards than waiting for admit_chunk free slots (default: max_batch_size // 8).
+    def forwards(**kw) -> int:
+        engine = _engine(model, max_batch_size=16, **kw)
+        prompts = [[(rid * 7 + i) % 37 + 2 for i in range(40)] for rid in range(80)]
+        arrivals = {0: [_request(rid, p, 4 + (rid * 13) % 36) for rid, p in enumerate(prompts)]}
+        _staggered(engine, arrivals, steps=2000)
+        return int(engine.stats()["forwards"])
+
+    gathered, one_by_one = forwards(), forwards(admit_chunk=1)
+    assert gathered < one_by_one, (gathered, one_by_one)

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from olmorl.trainer._config import TrainConfig, config_from_dict
-from olmorl.trainer.engines._torch import TorchEngine, _PendingGroup, _Sequence
+from olmorl.trainer.engines._rows import PendingGroup, Row
+from olmorl.trainer.engines._torch import TorchEngine
 from olmorl.trainer.engines._types import GenerationRequest
 from olmorl.trainer.engines._sampling import sampling_logprobs
 
@@ -21,9 +22,9 @@ def _bare_engine(**kw) -> TorchEngine:
     return TorchEngine(torch.nn.Linear(1, 1), eos_token_id=NEVER, pad_token_id=0, max_new_tokens=10**6, **kw)
 
 
-def _rows(n: int) -> list[_Sequence]:
-    group = _PendingGroup(GenerationRequest(0, [1], n=n), 0, [None] * n)
-    return [_Sequence(group, i, [1]) for i in range(n)]
+def _rows(n: int) -> list[Row]:
+    group = PendingGroup(GenerationRequest(0, [1], n=n), 0, [None] * n)
+    return [Row(group, i, [1]) for i in range(n)]
 
 
 def _draw(engine: TorchEngine, logits: torch.Tensor, n: int) -> tuple[list[int], list[float]]:

@@ -6,6 +6,7 @@ LoRA adapter), olmorl-engine servers over HTTP, and pools whose engines disagree
 from __future__ import annotations
 
 import copy
+import os
 
 import pytest
 import torch
@@ -14,8 +15,9 @@ from _engine_checks import tiny_random_llama
 from olmorl.trainer import TrainConfig
 from olmorl.trainer._distill import sequence_logprobs
 from olmorl.trainer._lora import AdapterWeights, adapter_weights, load_policy_weights
-from olmorl.trainer.engines import _http
-from olmorl.trainer.engines._http import EngineError, EnginePool, RemoteEngine
+from olmorl.trainer.engines import _engine_pool, _http
+from olmorl.trainer.engines._engine_pool import EnginePool
+from olmorl.trainer.engines._http import EngineError, RemoteEngine
 from olmorl.trainer.engines._server import EngineServerProcess
 from olmorl.trainer.engines._torch import TorchEngine
 from olmorl.trainer.engines._weight_dtypes import WeightDtypes
@@ -111,10 +113,11 @@ def written(monkeypatch):
 
     def spy(weights, version, directory=None):
         path = real(weights, version, directory)
-        files.append((_http.os.path.getsize(path), load_file(path)))
+        files.append((os.path.getsize(path), load_file(path)))
         return path
 
-    monkeypatch.setattr(_http, "write_weights_file", spy)
+    for module in (_http, _engine_pool):  # a RemoteEngine's own sync, an EnginePool's broadcast
+        monkeypatch.setattr(module, "write_weights_file", spy)
     return files
 
 

@@ -4,27 +4,26 @@ or a warm container (`docker`, in `_docker.py`).
 Each slot gets its own unprivileged uids (when the server runs as root: one for the harness, another
 for the programs, see `_userns`; claimed host-wide before it starts, see `_uid_claim`) and, where the
 kernel lets us, its own memory+pids cgroup; the uid
-switch happens last in the pre-exec hook, after joining the cgroups.
-A launched zygote is reached through a `Channel`: its reply lines, its control input, and `close()`,
-which kills everything it ran and releases what it held.
+switch happens last in the pre-exec hook, after joining the cgroups. A backend says how to start a slot
+(a `Launch`); the started zygote is reached through a `Channel` (both in `_channel`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-import signal
 import resource
 import shutil
 import sys
 import sysconfig
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Callable
 
 from olmorl.sandbox._cgroup import SlotCgroup
+# LINE_LIMIT and Channel are also read from here (_docker.py)
+from olmorl.sandbox._channel import LINE_LIMIT, Channel, Launch, SubprocessChannel  # noqa: F401
 from olmorl.sandbox._languages import HARNESS_ENV, HOST_ETC_PATHS, SANDBOX_ENV, host_languages
 from olmorl.sandbox._seccomp import seccomp_filter
 from olmorl.sandbox._uid_claim import HOST_UIDS, SlotUids, UidClaim, UidClaimFailed, UidClaims
@@ -32,7 +31,8 @@ from olmorl.sandbox._userns import HARNESS_CAPS, INSIDE_HARNESS_ID, INSIDE_PROGR
 
 # The harness, sent into the sandbox as one file: these parts concatenated (standard library only).
 HARNESS_PARTS = tuple(Path(__file__).with_name(name) for name in ("_wire.py", "_program.py", "_proxy.py", "_judge.py",
-                                                                      "_command.py", "_cleanup.py", "_harness.py"))
+                                                                      "_command.py", "_cleanup.py", "_tester.py",
+                                                                      "_harness.py"))
 INSIDE_HARNESS = "/sandbox/harness.py"
 # The interpreter runs the harness file through compile(), not as its script: a script's syntax tree
 # stays allocated until the script returns, and the zygote never returns (measured: 12.1 -> 7.2 MB of
@@ -41,7 +41,6 @@ INSIDE_HARNESS = "/sandbox/harness.py"
 # as a script's would be (a session's interpreter tells its own traceback frames from a cell's by it).
 HARNESS_LOADER = ("import sys\n__file__ = sys.argv[1]\nwith open(__file__, 'rb') as f:\n"
                   "    code = compile(f.read(), __file__, 'exec')\ndel f\nexec(code)\n")
-LINE_LIMIT = 32 << 20  # one test record from the zygote: output cap + frames, JSON-escaped
 
 
 class SandboxUnavailable(RuntimeError):
@@ -64,18 +63,6 @@ class SandboxLimits:
     slots_per_owner: int = 0  # slots one request may hold at once (0: no bound; fair turns either way)
     compile_timeout_s: float = 20.0  # wall-clock limit of a program's one compile step (other languages)
     compile_memory_mb: int = 1024  # memory ceiling of that step (compilers need more than the program)
-
-
-@dataclass
-class Launch:
-    argv: list[str]
-    cwd: str | None = None
-    pass_fds: tuple[int, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)  # bwrap's own stays empty (it shows in /proc/1/environ)
-    preexec: Callable[[], None] | None = None
-    cleanup: list[Callable[[], None]] = field(default_factory=list)
-    scratch: str | None = None  # a host directory the sandbox writes to (None: a tmpfs inside it)
-    cgroup: SlotCgroup | None = None
 
 
 def _dev_args() -> list[str]:
@@ -117,89 +104,6 @@ def _preexec(uid: int | None, cgroup: SlotCgroup | None, limits: SandboxLimits) 
             resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))  # per uid: the harness's and the program's
             drop_to(uid, uid)
     return run
-
-
-class Channel:
-    """A running zygote: `reader` yields its reply lines, `write` + `drain` feed it jobs."""
-
-    reader: asyncio.StreamReader
-    stderr_tail: bytes = b""
-
-    @property
-    def alive(self) -> bool:
-        raise NotImplementedError
-
-    def worn(self) -> bool:
-        """True when the zygote should be replaced before its next job (checked after each job)."""
-        return False
-
-    def write(self, data: bytes) -> None:
-        raise NotImplementedError
-
-    async def drain(self) -> None:
-        raise NotImplementedError
-
-    async def close(self) -> None:
-        """Kill the zygote and everything it started; release the slot's resources. Idempotent."""
-        raise NotImplementedError
-
-
-class SubprocessChannel(Channel):
-    """A zygote launched as a local process (bwrap or plain), talking over its stdin/stdout pipes."""
-
-    def __init__(self, proc: asyncio.subprocess.Process, launch: Launch) -> None:
-        self.proc = proc
-        self.launch: Launch | None = launch
-        assert proc.stdout is not None
-        self.reader = proc.stdout
-        self.stderr_tail = b""
-        self._stderr_task: asyncio.Task[None] | None = asyncio.ensure_future(self._drain_stderr())
-
-    @classmethod
-    async def spawn(cls, launch: Launch) -> SubprocessChannel:
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *launch.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, cwd=launch.cwd, env=launch.env, pass_fds=launch.pass_fds,
-                preexec_fn=launch.preexec, start_new_session=True, limit=LINE_LIMIT,
-            )
-        except BaseException:
-            for step in launch.cleanup:
-                step()
-            raise
-        return cls(proc, launch)
-
-    async def _drain_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        while chunk := await self.proc.stderr.read(1 << 16):
-            self.stderr_tail = (self.stderr_tail + chunk)[-4096:]
-
-    @property
-    def alive(self) -> bool:
-        return self.launch is not None and self.proc.returncode is None
-
-    def write(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-
-    async def drain(self) -> None:
-        assert self.proc.stdin is not None
-        await self.proc.stdin.drain()
-
-    async def close(self) -> None:
-        launch, self.launch = self.launch, None
-        if launch is None:
-            return
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)  # bwrap is pid 1 of the namespace: all inside die too
-        except ProcessLookupError:
-            pass
-        await self.proc.wait()
-        if self._stderr_task is not None:
-            self._stderr_task.cancel()
-            self._stderr_task = None
-        for step in launch.cleanup:
-            await asyncio.to_thread(step)
 
 
 class Backend:

@@ -169,7 +169,7 @@ def _under_usr(tool: str) -> bool:
 
 def job_fields(lang: Language, program: str, *, memory_bytes: int, compile_timeout_s: float,
                compile_memory_bytes: int) -> dict[str, Any]:
-    """The job fields that make the sandbox run `program` as a `lang` command (see `_harness.build_command`)."""
+    """The job fields that make the sandbox run `program` as a `lang` command (see `_tester.build_command`)."""
     compile_argv, run_argv = lang.commands(program)
     env = {**SANDBOX_ENV, **lang.env}
     fields: dict[str, Any] = {

@@ -18,7 +18,8 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from olmorl.sandbox._backends import BACKENDS, Backend, BwrapBackend, Channel, SandboxLimits, SandboxUnavailable
+from olmorl.sandbox._backends import BACKENDS, Backend, BwrapBackend, SandboxLimits, SandboxUnavailable
+from olmorl.sandbox._channel import Channel
 from olmorl.sandbox._uid_claim import UidClaim
 from olmorl.sandbox._languages import Language, LanguageUnavailable, job_fields, language
 from olmorl.sandbox._wire import TAMPER_KINDS

@@ -16,7 +16,8 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from olmorl.sandbox._backends import Backend, BwrapBackend, ProcessBackend, SubprocessChannel
+from olmorl.sandbox._backends import Backend, BwrapBackend, ProcessBackend
+from olmorl.sandbox._channel import SubprocessChannel
 from olmorl.sandbox._memory import process_tree_bytes
 from olmorl.sandbox._uid_claim import UidClaim
 

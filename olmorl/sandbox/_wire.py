@@ -3,10 +3,14 @@
 Standard library only: this file is one of the harness parts sent into the sandbox (see `_harness`).
 Plain data (exact builtin types, nested) travels by value; anything else travels as a reference
 (`{"$h": id}`) that `fallback` makes and `resolve` reads back. Big integers go as hex: parsing them
-is linear (decimal strings are quadratic, and capped at 4300 digits by Python).
+is linear (decimal strings are quadratic, and capped at 4300 digits by Python). Between the server
+and the zygote, and within the sandbox, messages are length-prefixed JSON frames (`read_frame`) one way
+and JSON lines (`write_line`) the other.
 """
 
+import json
 import math
+import os
 from collections import Counter, OrderedDict, defaultdict, deque
 from decimal import Decimal
 from fractions import Fraction
@@ -172,3 +176,28 @@ def note_tamper(record, kind):
     if kind not in TAMPER_KINDS:
         raise ValueError(f"unknown tamper kind {kind!r}")
     record.setdefault("tamper", []).append(kind)
+
+
+def read_frame(fd):
+    """One length-prefixed frame from `fd`, reading exactly its bytes (nothing of the next one)."""
+    digits = b""
+    while not digits.endswith(b"\n"):
+        byte = os.read(fd, 1)
+        if not byte:
+            return None
+        digits += byte
+        if len(digits) > 20:
+            raise ValueError("malformed frame length")
+    size, data = int(digits), bytearray()
+    while len(data) < size:
+        chunk = os.read(fd, min(size - len(data), 1 << 20))
+        if not chunk:
+            raise EOFError("control input closed inside a frame")
+        data += chunk
+    return json.loads(data)
+
+
+def write_line(fd, obj):
+    data = (json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
+    while data:
+        data = data[os.write(fd, data):]

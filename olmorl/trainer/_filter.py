@@ -79,7 +79,8 @@ def _local_engine(args, tokenizer):
 
 
 def _remote_engines(args):
-    from olmorl.trainer.engines._http import EnginePool, RemoteEngine
+    from olmorl.trainer.engines._engine_pool import EnginePool
+    from olmorl.trainer.engines._http import RemoteEngine
 
     return EnginePool([RemoteEngine(u) for u in args.engine_url])
 

@@ -38,6 +38,7 @@ from olmorl.trainer._objective import decoupled_group_advantages, group_advantag
 from olmorl.trainer._rewards import GroupScorer, component_rewards, embedded_reward_server, judge_agreement, \
     score_groups
 from olmorl.trainer._scaleout import build_engine, build_learner
+from olmorl.trainer._step_metrics import StepTally, step_metrics
 
 log = logging.getLogger("olmorl.trainer")
 
@@ -55,7 +56,6 @@ class Trainer:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.config = cfg = resolve_device(config)  # device auto -> cpu | cuda, printed in the resolved config
-        self.scored_components: list[tuple[str, list[float]]] = []  # composite rows' (component, rewards) this step
         torch.set_num_threads(cfg.torch_threads)
         torch.manual_seed(cfg.seed)
         self.tokenizer = AutoTokenizer.from_pretrained(cfg.model)
@@ -64,7 +64,6 @@ class Trainer:
         self.engine = build_engine(cfg, model, self.tokenizer)  # in-process, child, HTTP or Ray (_scaleout.py)
         self.learner = build_learner(cfg, model)  # plain torch (LoRA or full), or DeepSpeed rank 0 (_scaleout.py)
         self.teacher = build_teacher(cfg)  # on-policy distillation (_distill.py); None = rewards only
-        self.distill_kl: list[float] = []  # sampled reverse KL to the teacher per scored completion token, this step
         train = load_sources(cfg.train_files, self.tokenizer, max_prompt_tokens=cfg.max_prompt_tokens,
                              verifier_override=cfg.verifier_override)
         evals = load_sources(cfg.eval_files, self.tokenizer, max_prompt_tokens=cfg.max_prompt_tokens,
@@ -80,9 +79,7 @@ class Trainer:
         self.resubmit: list[Prompt] = []  # prompts in flight at the checkpoint we resumed from
         self.counters: Counter[str] = Counter()  # since the last step
         self.trained_groups = 0
-        # scored since the last step (reset by run() and each step's metrics)
-        self.scored_rewards: list[tuple[str, list[float]]] = []  # (verifier label, the group's rewards)
-        self.completion_stats: list[tuple[int, bool]] = []  # (completion tokens, truncated) per completion
+        self.tally = StepTally()  # scored since the last step (a new one from run() and each step's metrics)
 
     # -- setup / teardown ------------------------------------------------------------------------------
     def _resume(self) -> None:
@@ -205,12 +202,12 @@ class Trainer:
         if (agreement := judge_agreement(results)) is not None:  # before filtering: a biased judge's groups tie
             self.counters["judged_groups"] += 1
             self.counters["judge_agreement"] += agreement  # type: ignore[assignment]  # typeshed: Counter values int
-        self.scored_rewards.append((prompt.verifier_label, rewards))
+        self.tally.rewards.append((prompt.verifier_label, rewards))
         components = component_rewards(results)
         for name, (_, component) in (components or {}).items():
-            self.scored_components.append((name, component))
+            self.tally.components.append((name, component))
         self.counters["timeouts"] += sum(r.status == "timeout" for r in results)
-        self.completion_stats.extend((len(c.token_ids), t) for c, t in zip(group.completions, truncated))
+        self.tally.completions.extend((len(c.token_ids), t) for c, t in zip(group.completions, truncated))
         r = torch.tensor(rewards, dtype=torch.float64)
         samples = []
         # per-component advantages (decoupled): a weighted-sum composite's components, None for one reward
@@ -238,7 +235,7 @@ class Trainer:
                         token_adv = [cfg.reward_weight * a] * len(c.token_ids)
                     else:
                         token_adv = mixed_advantages(a, c.logprobs, sampled, cfg.reward_weight, cfg.distill_weight)
-                    self.distill_kl += [s - te for s, te, m in zip(c.logprobs, sampled,
+                    self.tally.distill_kl += [s - te for s, te, m in zip(c.logprobs, sampled,
                                                                   c.loss_mask or [1] * len(c.token_ids)) if m]
                 samples.append(TrainSample(list(c.prompt_ids or group.prompt_ids), c.token_ids, c.logprobs, c.versions,
                                            a, in_loss=not (t and cfg.truncation == "mask"), loss_mask=c.loss_mask,
@@ -334,52 +331,11 @@ class Trainer:
         self.engine.update_weights(self.learner.weights(), self.step, wait=self.config.async_steps == 0)
 
     def _step_metrics(self, batch: list[ScoredGroup], stats: dict, lags: Counter) -> dict:
-        metrics = dict(stats)
-        scored = self.scored_rewards  # every group scored since the last step; none when the batch was queued
-        if scored:  # no new groups: no reward point (a 0 would be a false dip in every reward curve)
-            all_rewards = [r for _, rs in scored for r in rs]
-            metrics["reward"] = sum(all_rewards) / len(all_rewards)
-            for verifier in sorted({v for v, _ in scored}):
-                rs = [r for v, group in scored if v == verifier for r in group]
-                metrics[f"reward/{verifier}"] = sum(rs) / len(rs)
-        for name in sorted({name for name, _ in self.scored_components}):  # composite rows, one curve per component
-            rs = [r for n, group in self.scored_components if n == name for r in group]
-            metrics[f"reward_component/{name}"] = sum(rs) / len(rs)
-        trained = [r for sg in batch for r in sg.rewards]
-        metrics["reward_trained"] = sum(trained) / max(len(trained), 1)  # the groups this step trained on
-        n_scored = max(self.counters["groups_scored"], 1)
-        metrics.update(zero_std_frac=self.counters["filtered"] / n_scored,
-                       sampling_rounds=n_scored / self.config.prompts_per_step,
-                       groups_trained=float(sum(bool(sg.samples) for sg in batch)),
-                       dropped_invalid=float(self.counters["dropped_invalid"]),
-                       dropped_error=float(self.counters["dropped_error"]),
-                       stale_dropped=float(self.counters["stale_dropped"]),
-                       reward_timeouts=float(self.counters["timeouts"]),
-                       reward_retries=float(self.scorer.retries))
-        if self.counters["judged_groups"]:  # comparative judges: a low agreement says the judge follows positions
-            metrics["judge_agreement"] = self.counters["judge_agreement"] / self.counters["judged_groups"]
-        if self.config.advantage_per_component:  # groups that were not weighted-sum composites: one reward
-            metrics["advantage_not_per_component"] = float(self.counters["advantage_not_per_component"])
-        if self.completion_stats:
-            lengths = [n for n, _ in self.completion_stats]
-            metrics.update(completion_len_mean=sum(lengths) / len(lengths), completion_len_max=float(max(lengths)),
-                           truncated_frac=sum(t for _, t in self.completion_stats) / len(lengths))
-        if lags:
-            total = sum(lags.values())
-            metrics["staleness_mean"] = sum(k * n for k, n in lags.items()) / total
-            metrics["staleness_max"] = float(max(lags))
-            metrics["staleness_hist"] = {str(k): n / total for k, n in sorted(lags.items())}
-        if self.scorer.latencies:
-            metrics["reward_latency_s"] = sum(self.scorer.latencies) / len(self.scorer.latencies)
+        metrics = step_metrics(batch, stats, lags, self.tally, self.counters, self.config, self.scorer, self.teacher)
         self.scorer.latencies.clear()
-        if self.distill_kl:  # the student's sampled reverse KL to the teacher, per token (falls as it learns)
-            metrics["distill/reverse_kl"] = sum(self.distill_kl) / len(self.distill_kl)
-            self.distill_kl = []
-        if self.teacher is not None and self.teacher.latencies:
-            metrics["teacher_latency_s"] = sum(self.teacher.latencies) / len(self.teacher.latencies)
+        if self.teacher is not None:
             self.teacher.latencies.clear()
-        self.scored_rewards, self.scored_components, self.completion_stats = [], [], []
-        self.counters = Counter()
+        self.tally, self.counters = StepTally(), Counter()
         return metrics
 
     # -- entry point -------------------------------------------------------------------------------------
@@ -388,7 +344,7 @@ class Trainer:
         print("olmorl-train config:\n" + dump_config(cfg), flush=True)
         self._resume()
         self.history: list[dict] = []
-        self.scored_rewards, self.scored_components, self.completion_stats = [], [], []
+        self.tally = StepTally()
         self.draining = False
         # first: a missing tracker package fails before anything starts
         self.metrics = MetricsLog.from_config(cfg, resumed_step=self.step if self.step > 0 else None)

@@ -31,7 +31,8 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from olmorl.trainer._config import TrainConfig
 from olmorl.trainer._lora import same_kind
-from olmorl.trainer.engines._http import EngineError, EnginePool, WeightSyncError
+from olmorl.trainer.engines._engine_pool import EnginePool
+from olmorl.trainer.engines._http import EngineError, WeightSyncError
 from olmorl.trainer.engines._torch import TorchEngine
 from olmorl.trainer.engines._types import GenerationRequest, Group
 from olmorl.trainer.engines._weight_dtypes import WeightDtypes, payload_bytes

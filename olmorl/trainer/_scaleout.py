@@ -86,7 +86,8 @@ def run_follower(cfg: TrainConfig) -> None:
 
 def build_remote_engines(cfg: TrainConfig, *, eos_token_id, pad_token_id):
     """An `EnginePool` over `engine_urls` plus `engine_servers` olmorl-engine processes started on loopback."""
-    from olmorl.trainer.engines._http import EnginePool, RemoteEngine
+    from olmorl.trainer.engines._engine_pool import EnginePool
+    from olmorl.trainer.engines._http import RemoteEngine
     from olmorl.trainer.engines._server import EngineServerProcess
 
     owned = []

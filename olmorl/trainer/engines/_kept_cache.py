@@ -99,12 +99,7 @@ def extension_inputs(pasts: list[Past], suffixes: list[list[int]], pad_id: int, 
         values = torch.cat([left_pad(p.layers[index][1].to(device), width) for p in pasts])
         cache.update(keys, values, index)
     past_mask = torch.cat([left_pad(p.mask.to(device), width) for p in pasts])
-    span = max(len(s) for s in suffixes)
-    input_ids = torch.full((len(suffixes), span), pad_id, dtype=torch.long)
-    new_mask = torch.zeros((len(suffixes), span), dtype=torch.long)
-    for r, suffix in enumerate(suffixes):
-        input_ids[r, span - len(suffix):] = torch.tensor(suffix, dtype=torch.long)
-        new_mask[r, span - len(suffix):] = 1
+    input_ids, new_mask = left_padded_ids(suffixes, pad_id)
     starts = torch.cat([p.starts.to(device) for p in pasts])[:, None]
     positions = (starts + new_mask.to(device).cumsum(dim=1) - 1).clamp(min=0)
     return input_ids.to(device), torch.cat([past_mask, new_mask.to(device)], dim=1), positions, cache
@@ -124,6 +119,17 @@ def compacted(cache, mask: torch.Tensor) -> torch.Tensor:
         spread = columns[:, None, :, None].expand(-1, layer.keys.shape[1], -1, layer.keys.shape[3])
         layer.keys, layer.values = layer.keys.gather(2, spread), layer.values.gather(2, spread)
     return mask.gather(1, columns)
+
+
+def left_padded_ids(id_lists: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token id lists left-padded to the longest: (input_ids, mask with 1 on each list's own ids), [rows, width]."""
+    width = max(len(ids) for ids in id_lists)
+    input_ids = torch.full((len(id_lists), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(id_lists), width), dtype=torch.long)
+    for r, ids in enumerate(id_lists):
+        input_ids[r, width - len(ids):] = torch.tensor(ids, dtype=torch.long)
+        mask[r, width - len(ids):] = 1
+    return input_ids, mask
 
 
 def left_pad(t: torch.Tensor, width: int) -> torch.Tensor:

@@ -8,6 +8,7 @@ two decode steps without draining the batch ("inflight", KV cache kept: Pipeline
 `update_mode="abort"`, every running row is re-prefilled under the new weights (AReaL). Every token records
 the policy version that sampled it. A finished row whose request has a `cache_key` leaves its KV cache behind
 for the request that extends it (multi-turn: `_kept_cache`), so a conversation is not prefilled again each turn.
+A row's tokens and when it ends are `_rows`; the batch's tensors in the KV cache, `_batch_cache`.
 """
 
 from __future__ import annotations
@@ -17,50 +18,21 @@ import queue
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Mapping
 
 import torch
 
 from olmorl.trainer._lora import load_policy_weights, same_kind
+from olmorl.trainer.engines._batch_cache import KVCache, kept_rows, prefill_inputs, stacked
 from olmorl.trainer.engines._kept_cache import (KeptCache, KeptCaches, batch_past, compacted, extension_inputs,
-                                                kept_past, left_pad, row_cache)
+                                                kept_past, row_cache)
+from olmorl.trainer.engines._rows import PendingGroup, Row
 from olmorl.trainer.engines._sampling import check_sampling, sampling_logprobs
-from olmorl.trainer.engines._types import Completion, GenerationRequest, Group, take_groups
+from olmorl.trainer.engines._types import GenerationRequest, Group, take_groups
 from olmorl.trainer.engines._weight_dtypes import WeightDtypes
 
 if TYPE_CHECKING:
     from transformers import PretrainedConfig
-
-
-class _KVLayer(Protocol):
-    keys: torch.Tensor  # [rows, heads, columns, dim]
-    values: torch.Tensor
-
-
-class _KVCache(Protocol):
-    """What the engine uses of the model's KV cache (a transformers DynamicCache of attention layers)."""
-
-    @property
-    def layers(self) -> Sequence[_KVLayer]: ...
-
-
-@dataclass
-class _Sequence:
-    group: _PendingGroup
-    index: int
-    prompt_ids: list[int]
-    tokens: list[int] = field(default_factory=list)
-    logprobs: list[float] = field(default_factory=list)
-    versions: list[int] = field(default_factory=list)
-    finish_reason: str | None = None
-
-
-@dataclass
-class _PendingGroup:
-    request: GenerationRequest
-    submitted_version: int
-    done: list[Completion | None]
 
 
 class TorchEngine:
@@ -107,9 +79,9 @@ class TorchEngine:
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._out: queue.Queue[Group] = queue.Queue()
-        self._waiting: deque[_Sequence] = deque()
-        self._rows: list[_Sequence] = []
-        self._cache: _KVCache | None = None
+        self._waiting: deque[Row] = deque()
+        self._rows: list[Row] = []
+        self._cache: KVCache | None = None
         self._mask: torch.Tensor | None = None  # [rows, cache_len] 1 where the cache column is the row's token
         self._next_input: torch.Tensor | None = None  # [rows] last sampled token, not yet in the cache
         self._positions: torch.Tensor | None = None  # [rows] position id of that token
@@ -237,9 +209,9 @@ class TorchEngine:
         if command[0] == "submit":
             _, requests, version = command
             for req in requests:
-                pending = _PendingGroup(req, version, [None] * req.n)
+                pending = PendingGroup(req, version, [None] * req.n)
                 for i in range(req.n):
-                    self._waiting.append(_Sequence(pending, i, list(req.prompt_ids)))
+                    self._waiting.append(Row(pending, i, list(req.prompt_ids)))
         else:
             _, weights, version, done = command
             load_policy_weights(self.model, weights)  # full weights, or a LoRA adapter (_lora.py)
@@ -253,7 +225,7 @@ class TorchEngine:
             done.set()
 
     def _forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, position_ids: torch.Tensor,
-                 cache: object) -> tuple[torch.Tensor, _KVCache]:
+                 cache: object) -> tuple[torch.Tensor, KVCache]:
         self._stats["forwards"] += 1
         if input_ids.shape[1] > 1:  # a decode step feeds one real token a row
             self._stats["forward_pad_tokens"] += input_ids.numel() - int(attention_mask[:, -input_ids.shape[1]:].sum())
@@ -270,22 +242,16 @@ class TorchEngine:
                             f"not {type(self.model).__name__}")
         return config
 
-    def _batch(self) -> tuple[_KVCache, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _batch(self) -> tuple[KVCache, torch.Tensor, torch.Tensor, torch.Tensor]:
         """The running rows' KV cache, attention mask, next input tokens and their positions."""
         if self._cache is None or self._mask is None or self._next_input is None or self._positions is None:
             raise RuntimeError(f"the engine has {len(self._rows)} running rows but no batch state for them")
         return self._cache, self._mask, self._next_input, self._positions
 
-    def _prefill(self, id_lists: list[list[int]]) -> tuple[torch.Tensor, _KVCache, torch.Tensor]:
+    def _prefill(self, id_lists: list[list[int]]) -> tuple[torch.Tensor, KVCache, torch.Tensor]:
         from transformers import DynamicCache
 
-        width = max(len(ids) for ids in id_lists)
-        input_ids = torch.full((len(id_lists), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(id_lists), width), dtype=torch.long)
-        for r, ids in enumerate(id_lists):
-            input_ids[r, width - len(ids):] = torch.tensor(ids, dtype=torch.long)
-            mask[r, width - len(ids):] = 1
-        positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
+        input_ids, mask, positions = prefill_inputs(id_lists, self.pad_id)
         logits, cache = self._forward(input_ids.to(self.device), mask.to(self.device), positions.to(self.device),
                                       DynamicCache(config=self._model_config()))
         return logits, cache, mask.to(self.device)
@@ -295,8 +261,9 @@ class TorchEngine:
         free = self.max_batch_size - len(self._rows)
         if not self._waiting or free <= 0 or (not self.continuous and self._rows):
             return False
-        # Each admission costs one extra (prefill) forward; gather a few free slots first unless the batch is
-        # nearly empty or nothing more is waiting. On small models per-call overhead dominates the step.
+        # An admission prefilled apart (a suffix over join_span: every fresh prompt longer than it) costs one extra
+        # forward; gather a few free slots first unless the batch is nearly empty or nothing more is waiting. On
+        # small models per-call overhead dominates the step. (A joined row costs no forward: the gate only delays it.)
         if self._rows and free < self.admit_chunk and len(self._waiting) > free and len(self._rows) >= self.admit_chunk:
             return False
         new = [self._waiting.popleft() for _ in range(min(free, len(self._waiting)))]
@@ -332,7 +299,7 @@ class TorchEngine:
         self._retire_finished()
         return True
 
-    def _start(self, new: list[_Sequence], kept: list[KeptCache | None]) -> None:
+    def _start(self, new: list[Row], kept: list[KeptCache | None]) -> None:
         """Prefill `new` in a forward of their own (each extending its kept cache, if any); they join the
         batch with their first sampled token."""
         extending = [k for k in kept if k is not None]
@@ -345,8 +312,8 @@ class TorchEngine:
             self._join(new, logits, cache, mask)
         self._retire_finished()
 
-    def _extension(self, new: list[_Sequence], kept: list[KeptCache | None], layout: KeptCache,
-                   running: list[_Sequence]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, object]:
+    def _extension(self, new: list[Row], kept: list[KeptCache | None], layout: KeptCache,
+                   running: list[Row]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, object]:
         """Inputs of a forward that extends each new row's kept cache (an empty one without) by the rest of its
         prompt, after the running rows' next token."""
         caches = [k if k is not None else layout.empty() for k in kept]
@@ -360,26 +327,20 @@ class TorchEngine:
             suffixes = [[t] for t in next_input.tolist()] + suffixes
         return extension_inputs(pasts, suffixes, self.pad_id, self._model_config(), self.device)
 
-    def _join(self, rows: list[_Sequence], logits: torch.Tensor, cache: _KVCache, mask: torch.Tensor) -> None:
+    def _join(self, rows: list[Row], logits: torch.Tensor, cache: KVCache, mask: torch.Tensor) -> None:
         """Rows just prefilled join the batch with their first sampled token."""
         tokens = self._sample(logits, rows)
         positions = torch.tensor([len(s.prompt_ids) for s in rows], device=self.device)
         self._merge(rows, cache, mask, tokens, positions)
 
-    def _merge(self, rows: list[_Sequence], cache: _KVCache, mask: torch.Tensor, next_input: torch.Tensor,
+    def _merge(self, rows: list[Row], cache: KVCache, mask: torch.Tensor, next_input: torch.Tensor,
                positions: torch.Tensor) -> None:
         if not self._rows:
             self._rows, self._cache, self._mask = list(rows), cache, mask
             self._next_input, self._positions = next_input, positions
             return
         old_cache, old_mask, old_next_input, old_positions = self._batch()
-        old_len, new_len = old_mask.shape[1], mask.shape[1]
-        width = max(old_len, new_len)
-        for layer_old, layer_new in zip(old_cache.layers, cache.layers):
-            for attr in ("keys", "values"):
-                a, b = left_pad(getattr(layer_old, attr), width), left_pad(getattr(layer_new, attr), width)
-                setattr(layer_old, attr, torch.cat([a, b], dim=0))
-        self._mask = torch.cat([left_pad(old_mask, width), left_pad(mask, width)], dim=0)
+        self._mask = stacked(old_cache, old_mask, cache, mask)
         self._rows.extend(rows)
         self._next_input = torch.cat([old_next_input, next_input])
         self._positions = torch.cat([old_positions, positions])
@@ -399,18 +360,12 @@ class TorchEngine:
         self._stats["decode_steps"] += 1
         self._stats["row_steps"] += len(self._rows)
 
-    def _sample(self, logits: torch.Tensor, rows: list[_Sequence]) -> torch.Tensor:
+    def _sample(self, logits: torch.Tensor, rows: list[Row]) -> torch.Tensor:
         logprobs = sampling_logprobs(logits, self.temperature, self.top_k, self.top_p)
         tokens = torch.multinomial(logprobs.exp(), 1, generator=self.generator).squeeze(1)
         picked = logprobs.gather(1, tokens[:, None]).squeeze(1)
         for row, tok, lp in zip(rows, tokens.tolist(), picked.tolist()):
-            row.tokens.append(tok)
-            row.logprobs.append(lp)
-            row.versions.append(self.version)
-            if (tok in self.eos_ids and not row.group.request.ignore_eos) or _ends_with_stop(row.tokens, row.group.request.stop):
-                row.finish_reason = "stop"
-            elif len(row.tokens) >= (row.group.request.max_new_tokens or self.max_new_tokens):
-                row.finish_reason = "length"
+            row.record(tok, lp, self.version, self.eos_ids, self.max_new_tokens)
         self._stats["tokens"] += len(rows)
         return tokens
 
@@ -430,28 +385,17 @@ class TorchEngine:
             self._rows, self._cache, self._mask = [], None, None
             self._stale_rows.clear()
             return
-        kept_rows = torch.tensor(keep, device=self.device)
-        mask = batch_mask.index_select(0, kept_rows)
-        first = int(mask.any(dim=0).nonzero()[0])  # columns no remaining row uses are dropped
-        for layer in cache.layers:
-            layer.keys = layer.keys.index_select(0, kept_rows)[:, :, first:]
-            layer.values = layer.values.index_select(0, kept_rows)[:, :, first:]
-        self._mask = mask[:, first:]
+        remaining = torch.tensor(keep, device=self.device)
+        self._mask = kept_rows(cache, batch_mask, remaining)
         self._rows = [self._rows[i] for i in keep]
-        self._next_input = next_input.index_select(0, kept_rows)
-        self._positions = positions.index_select(0, kept_rows)
+        self._next_input = next_input.index_select(0, remaining)
+        self._positions = positions.index_select(0, remaining)
 
-    def _finish(self, row: _Sequence) -> None:
-        if row.finish_reason is None:
-            raise RuntimeError("a sequence finishes only once it has a finish_reason")
+    def _finish(self, row: Row) -> None:
+        group = row.group.complete(row)
         self._stale_rows.discard(id(row))
-        pending = row.group
-        pending.done[row.index] = Completion(row.tokens, row.logprobs, row.versions, row.finish_reason)
-        completions = [c for c in pending.done if c is not None]
-        if len(completions) == len(pending.done):
-            req = pending.request
-            self._out.put(Group(req.request_id, list(req.prompt_ids), completions, req.meta,
-                                pending.submitted_version))
+        if group is not None:
+            self._out.put(group)
             with self._cv:  # after the put: in_flight == 0 means every group is in the queue
                 self._in_flight_groups -= 1
 
@@ -460,7 +404,3 @@ class TorchEngine:
         rows = self._rows
         _, cache, mask = self._prefill([r.prompt_ids + r.tokens[:-1] for r in rows])
         self._rows, self._cache, self._mask = list(rows), cache, mask
-
-
-def _ends_with_stop(tokens: list[int], stop: tuple[tuple[int, ...], ...]) -> bool:
-    return any(seq and len(tokens) >= len(seq) and tuple(tokens[-len(seq):]) == tuple(seq) for seq in stop)

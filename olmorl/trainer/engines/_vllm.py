@@ -4,10 +4,12 @@ UNVERIFIED: vLLM ships CUDA-only wheels and cannot run on the machines this was 
 follows vLLM's documented RL surface (0.16+) and is exercised by the shared engine contract tests
 (`tests/test_trainer_engine_contract.py`) wherever vLLM and a GPU are present.
 
-* `VLLMEngine`: `vllm.v1.engine.async_llm.AsyncLLM` in this process (its engine core runs in its own
+* `VLLMEngine` (here): `vllm.v1.engine.async_llm.AsyncLLM` in this process (its engine core runs in its own
   process). Continuous batching = one `AsyncLLM.generate` task per prompt.
-* `VLLMServerEngine`: a remote `vllm serve` started with `VLLM_SERVER_DEV_MODE=1`,
-  `--weight-transfer-config '{"backend": "nccl"}'` and `--logprobs-mode processed_logprobs`.
+* `VLLMServerEngine` (`_vllm_server`): a remote `vllm serve`, the same steps over its HTTP routes.
+
+What both share is here: the trainer's end of the NCCL weight transfer (`NcclSender`), the update's
+description (`weight_update_info`) and the bookkeeping of streamed groups (`Streams`).
 
 Weight sync (both): `pause_generation(mode="keep", clear_cache=False)` (running requests freeze and keep
 their KV cache: OlmoRL/PipelineRL inflight updates) -> `start_weight_update` -> `update_weights` while the
@@ -26,10 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import queue
 import threading
-import time
 from typing import TYPE_CHECKING, Any, Mapping
 
 import torch
@@ -38,7 +38,7 @@ from olmorl.trainer.engines._types import Completion, GenerationRequest, Group, 
 from olmorl.trainer._lora import AdapterWeights
 from olmorl.trainer.engines._http import EngineError, WeightSyncError, weights_dir
 from olmorl.trainer.engines._sampling import check_sampling
-from olmorl.trainer.engines._vllm_lora import SERVER_ADAPTER_NAME, AdapterVersions
+from olmorl.trainer.engines._vllm_lora import AdapterVersions
 
 if TYPE_CHECKING:
     from vllm.v1.engine.async_llm import AsyncLLM
@@ -55,7 +55,7 @@ def require_vllm():
     return vllm
 
 
-class _NcclSender:
+class NcclSender:
     """The trainer's end of vLLM's NCCL weight-transfer group (rank 0; the engines' workers follow)."""
 
     def __init__(self) -> None:
@@ -76,12 +76,12 @@ class _NcclSender:
             NCCLTrainerSendWeightsArgs(group=self.group, packed=True))
 
 
-def _update_info(weights: Mapping[str, torch.Tensor]) -> dict[str, Any]:
+def weight_update_info(weights: Mapping[str, torch.Tensor]) -> dict[str, Any]:
     return {"names": list(weights), "dtype_names": [str(t.dtype).removeprefix("torch.") for t in weights.values()],
             "shapes": [list(t.shape) for t in weights.values()], "packed": True}
 
 
-class _Streams:
+class Streams:
     """Bookkeeping shared by both vLLM engines: per-token versions as tokens arrive, finished groups out."""
 
     def __init__(self) -> None:
@@ -100,7 +100,47 @@ class _Streams:
         return take_groups(self.out, timeout)
 
 
-class VLLMEngine:
+class StreamedEngine:
+    """What both vLLM engines answer alike from their `Streams`."""
+
+    streams: Streams
+
+    def submit(self, requests: list[GenerationRequest]) -> None:
+        self.streams.check()
+        self.streams.in_flight += len(requests)
+        for req in requests:
+            self._launch(req)
+
+    def _launch(self, req: GenerationRequest) -> None:
+        """Start generating `req` in the background; its group goes to `streams`."""
+        raise NotImplementedError
+
+    @property
+    def version(self) -> int:
+        return self.streams.version
+
+    @version.setter
+    def version(self, value: int) -> None:
+        self.streams.version = value
+
+    def get_groups(self, timeout: float | None = None) -> list[Group]:
+        return self.streams.get_groups(timeout)
+
+    @property
+    def in_flight_groups(self) -> int:
+        return self.streams.in_flight
+
+    def stats(self) -> dict[str, float]:
+        return {"tokens": float(self.streams.tokens), "idle_s": 0.0, "kv_stale_tokens": 0.0}
+
+    def get_rng_state(self) -> None:
+        return None  # vLLM samples with per-request seeds (seed + request counter); nothing else to save
+
+    def set_rng_state(self, state: Any) -> None:
+        pass
+
+
+class VLLMEngine(StreamedEngine):
     """AsyncLLM in-process; its event loop runs on a background thread."""
 
     def __init__(self, model: str, *, max_new_tokens: int, temperature: float = 1.0, top_k: int = 0,
@@ -113,21 +153,13 @@ class VLLMEngine:
         self.sync_timeout_s, self.nccl_port = sync_timeout_s, nccl_port
         self.engine_args = {"weight_transfer_config": {"backend": "nccl"}, "logprobs_mode": "processed_logprobs",
                             "enable_prefix_caching": False, **engine_args}
-        self.streams = _Streams()
+        self.streams = Streams()
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True, name="olmorl-vllm")
         self.llm: AsyncLLM | None = None  # set by start()
-        self.sender = _NcclSender()
+        self.sender = NcclSender()
         self.ids = itertools.count()
         self.adapters: AdapterVersions | None = None  # a LoRA policy's adapter versions (from its first update)
-
-    @property
-    def version(self) -> int:
-        return self.streams.version
-
-    @version.setter
-    def version(self, value: int) -> None:
-        self.streams.version = value
 
     def _run(self, coro, timeout: float | None = None):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
@@ -156,11 +188,8 @@ class VLLMEngine:
         if self.adapters is not None:
             self.adapters.close()
 
-    def submit(self, requests: list[GenerationRequest]) -> None:
-        self.streams.check()
-        self.streams.in_flight += len(requests)
-        for req in requests:
-            asyncio.run_coroutine_threadsafe(self._generate(req), self.loop)
+    def _launch(self, req: GenerationRequest) -> None:
+        asyncio.run_coroutine_threadsafe(self._generate(req), self.loop)
 
     async def _generate(self, req: GenerationRequest) -> None:
         from vllm import SamplingParams
@@ -200,13 +229,6 @@ class VLLMEngine:
                 self.adapters.release(adapter)
                 await self._retire_adapters()
 
-    def get_groups(self, timeout: float | None = None) -> list[Group]:
-        return self.streams.get_groups(timeout)
-
-    @property
-    def in_flight_groups(self) -> int:
-        return self.streams.in_flight
-
     async def _load_adapter(self, weights: AdapterWeights, version: int) -> None:
         if self.adapters is None:
             self.adapters = AdapterVersions(weights_dir())
@@ -231,7 +253,7 @@ class VLLMEngine:
         await llm.pause_generation(mode="keep", clear_cache=False)
         try:
             await llm.start_weight_update()
-            await asyncio.gather(llm.update_weights(WeightTransferUpdateRequest(update_info=_update_info(weights))),
+            await asyncio.gather(llm.update_weights(WeightTransferUpdateRequest(update_info=weight_update_info(weights))),
                                  asyncio.to_thread(self.sender.send, weights))
             await llm.finish_weight_update()
             await llm.reset_prefix_cache()
@@ -252,178 +274,3 @@ class VLLMEngine:
 
     def resume(self) -> None:
         self._run(self._started.resume_generation(), self.sync_timeout_s)
-
-    def stats(self) -> dict[str, float]:
-        return {"tokens": float(self.streams.tokens), "idle_s": 0.0, "kv_stale_tokens": 0.0}
-
-    def get_rng_state(self) -> None:
-        return None  # vLLM samples with per-request seeds (seed + request counter); nothing else to save
-
-    def set_rng_state(self, state: Any) -> None:
-        pass
-
-
-class VLLMServerEngine:
-    """A remote `vllm serve` (dev mode, NCCL weight transfer, processed logprobs) behind the `Engine` interface."""
-
-    def __init__(self, url: str, *, model: str, max_new_tokens: int, temperature: float = 1.0, top_k: int = 0,
-                 top_p: float = 1.0, seed: int = 0, sync_timeout_s: float = 300.0, nccl_address: str = "127.0.0.1",
-                 nccl_port: int = 29556, adapter_dir: str | None = None) -> None:
-        import httpx
-
-        check_sampling(temperature, top_k, top_p)
-        self.top_k, self.top_p = top_k, top_p
-        self.url, self.model, self.max_new_tokens, self.temperature = url.rstrip("/"), model, max_new_tokens, temperature
-        self.seed, self.sync_timeout_s = seed, sync_timeout_s
-        self.nccl_address, self.nccl_port = nccl_address, nccl_port
-        self.http = httpx.Client(base_url=self.url, timeout=sync_timeout_s)
-        self.streams = _Streams()
-        self.sender = _NcclSender()
-        self.ids = itertools.count()
-        self.adapter_dir = adapter_dir  # where adapter versions are written: a path the server can read
-        self.adapters: AdapterVersions | None = None
-
-    @property
-    def version(self) -> int:
-        return self.streams.version
-
-    @version.setter
-    def version(self, value: int) -> None:
-        self.streams.version = value
-
-    def start(self) -> None:
-        from olmorl.trainer.engines._http import wait_ready
-
-        wait_ready([self.url], self.sync_timeout_s)
-
-    def stop(self) -> None:
-        self.http.close()
-        if self.adapters is not None:
-            self.adapters.close()
-
-    def submit(self, requests: list[GenerationRequest]) -> None:
-        self.streams.check()
-        self.streams.in_flight += len(requests)
-        for req in requests:
-            threading.Thread(target=self._generate, args=(req,), daemon=True).start()
-
-    def _generate(self, req: GenerationRequest) -> None:
-        try:
-            model = self.model if self.adapters is None else SERVER_ADAPTER_NAME
-            body = {"model": model, "prompt": list(req.prompt_ids), "n": req.n, "stream": True,
-                    "max_tokens": req.max_new_tokens or self.max_new_tokens, "temperature": self.temperature,
-                    "top_p": self.top_p, "top_k": self.top_k, "logprobs": 0, "return_tokens_as_token_ids": True,
-                    "ignore_eos": req.ignore_eos, "seed": self.seed + next(self.ids)}
-            submitted = self.version
-            parts: dict[int, tuple[list[int], list[float], list[int]]] = {i: ([], [], []) for i in range(req.n)}
-            finish = {i: "stop" for i in range(req.n)}
-            with self.http.stream("POST", "/v1/completions", json=body, timeout=None) as r:
-                if r.status_code != 200:
-                    raise EngineError(f"vllm serve refused ({r.status_code}): {r.read().decode()[:500]}")
-                for line in r.iter_lines():
-                    if not line.startswith("data: ") or line == "data: [DONE]":
-                        continue
-                    for choice in json.loads(line[6:])["choices"]:
-                        ids, lps, vers = parts[choice["index"]]
-                        lp = choice.get("logprobs") or {}
-                        for tok, value in zip(lp.get("tokens", []), lp.get("token_logprobs", [])):
-                            ids.append(int(tok.removeprefix("token_id:")))
-                            lps.append(float(value))
-                            vers.append(self.version)
-                        if choice.get("finish_reason"):
-                            finish[choice["index"]] = "length" if choice["finish_reason"] == "length" else "stop"
-            completions = [Completion(*parts[i], finish[i]) for i in range(req.n)]
-            self.streams.tokens += sum(len(c.token_ids) for c in completions)
-            self.streams.out.put(Group(req.request_id, list(req.prompt_ids), completions, req.meta, submitted))
-        except BaseException as exc:
-            self.streams.error = exc
-        finally:
-            self.streams.in_flight -= 1
-
-    def get_groups(self, timeout: float | None = None) -> list[Group]:
-        return self.streams.get_groups(timeout)
-
-    @property
-    def in_flight_groups(self) -> int:
-        return self.streams.in_flight
-
-    def _post(self, path: str, **kwargs: Any) -> Any:
-        import httpx
-
-        try:
-            r = self.http.post(path, timeout=self.sync_timeout_s, **kwargs)
-        except httpx.HTTPError as exc:
-            raise WeightSyncError(f"vllm serve {self.url}{path}: {type(exc).__name__}: {exc}") from exc
-        if r.status_code != 200:
-            raise WeightSyncError(f"vllm serve {self.url}{path} refused ({r.status_code}): {r.text[:500]}")
-        return r.json() if r.content else None
-
-    def _in_thread(self, target, *args) -> threading.Thread:
-        box: dict[str, BaseException] = {}
-
-        def run():
-            try:
-                target(*args)
-            except BaseException as exc:
-                box["error"] = exc
-
-        thread = threading.Thread(target=run, daemon=True)
-        thread.box = box  # type: ignore[attr-defined]
-        thread.start()
-        return thread
-
-    def _join(self, thread: threading.Thread, what: str, deadline: float) -> None:
-        thread.join(max(deadline - time.monotonic(), 0.0))
-        if thread.is_alive():
-            raise WeightSyncError(f"{what} to {self.url} missed its {self.sync_timeout_s:g} s deadline "
-                                  "(NCCL has no timeout of its own: restart the engine)")
-        if thread.box:  # type: ignore[attr-defined]
-            raise WeightSyncError(f"{what} to {self.url} failed: {thread.box['error']}")  # type: ignore[attr-defined]
-
-    def update_weights(self, weights: Mapping[str, torch.Tensor], version: int, wait: bool = True) -> None:
-        if isinstance(weights, AdapterWeights):
-            self._load_adapter(weights, version)
-            return
-        deadline = time.monotonic() + self.sync_timeout_s
-        if self.sender.group is None:
-            world = 1 + int(self.http.get("/get_world_size").json()["world_size"])
-            sender = self._in_thread(self.sender.init, self.nccl_address, self.nccl_port, world)
-            self._post("/init_weight_transfer_engine", json={"init_info": {
-                "master_address": self.nccl_address, "master_port": self.nccl_port, "rank_offset": 1,
-                "world_size": world}})
-            self._join(sender, "NCCL group set-up", deadline)
-        self._post("/pause", params={"mode": "keep", "clear_cache": "false"})
-        try:
-            self._post("/start_weight_update", json={})
-            sender = self._in_thread(self.sender.send, weights)
-            self._post("/update_weights", json={"update_info": _update_info(weights)})
-            self._join(sender, f"weight broadcast of version {version}", deadline)
-            self._post("/finish_weight_update", json={})
-            self._post("/reset_prefix_cache")
-            self.version = version
-        finally:
-            self._post("/resume")
-
-    def _load_adapter(self, weights: AdapterWeights, version: int) -> None:
-        if self.adapters is None:
-            self.adapters = AdapterVersions(self.adapter_dir)
-        path = self.adapters.write(weights, version)
-        self._post("/v1/load_lora_adapter", json={"lora_name": SERVER_ADAPTER_NAME, "lora_path": str(path),
-                                                  "load_inplace": True})
-        self.version = version
-        self.adapters.retired()  # the server holds one adapter name, reloaded in place: older directories go
-
-    def pause(self, mode: str = "keep") -> None:
-        self._post("/pause", params={"mode": mode, "clear_cache": "false"})
-
-    def resume(self) -> None:
-        self._post("/resume")
-
-    def stats(self) -> dict[str, float]:
-        return {"tokens": float(self.streams.tokens), "idle_s": 0.0, "kv_stale_tokens": 0.0}
-
-    def get_rng_state(self) -> None:
-        return None
-
-    def set_rng_state(self, state: Any) -> None:
-        pass
