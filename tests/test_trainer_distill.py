@@ -20,7 +20,7 @@ from olmorl.rewards.service._local import free_port
 from olmorl.trainer import TrainConfig, Trainer, load_config
 from olmorl.trainer._distill import (LocalTeacher, RemoteTeacher, TeacherError, checked, full_forward_kl,
                                      full_reverse_kl, mixed_advantages, reverse_kl_advantages, sequence_distributions,
-                                     sequence_logprobs)
+                                     sequence_logprobs, teacher_scores)
 from olmorl.trainer._rewards import GroupScorer
 from olmorl.trainer._step_metrics import StepTally
 from olmorl.trainer._tiny import addition_rows, build_tiny_llama, train_teacher, write_jsonl
@@ -353,7 +353,7 @@ def test_full_kl_accept_keeps_the_reward_advantage_and_the_teacher_distribution(
     trainer.pending[0] = trainer.mixer.next()
     completions = [Completion([7, 8], [-0.5, -2.0], [0, 0], "stop"), Completion([9], [-1.0], [0], "stop")]
     group = Group(0, [1, 2], completions, None, 0)
-    teacher = asyncio.run(trainer._teacher_logprobs([group]))[0]
+    teacher = asyncio.run(teacher_scores(trainer.teacher, [group], trainer.config.distill_loss))[0]
     vocab = trainer.learner.head.weight.shape[0]
     assert [tuple(t.shape) for t in teacher] == [(2, vocab), (1, vocab)]
     results = [VerifyResult(verifier="math", reward=r, status="ok") for r in (1.0, 0.0)]

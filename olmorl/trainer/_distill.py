@@ -35,6 +35,7 @@ import torch
 
 if TYPE_CHECKING:
     from olmorl.trainer._config import TrainConfig
+    from olmorl.trainer.engines._types import Group
 
 Sequence = tuple[list[int], list[int]]  # (prompt token ids, completion token ids)
 # a completion's teacher logprobs: of its sampled tokens, or (full_*_kl) a [tokens, vocab] tensor of every entry's
@@ -228,6 +229,23 @@ def checked(sequences: list[Sequence], logprobs: object, who: str) -> list[list[
         if not all(isinstance(v, (int, float)) and math.isfinite(v) and v <= 1e-4 for v in values):
             raise TeacherError(f"{who}: sequence {k} has a logprob that is not a finite number <= 0: {values}")
     return logprobs
+
+
+async def teacher_scores(teacher: Teacher | None, groups: list[Group], distill_loss: str
+                         ) -> list[list[TeacherScores] | None]:
+    """Per group, the teacher's logprobs of each completion's tokens (None per group without a teacher): of the
+    sampled tokens, or with a full_*_kl distill_loss a [tokens, vocab] tensor of every vocabulary entry's."""
+    if teacher is None:
+        return [None] * len(groups)
+    sequences = [(list(c.prompt_ids or g.prompt_ids), c.token_ids) for g in groups for c in g.completions]
+    scores: list[TeacherScores]
+    if distill_loss != "sampled":
+        assert isinstance(teacher, LocalTeacher)  # TrainConfig allows full_*_kl with teacher_model only
+        scores = list(await teacher.distributions(sequences))
+    else:
+        scores = list(await teacher.logprobs(sequences))
+    flat = iter(scores)
+    return [[next(flat) for _ in g.completions] for g in groups]
 
 
 def build_teacher(config: TrainConfig) -> Teacher | None:

@@ -29,7 +29,7 @@ from olmorl.trainer._checkpoint import (MetricsLog, latest_checkpoint, load_chec
 from olmorl.trainer._config import TrainConfig, dump_config
 from olmorl.trainer._device import resolve_device
 from olmorl.trainer._data import Prompt, PromptMixer, load_sources
-from olmorl.trainer._distill import LocalTeacher, TeacherScores, build_teacher, mixed_advantages
+from olmorl.trainer._distill import TeacherScores, build_teacher, mixed_advantages, teacher_scores
 from olmorl.trainer.engines._types import GenerationRequest, Group
 from olmorl.trainer._eval import evaluate
 from olmorl.trainer._multiturn import has_env_rows, multiturn_engine
@@ -164,26 +164,11 @@ class Trainer:
             prompts = [self.pending[g.request_id] for g in groups]
             # the teacher scores the same groups while the reward server does; its failure stops the run
             scored, teacher = await asyncio.gather(score_groups(self.scorer, self.tokenizer, prompts, groups),
-                                                   self._teacher_logprobs(groups))
+                                                   teacher_scores(self.teacher, groups, self.config.distill_loss))
             for g, results, teacher_logprobs in zip(groups, scored, teacher):
                 self._accept(g, results, teacher_logprobs)
             self._feed()
             self.ready.set()
-
-    async def _teacher_logprobs(self, groups: list[Group]) -> list[list[TeacherScores] | None]:
-        """Per group, the teacher's logprobs of each completion's tokens (None per group without a teacher): of the
-        sampled tokens, or with a full_*_kl distill_loss a [tokens, vocab] tensor of every vocabulary entry's."""
-        if self.teacher is None:
-            return [None] * len(groups)
-        sequences = [(list(c.prompt_ids or g.prompt_ids), c.token_ids) for g in groups for c in g.completions]
-        scores: list[TeacherScores]
-        if self.config.distill_loss != "sampled":
-            assert isinstance(self.teacher, LocalTeacher)  # TrainConfig allows full_*_kl with teacher_model only
-            scores = list(await self.teacher.distributions(sequences))
-        else:
-            scores = list(await self.teacher.logprobs(sequences))
-        flat = iter(scores)
-        return [[next(flat) for _ in g.completions] for g in groups]
 
     def _accept(self, group: Group, results, teacher_logprobs: list[TeacherScores] | None = None) -> None:
         cfg = self.config
