@@ -21,7 +21,8 @@ two graders agree with each other. The sets:
 - real outputs (benchmarks/data/real_outputs.jsonl): model outputs from public releases, labelled by their
   authors' own graders (repo, path and commit per row), split `dev` / `heldout` by a hash of the row id. One
   row per source and split; then "careful grader" rows per batch, where a hand check overrides an authors'
-  verdict that their grader got wrong (`careful_verdict`, with a `careful_note` saying why). Batch 1's and batch
+  verdict that their grader got wrong (`careful_verdict`, with a `careful_note` saying why). Each row is graded
+  with its prompt, as a trainer sends it (the prompt may ask for a precision or speak of percent). Batch 1's and batch
   2's held-out splits have been seen; batch 3's (`"batch": 3`: ToRA-Code-34B, GRPO rollouts with `<answer>` tags)
   and batch 4's (`"batch": 4`: expert-iteration rollouts on MATH problems, LaTeX references such as
   `\\frac{3}{8}`, `45^\\circ`, `108\\text{ degrees}`) and batch 5's (`"batch": 5`: a GRPO and an SFT model's outputs on
@@ -79,7 +80,7 @@ def real_output_sets() -> dict[tuple[str, str], list[dict]]:
     the careful verdicts."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for row in load_rows(DATA / "real_outputs.jsonl"):
-        case = {"response": row["response"], "ground_truth": row["reference"]}
+        case = {"response": row["response"], "ground_truth": row["reference"], "prompt": row.get("prompt")}
         groups[(source_name(row), row["split"])].append({**case, "label": row["authors_verdict"]})
         careful = row.get("careful_verdict", row["authors_verdict"])
         groups[(f"real outputs batch {row.get('batch', 1)}, careful grader", row["split"])].append(
@@ -116,7 +117,7 @@ def main() -> None:
         tallies = {grader: Tally() for grader in graders}
         agree = 0
         for row in rows:
-            verdicts = {g: grade(row["response"], row["ground_truth"]) for g, grade in graders.items()}
+            verdicts = {g: grade(row["response"], row["ground_truth"], row.get("prompt")) for g, grade in graders.items()}
             for grader, verdict in verdicts.items():
                 tallies[grader].add(row["label"], verdict)
             agree += verdicts["olmorl"] == verdicts["math-verify"]
