@@ -26,8 +26,9 @@ two graders agree with each other. The sets:
   2's held-out splits have been seen; batch 3's (`"batch": 3`: ToRA-Code-34B, GRPO rollouts with `<answer>` tags)
   and batch 4's (`"batch": 4`: expert-iteration rollouts on MATH problems, LaTeX references such as
   `\\frac{3}{8}`, `45^\\circ`, `108\\text{ degrees}`) and batch 5's (`"batch": 5`: a GRPO and an SFT model's outputs on
-  MATH validation problems, references such as `\\sqrt{70}`, `7\\pi`, `(0,0)`, a matrix, `4a-2`) were each measured once
-  before any change made for them.
+  MATH validation problems, references such as `\\sqrt{70}`, `7\\pi`, `(0,0)`, a matrix, `4a-2`) and batch 6's
+  (`"batch": 6`: an expert-iteration model's outputs on other MATH validation problems, references such as
+  `[-10,4]`, `\\frac{5}{2},-3`, `(46,2004)`, `156^\\circ`) were each measured once before any change made for them.
 """
 
 from __future__ import annotations
@@ -56,13 +57,14 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 and 4: one row per repository.
+# Batches 3 to 6: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
         "damek/assignment5-alignment": "annotated baseline failures, batch 3 (<answer> tags)"},
     4: {"sandrewxu/cs336-assignment5-alignment": "EI rollouts on MATH, batch 4 (LaTeX references)"},
-    5: {"busybuffer/assignment5-alignment": "MATH validation outputs, batch 5 (radicals, pi, pairs)"}}
+    5: {"busybuffer/assignment5-alignment": "MATH validation outputs, batch 5 (radicals, pi, pairs)"},
+    6: {"busybuffer/assignment5-alignment": "EI model's MATH validation outputs, batch 6 (intervals, lists)"}}
 
 
 def source_name(row: dict) -> str:
