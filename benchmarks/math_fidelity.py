@@ -28,7 +28,8 @@ two graders agree with each other. The sets:
   `\\frac{3}{8}`, `45^\\circ`, `108\\text{ degrees}`) and batch 5's (`"batch": 5`: a GRPO and an SFT model's outputs on
   MATH validation problems, references such as `\\sqrt{70}`, `7\\pi`, `(0,0)`, a matrix, `4a-2`) and batch 6's
   (`"batch": 6`: an expert-iteration model's outputs on other MATH validation problems, references such as
-  `[-10,4]`, `\\frac{5}{2},-3`, `(46,2004)`, `156^\\circ`) were each measured once before any change made for them.
+  `[-10,4]`, `\\frac{5}{2},-3`, `(46,2004)`, `156^\\circ`, and a GRPO model's free-form outputs for question-only
+  prompts: programs, output blocks, boxes) were each measured once before any change made for them.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ BATCH_SOURCES = {
         "damek/assignment5-alignment": "annotated baseline failures, batch 3 (<answer> tags)"},
     4: {"sandrewxu/cs336-assignment5-alignment": "EI rollouts on MATH, batch 4 (LaTeX references)"},
     5: {"busybuffer/assignment5-alignment": "MATH validation outputs, batch 5 (radicals, pi, pairs)"},
-    6: {"busybuffer/assignment5-alignment": "EI model's MATH validation outputs, batch 6 (intervals, lists)"}}
+    6: {"busybuffer/assignment5-alignment": "MATH validation outputs, batch 6 (EI; GRPO question-only)"}}
 
 
 def source_name(row: dict) -> str:
