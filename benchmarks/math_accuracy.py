@@ -31,8 +31,8 @@ def load_rows(path: Path = DATA) -> list[dict]:
 def olmorl_grader():
     verifier = load_verifiers()["math"](Settings())
 
-    def grade(response: str, ground_truth: str) -> bool:
-        task = verifier.make_task(response, ground_truth, {}, None)
+    def grade(response: str, ground_truth: str, prompt: str | None = None) -> bool:
+        task = verifier.make_task(response, ground_truth, {}, prompt)
         return verifier.score(task).reward > 0.5
 
     return grade
@@ -41,7 +41,7 @@ def olmorl_grader():
 def math_verify_grader():
     from math_verify import parse, verify
 
-    def grade(response: str, ground_truth: str) -> bool:
+    def grade(response: str, ground_truth: str, prompt: str | None = None) -> bool:  # math-verify reads no prompt
         try:
             # Give math-verify its best shot at the reference: LaTeX extraction wants delimiters.
             delimited = "$" in ground_truth or "\\boxed" in ground_truth

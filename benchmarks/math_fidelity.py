@@ -21,12 +21,15 @@ two graders agree with each other. The sets:
 - real outputs (benchmarks/data/real_outputs.jsonl): model outputs from public releases, labelled by their
   authors' own graders (repo, path and commit per row), split `dev` / `heldout` by a hash of the row id. One
   row per source and split; then "careful grader" rows per batch, where a hand check overrides an authors'
-  verdict that their grader got wrong (`careful_verdict`, with a `careful_note` saying why). Batch 1's and batch
+  verdict that their grader got wrong (`careful_verdict`, with a `careful_note` saying why). Each row is graded
+  with its prompt, as a trainer sends it (the prompt may ask for a precision or speak of percent). Batch 1's and batch
   2's held-out splits have been seen; batch 3's (`"batch": 3`: ToRA-Code-34B, GRPO rollouts with `<answer>` tags)
   and batch 4's (`"batch": 4`: expert-iteration rollouts on MATH problems, LaTeX references such as
   `\\frac{3}{8}`, `45^\\circ`, `108\\text{ degrees}`) and batch 5's (`"batch": 5`: a GRPO and an SFT model's outputs on
-  MATH validation problems, references such as `\\sqrt{70}`, `7\\pi`, `(0,0)`, a matrix, `4a-2`) were each measured once
-  before any change made for them.
+  MATH validation problems, references such as `\\sqrt{70}`, `7\\pi`, `(0,0)`, a matrix, `4a-2`) and batch 6's
+  (`"batch": 6`: an expert-iteration model's outputs on other MATH validation problems, references such as
+  `[-10,4]`, `\\frac{5}{2},-3`, `(46,2004)`, `156^\\circ`, and a GRPO model's free-form outputs for question-only
+  prompts: programs, output blocks, boxes) were each measured once before any change made for them.
 """
 
 from __future__ import annotations
@@ -55,13 +58,14 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 and 4: one row per repository.
+# Batches 3 to 6: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
         "damek/assignment5-alignment": "annotated baseline failures, batch 3 (<answer> tags)"},
     4: {"sandrewxu/cs336-assignment5-alignment": "EI rollouts on MATH, batch 4 (LaTeX references)"},
-    5: {"busybuffer/assignment5-alignment": "MATH validation outputs, batch 5 (radicals, pi, pairs)"}}
+    5: {"busybuffer/assignment5-alignment": "MATH validation outputs, batch 5 (radicals, pi, pairs)"},
+    6: {"busybuffer/assignment5-alignment": "MATH validation outputs, batch 6 (EI; GRPO question-only)"}}
 
 
 def source_name(row: dict) -> str:
@@ -79,7 +83,7 @@ def real_output_sets() -> dict[tuple[str, str], list[dict]]:
     the careful verdicts."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for row in load_rows(DATA / "real_outputs.jsonl"):
-        case = {"response": row["response"], "ground_truth": row["reference"]}
+        case = {"response": row["response"], "ground_truth": row["reference"], "prompt": row.get("prompt")}
         groups[(source_name(row), row["split"])].append({**case, "label": row["authors_verdict"]})
         careful = row.get("careful_verdict", row["authors_verdict"])
         groups[(f"real outputs batch {row.get('batch', 1)}, careful grader", row["split"])].append(
@@ -116,7 +120,7 @@ def main() -> None:
         tallies = {grader: Tally() for grader in graders}
         agree = 0
         for row in rows:
-            verdicts = {g: grade(row["response"], row["ground_truth"]) for g, grade in graders.items()}
+            verdicts = {g: grade(row["response"], row["ground_truth"], row.get("prompt")) for g, grade in graders.items()}
             for grader, verdict in verdicts.items():
                 tallies[grader].add(row["label"], verdict)
             agree += verdicts["olmorl"] == verdicts["math-verify"]

@@ -21,6 +21,7 @@ from olmorl.rewards.math._numbers import (
     numbers_match,
     parse_number,
 )
+from olmorl.rewards.math._time_of_day import times_equal
 from olmorl.rewards.math._sympy import (
     TooLarge,
     exact_rational,
@@ -72,6 +73,8 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
         raise Unparseable("structure nested too deeply")
     if ref == ans:
         return True
+    if (same_time := times_equal(ref, ans)) is not None:
+        return same_time
     ref, ans = st.canonical_set_text(ref), st.canonical_set_text(ans)
     if ref == ans:
         return True

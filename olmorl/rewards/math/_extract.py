@@ -324,7 +324,8 @@ def _is_retracted(tail: str) -> bool:
 
 _MATH_OR_NUMBER_RE = re.compile(r"\$[^$]+\$|\\\(.+?\\\)|(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:%|percent\b))?")
 _YES_NO_RE = re.compile(r"^(?:yes|no|true|false)\b", re.IGNORECASE)
-_COPULA_RE = re.compile(r"\b(?:is|are|was|were|equals|be)\b|=|:")
+# A colon between digits is a time or a ratio (`7:05`, `3:4`), never a label before a value.
+_COPULA_RE = re.compile(r"\b(?:is|are|was|were|equals|be)\b|=|(?<!\d):|:(?!\d)")
 
 
 def sentence_value(answer: str) -> str:

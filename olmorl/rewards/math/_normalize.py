@@ -11,6 +11,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from olmorl.rewards.math._time_of_day import canonical_time
+
 _UNICODE = {
     "\u2212": "-", "\u2013": "-", "\u2014": "-", "\u2012": "-", "\u2010": "-", "\u2011": "-", "\ufe63": "-",
     "\uff0d": "-", "\u00d7": r"\times ", "\u22c5": r"\cdot ", "\u00b7": r"\cdot ", "\u03c0": r"\pi ",
@@ -192,6 +194,8 @@ def normalize_answer(raw: str) -> str:
     text = _DROP_RE.sub("", text)
     if (quoted := _QUOTED_RE.match(text)) is not None:
         text = quoted.group(1).strip()
+    if ("m" in text or "M" in text or "in the" in text) and (time := canonical_time(text)) is not None:
+        return time  # `4:30 p.m.` -> `T16:30` (its "m." is no unit)
     if ("\\circ" in text or "\\degree" in text) and _TRIG_RE.search(text):
         text = _TRIG_DEGREES_RE.sub(r"\1(\\frac{\2 \\pi}{180})", text)
     text = _DEGREE_RE.sub("", text)

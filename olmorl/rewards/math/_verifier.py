@@ -18,6 +18,7 @@ from olmorl.rewards.math._equivalence import Verdict, equivalent
 from olmorl.rewards.math._extract import Extraction, extract_answer
 from olmorl.rewards.math._normalize import normalize_answer
 from olmorl.rewards.math._numbers import numbers_match, parse_number
+from olmorl.rewards.math._precision import at_requested_precision, exact_value, prompt_text, requested_places
 from olmorl.rewards.math._sympy import TooLarge, parse_latex
 
 MathGroundTruth = str | int | float | list[str | int | float]
@@ -150,11 +151,16 @@ def _percent_fraction(raw: str) -> str | None:
     return f"{value.numerator}/{value.denominator}" if value.denominator != 1 else str(value.numerator)
 
 
-def _prompt_allows_percent(prompt: Any) -> bool:
-    """Whether the question itself asks for a percentage or a probability (where `70%` and 0.7 are one answer)."""
-    if isinstance(prompt, list):
-        prompt = " ".join(m.content for m in prompt if isinstance(getattr(m, "content", None), str))
-    return isinstance(prompt, str) and bool(_PERCENT_PROMPT_RE.search(prompt))
+def _precision_missed(prompt: str, reference: str, compared: list[str]) -> int | None:
+    """The decimal places the prompt asks for where the matched answer is not written at them (0.033 "to the
+    nearest hundredth" for 0.03), else None."""
+    if not prompt or len(compared) != 1 or (ref_number := parse_number(reference)) is None:
+        return None
+    places = requested_places(prompt, ref_number)
+    if places is None:
+        return None
+    value = exact_value(compared[0])
+    return None if value is not None and at_requested_precision(ref_number.value, value, places) else places
 
 
 def _is_multipart(reference: str) -> bool:
@@ -236,29 +242,37 @@ class _MathFamily(Verifier):
         if extraction.answer is None:
             return self._scored(task, 0.0, _details(extraction, refs, [], extraction.reason or "no_answer"))
         verdict, compared = Verdict(False, "mismatch"), list[str]()
-        percent_allowed = task.options.percent_as_fraction or _prompt_allows_percent(task.prompt)
+        prompt = prompt_text(task.prompt)
+        percent_allowed = task.options.percent_as_fraction or bool(_PERCENT_PROMPT_RE.search(prompt))
+        imprecise: int | None = None
         for raw, ref in zip(references(task.ground_truth), refs):
             verdict, compared = self.compare(ref, extraction, task.options.rel_tol)
-            if verdict.match:
-                break
-            # Percent behaves like a unit (50% ~ 50). A plain answer may also give a percent reference as the
-            # fraction it stands for (0.5 ~ 50%), but a percent answer states its own value (0.08% is not 8%); a
-            # percent answer equals a fraction reference (70% ~ 0.7) only where the item allows it.
-            percent_ref = _percent_fraction(raw)
-            answer_percent = any(_PERCENT_RE.search(c) for c in extraction.candidates)
-            if percent_ref is not None:
-                if not answer_percent:
-                    verdict, compared = self.compare(percent_ref, extraction, task.options.rel_tol)
-            elif (len(extraction.candidates) == 1 and percent_allowed
-                  and (percent_ans := _percent_fraction(extraction.candidates[0]))):
-                verdict, compared = self.compare(ref, replace(extraction, candidates=(percent_ans,)),
-                                                 task.options.rel_tol)
+            compared_ref = ref
+            if not verdict.match:
+                # Percent behaves like a unit (50% ~ 50). A plain answer may also give a percent reference as the
+                # fraction it stands for (0.5 ~ 50%), but a percent answer states its own value (0.08% is not 8%);
+                # a percent answer equals a fraction reference (70% ~ 0.7) only where the item allows it.
+                percent_ref = _percent_fraction(raw)
+                answer_percent = any(_PERCENT_RE.search(c) for c in extraction.candidates)
+                if percent_ref is not None:
+                    if not answer_percent:
+                        verdict, compared = self.compare(percent_ref, extraction, task.options.rel_tol)
+                        compared_ref = percent_ref
+                elif (len(extraction.candidates) == 1 and percent_allowed
+                      and (percent_ans := _percent_fraction(extraction.candidates[0]))):
+                    verdict, compared = self.compare(ref, replace(extraction, candidates=(percent_ans,)),
+                                                     task.options.rel_tol)
+            if verdict.match and (imprecise := _precision_missed(prompt, compared_ref, compared)) is not None:
+                verdict = Verdict(False, "mismatch")  # the value, but not at the precision the question asks for
             if verdict.match:
                 break
         if verdict.reason == "unparseable" and not any(_reference_parses(ref) for ref in refs):
             raise InvalidInput(f"ground_truth {raws!r} cannot be parsed as an answer",
                                _details(extraction, refs, compared, "unparseable_reference"))
-        return self._scored(task, float(verdict.match), _details(extraction, refs, compared, verdict.reason))
+        details = _details(extraction, refs, compared, verdict.reason)
+        if imprecise is not None and not verdict.match:
+            details["requested_decimal_places"] = imprecise
+        return self._scored(task, float(verdict.match), details)
 
     @staticmethod
     def _scored(task: Task, reward: float, details: dict[str, Any]) -> Score:
