@@ -344,7 +344,8 @@ def multiturn_engine(engine, tokenizer, urls: list[str], cfg) -> MultiTurnEngine
     from olmorl.trainer._sessions import SessionCalls
 
     chat = ToolChat(tokenizer, tool_call_parser(cfg.tool_call_parser))
-    sessions = SessionCalls(urls, api_key=cfg.reward_api_key, timeout_s=cfg.reward_timeout_s)
+    sessions = SessionCalls(urls, api_key=cfg.reward_api_key, timeout_s=cfg.reward_timeout_s,
+                            batch_window_s=cfg.session_batch_window_s)
     limits = RolloutLimits(max_turns=cfg.max_turns, max_total_tokens=cfg.max_total_tokens,
                            max_new_tokens=cfg.max_new_tokens)
     return MultiTurnEngine(engine, chat, sessions, limits)
