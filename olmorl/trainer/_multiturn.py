@@ -14,6 +14,8 @@ next turn (`engines._kept_cache`; a weight update in between drops it, so the tu
 the weights current then). Token in, token out: the completion is the sampled ids, exactly, with the tool reply
 ids between them; `loss_mask` is 1 on sampled tokens only, and logprobs and policy versions are kept per
 sampled token across turns and weight updates. Rows without `env` pass through to the wrapped engine.
+Session calls of rollouts that are ready together (opens, tool calls, verifies) go out as one batched request
+each (`_sessions.SessionCalls`); each rollout still makes its own calls in order.
 The finished group carries each completion's session Result, so the loop does not score it again.
 """
 
