@@ -125,3 +125,29 @@ def test_a_retried_batch_runs_no_tool_twice(server):
             assert [(r.status, r.details["tool_calls"]) for r in scored] == [("ok", 2), ("ok", 2)]
     finally:
         proxy.close()
+
+
+def test_a_batch_the_trainer_could_not_send_is_each_rollouts_infrastructure_error():
+    """Three rollouts' opens go out as one batched request; no server answers it: each rollout gets a
+    RolloutError of status `error` naming the cause (never a reward), not a hang."""
+    import socket
+
+    from olmorl.trainer import RolloutError, SessionCalls
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+
+    async def run() -> tuple[list, dict[str, int]]:
+        calls = SessionCalls([url])
+        outcomes = await asyncio.gather(*(calls.create("python", {"ground_truth": "1"}) for _ in range(3)),
+                                        return_exceptions=True)
+        await calls.aclose()
+        return outcomes, calls.requests
+
+    outcomes, requests = asyncio.run(run())
+    assert requests["open"] == 1
+    for outcome in outcomes:
+        assert isinstance(outcome, RolloutError) and outcome.status == "error", outcome
+        assert "RewardServerUnavailable" in str(outcome) and "ConnectError" in str(outcome), outcome
+        assert f"{url}/v1/sessions/batch/open" in str(outcome), outcome

@@ -11,6 +11,9 @@ Retry-After). A tool call runs code, so tool calls, verify and close carry an `I
 call and the same on each retry: a server that ran the call but whose reply was lost answers the retry
 with that reply and does not run the call twice. A 404 raises SessionNotFound; other 4xx raise
 RewardServerError; no answer after the retries raises RewardServerUnavailable naming the URL and cause.
+
+`open_many`, `call_many` and `verify_many` send many sessions' calls in one request per replica (the batch
+routes, `_session_transport.Batch`) and return each item's result or that item's error instead of raising.
 """
 
 from __future__ import annotations
