@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import re
 import tempfile
@@ -49,6 +50,13 @@ def pool_takes(url: str) -> dict[str, float]:
     found = re.findall(r'^olmorl_session_pool_takes_total\{[^}]*kind="python"[^}]*result="(\w+)"[^}]*\} (\S+)$',
                        text, re.M)
     return {result: float(n) for result, n in found}
+
+
+def session_requests(url: str) -> float:
+    """HTTP requests the server answered on its session routes so far (olmorl_requests_total, any status)."""
+    text = httpx.get(f"{url}/metrics", timeout=5.0).text
+    return sum(float(n) for n in re.findall(
+        r'^olmorl_requests_total\{[^}]*route="/v1/sessions[^"]*"[^}]*\} (\S+)$', text, re.M))
 
 
 def cpu_seconds(server_pid: int) -> dict[str, float]:
@@ -130,7 +138,10 @@ def main() -> None:
                       for i, p in enumerate(warm)])
         drain(multi, len(warm))
         wait_for_pool(server.url, pool)
-        takes_before = pool_takes(server.url)
+        # a full collection owed to the set-up (training the model) would land in whichever thread allocates next:
+        # taken now, so no measured burst pays it (it put 0.2 s into one run's loop thread)
+        gc.collect()
+        takes_before, requests_before = pool_takes(server.url), session_requests(server.url)
         before, cpu_before, load = multi.stats(), cpu_seconds(server.process.pid), os.getloadavg()[0]
         start = time.perf_counter()
         multi.submit([GenerationRequest(i, list(p.prompt_ids), args.group_size, meta=p) for i, p in enumerate(prompts)])
@@ -139,6 +150,7 @@ def main() -> None:
         stats = {k: v - before.get(k, 0.0) for k, v in multi.stats().items()}
         stats.update({f"cpu/{k}": v - cpu_before[k] for k, v in cpu_seconds(server.process.pid).items()}, load=load)
         stats.update({f"takes/{k}": v - takes_before.get(k, 0.0) for k, v in pool_takes(server.url).items()})
+        stats["session_requests"] = session_requests(server.url) - requests_before
         multi.stop()
         return [c for g in groups for c in g.completions], wall, stats
 
@@ -223,6 +235,8 @@ def print_breakdown(runs, n: int) -> None:
     print("| CPU s: engine thread / multi-turn loop thread / trainer process / reward server | " + " | ".join(
         "{cpu/olmorl-engine:.2f} / {cpu/olmorl-multiturn:.2f} / {cpu/process:.2f} / {cpu/server:.2f}".format_map(
             runs[m][2]) for m in names) + " |")
+    print("| session HTTP requests per rollout (at the server) | " + " | ".join(
+        f"{runs[m][2]['session_requests'] / n:.2f}" for m in names) + " |")
     print("| rows per decode step | " + " | ".join(
         f"{runs[m][2]['row_steps'] / max(runs[m][2]['decode_steps'], 1):.1f}" for m in names) + " |")
 

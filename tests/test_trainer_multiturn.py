@@ -287,3 +287,44 @@ def test_a_session_the_server_refuses_is_an_invalid_result_not_a_zero(tool_model
         rollouts.stop()
     for c in group.completions:
         assert c.result.status == "invalid" and "no_such_env" in c.result.error and c.token_ids == []
+
+
+def _session_requests(url: str) -> float:
+    """HTTP requests the server answered on its session routes (olmorl_requests_total)."""
+    text = httpx.get(f"{url}/metrics").text
+    return sum(float(v) for v in re.findall(r'^olmorl_requests_total\{[^}]*route="/v1/sessions[^"]*"[^}]*\} (\S+)$',
+                                            text, re.M))
+
+
+def test_rollouts_ready_together_share_their_session_requests(tool_model, reward_server):
+    """16 rollouts opened at once (one of their groups on an env the server refuses): the opens, tool calls and
+    verifies of rollouts ready together go out as one batched request each, counted at the server: well under
+    one request per rollout (a request per open, per tool call and per verify before: about 2.8). The refused
+    group's rollouts are `invalid` and every other rollout is scored, though they shared requests."""
+    root, chat, rows = tool_model
+    from transformers import AutoModelForCausalLM
+
+    tok = chat.tokenizer
+    url = reward_server(workers=1)
+    engine = TorchEngine(AutoModelForCausalLM.from_pretrained(root), eos_token_id=tok.eos_token_id,
+                         pad_token_id=tok.pad_token_id, max_new_tokens=128)
+    rollouts = MultiTurnEngine(engine, chat, SessionCalls([url]),
+                               RolloutLimits(max_turns=3, max_total_tokens=250, max_new_tokens=128))
+    refused = {"messages": [{"role": "user", "content": "1*2="}], "env": "no_such_env", "task": {}}
+    prompts = build_prompts(rows[:3] + [refused], tok, source="rows", max_prompt_tokens=64)
+    rollouts.start()
+    try:
+        before = _session_requests(url)
+        rollouts.submit([GenerationRequest(i, list(p.prompt_ids), 4, meta=p) for i, p in enumerate(prompts)])
+        groups = collect_groups(rollouts, 4, timeout=300)
+        tool_calls = rollouts.stats()["multiturn/tool_calls"] - rollouts.stats()["multiturn/tool_calls_malformed"]
+    finally:
+        rollouts.stop()
+    requests = _session_requests(url) - before
+    by_id = {g.request_id: g for g in groups}
+    assert all(c.result.status == "invalid" and "no_such_env" in c.result.error for c in by_id[3].completions)
+    scored = [c for i in range(3) for c in by_id[i].completions]
+    assert all(c.result.status == "ok" for c in scored) and any(c.result.reward == 1.0 for c in scored)
+    assert tool_calls > 0 and _sessions_open(url) == 0
+    # one request per call would be 16 opens + 12 verifies + the tool calls (39 so on the old code)
+    assert requests <= 16 * 0.5, f"{requests:.0f} session requests for 16 rollouts ({tool_calls:.0f} tool calls)"

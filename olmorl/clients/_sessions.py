@@ -11,6 +11,9 @@ Retry-After). A tool call runs code, so tool calls, verify and close carry an `I
 call and the same on each retry: a server that ran the call but whose reply was lost answers the retry
 with that reply and does not run the call twice. A 404 raises SessionNotFound; other 4xx raise
 RewardServerError; no answer after the retries raises RewardServerUnavailable naming the URL and cause.
+
+`open_many`, `call_many` and `verify_many` send many sessions' calls in one request per replica (the batch
+routes, `_session_transport.Batch`) and return each item's result or that item's error instead of raising.
 """
 
 from __future__ import annotations
@@ -18,26 +21,28 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-import uuid
-from typing import Any, Sequence, TypedDict
+from typing import Any, Mapping, Sequence, TypedDict
 
 import httpx
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from olmorl.clients._exceptions import RewardServerError, RewardServerUnavailable, SessionNotFound
-from olmorl.clients._policy import (
-    RETRY_STATUS,
-    Replicas,
-    RetryPolicy,
-    apply_on_error,
-    auth_headers,
-    classify,
-    http_limits,
-    resolve_urls,
-    transport_failure,
+from olmorl.clients._exceptions import OlmorlError, RewardServerError, RewardServerUnavailable, SessionNotFound
+from olmorl.clients._policy import (Replicas, RetryPolicy, apply_on_error, auth_headers, classify, http_limits,
+                                   resolve_urls)
+from olmorl.clients._session_transport import (
+    OPEN_BATCH,
+    TOOL_BATCH,
+    VERIFY_BATCH,
+    Batch,
+    async_send_once,
+    send_once,
+    per_replica,
+    detail,
+    new_key,
+    scatter,
 )
 from olmorl.rewards._models import ChatMessage, VerifyResult
-from olmorl.rewards.sessions._session_models import EnvInfo, SessionCreated, ToolResult
+from olmorl.rewards.sessions._session_models import BatchReply, EnvInfo, SessionCreate, SessionCreated, ToolResult
 
 _ENV_LIST = TypeAdapter(list[EnvInfo])
 
@@ -50,23 +55,15 @@ def _verify_result(response: httpx.Response) -> VerifyResult:
 
 def _parse(response: httpx.Response, model: Any) -> Any:
     if response.status_code == 404:
-        raise SessionNotFound(_detail(response))
+        raise SessionNotFound(detail(response))
     if response.status_code != 200:
         classify(response)  # raises RewardServerError for a final 4xx
-        raise RewardServerError(response.status_code, _detail(response))
+        raise RewardServerError(response.status_code, detail(response))
     try:
         return model.validate_json(response.content) if isinstance(model, TypeAdapter) \
             else model.model_validate_json(response.content)
     except ValidationError as exc:
         raise RewardServerError(response.status_code, f"unreadable reply: {exc.errors()[0]['msg']}") from None
-
-
-def _detail(response: httpx.Response) -> str:
-    try:
-        body = response.json()
-        return str(body.get("detail", body) if isinstance(body, dict) else body)[:500]
-    except ValueError:
-        return response.text[:500]
 
 
 def _tool_body(name: str, arguments: dict[str, Any] | str | None, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -75,7 +72,19 @@ def _tool_body(name: str, arguments: dict[str, Any] | str | None, kwargs: dict[s
     return {"name": name, "arguments": arguments if arguments is not None else kwargs}
 
 
-def _verify_body(response: str, messages: Sequence[ChatMessage | dict[str, Any]] | None) -> dict[str, Any]:
+def _open_body(request: SessionCreate | Mapping[str, Any]) -> dict[str, Any]:
+    return request.model_dump(mode="json") if isinstance(request, BaseModel) else dict(request)
+
+
+def _verified(url: str, result: VerifyResult) -> VerifyResult:
+    return apply_on_error([result], "zero")[0]  # as `verify` reads it: not ok keeps reward 0.0
+
+
+_ToolCalls = Sequence[tuple[Any, str, "dict[str, Any] | str"]]  # (session, tool name, arguments)
+_Answers = Sequence[tuple[Any, str] | tuple[Any, str, "Sequence[ChatMessage | dict[str, Any]] | None"]]
+
+
+def _verify_body(response: str, messages: Sequence[ChatMessage | dict[str, Any]] | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {"response": response}
     if messages is not None:
         body["messages"] = [m.model_dump(exclude_none=True) if isinstance(m, BaseModel) else m for m in messages]
@@ -93,42 +102,6 @@ class _Config:
         self.retry = RetryPolicy(max_retries=max_retries)
 
 
-def _keyed(key: str | None) -> dict[str, str] | None:
-    """The headers of a call safe to retry: its own key, sent again on each retry of that call."""
-    return {"Idempotency-Key": key} if key else None
-
-
-def _new_key() -> str:
-    return uuid.uuid4().hex
-
-
-_Outcome = tuple[httpx.Response | None, str, str | None]  # (the response to use | None, why not, Retry-After)
-
-
-def _judge(method: str, url: str, response: httpx.Response | None, exc: httpx.TransportError | None) -> _Outcome:
-    if exc is not None:
-        return None, transport_failure(exc, method, url), None
-    assert response is not None
-    if response.status_code not in RETRY_STATUS:
-        return response, "", None
-    return None, f"HTTP {response.status_code} ({_detail(response)}) on {method} {url}", \
-        response.headers.get("retry-after")
-
-
-def _attempt(request: Any, method: str, url: str, body: Any, key: str | None) -> _Outcome:
-    try:
-        return _judge(method, url, request(method, url, json=body, headers=_keyed(key)), None)
-    except httpx.TransportError as exc:
-        return _judge(method, url, None, exc)
-
-
-async def _async_attempt(http: httpx.AsyncClient, method: str, url: str, body: Any, key: str | None) -> _Outcome:
-    try:
-        return _judge(method, url, await http.request(method, url, json=body, headers=_keyed(key)), None)
-    except httpx.TransportError as exc:
-        return _judge(method, url, None, exc)
-
-
 class Session:
     """A session opened by SessionClient: `call`, `verify` (ends it), `close`. A context manager."""
 
@@ -141,14 +114,14 @@ class Session:
     def call(self, name: str, arguments: dict[str, Any] | str | None = None, **kwargs: Any) -> ToolResult:
         """Call a tool: `call("python", code="...")` or `call("python", {"code": "..."})`."""
         body = _tool_body(name, arguments, kwargs)
-        return _parse(self._client._send("POST", self.url, f"/v1/sessions/{self.id}/tool", body, _new_key()),
+        return _parse(self._client._send("POST", self.url, f"/v1/sessions/{self.id}/tool", body, new_key()),
                       ToolResult)
 
     def verify(self, response: str, messages: Sequence[ChatMessage | dict[str, Any]] | None = None) -> VerifyResult:
         """Score the final answer; the server ends the session."""
         self.closed = True
         reply = self._client._send("POST", self.url, f"/v1/sessions/{self.id}/verify", _verify_body(response, messages),
-                                    _new_key())
+                                    new_key())
         return _verify_result(reply)
 
     def close(self) -> None:
@@ -157,7 +130,7 @@ class Session:
             return
         self.closed = True
         try:
-            _parse(self._client._send("DELETE", self.url, f"/v1/sessions/{self.id}", key=_new_key()),
+            _parse(self._client._send("DELETE", self.url, f"/v1/sessions/{self.id}", key=new_key()),
                    TypeAdapter(dict))
         except SessionNotFound:
             pass
@@ -197,12 +170,55 @@ class SessionClient:
         url, response = self._send_picking("POST", "/v1/sessions", body)
         return Session(self, url, _parse(response, SessionCreated))
 
+    def open_many(self, requests: Sequence[SessionCreate | Mapping[str, Any]]) -> list[Session | OlmorlError]:
+        """Open many sessions in one request (POST /v1/sessions/batch/open), each request `open`'s arguments as
+        a dict (`{"env": ..., "task": ..., "options": ...}`). One entry per request, in order: its Session, or
+        the OlmorlError that says why not. Items a full server refused are sent again, as `open` retries."""
+        batch = Batch(OPEN_BATCH, [_open_body(r) for r in requests], BatchReply[SessionCreated],
+                      lambda url, created: Session(self, url, created), replicas=self._config.replicas)
+        self._run(batch)
+        return batch.outcomes
+
+    def call_many(self, calls: _ToolCalls) -> list[ToolResult | OlmorlError]:
+        """One tool call on each of many sessions, `(session, name, arguments)` each, in one request per replica
+        (POST /v1/sessions/batch/tool), run at once on the server. One entry per call, in order: its ToolResult,
+        or the OlmorlError of that call (SessionNotFound ...). Each call keeps its idempotency key over retries,
+        so a retried request runs no tool twice."""
+        batches = per_replica(TOOL_BATCH, [c[0] for c in calls], [_tool_body(n, a, {}) for _, n, a in calls],
+                              BatchReply[ToolResult], lambda url, result: result)
+        for _, batch in batches:
+            self._run(batch)
+        return scatter(len(calls), batches)
+
+    def verify_many(self, answers: _Answers) -> list[VerifyResult | OlmorlError]:
+        """Score many sessions' answers, `(session, response)` or `(session, response, messages)` each, and end
+        those sessions, in one request per replica (POST /v1/sessions/batch/verify); entries as `call_many`'s."""
+        for answer in answers:
+            answer[0].closed = True
+        batches = per_replica(VERIFY_BATCH, [a[0] for a in answers], [_verify_body(*a[1:]) for a in answers],
+                              BatchReply[VerifyResult], _verified)
+        for _, batch in batches:
+            self._run(batch)
+        return scatter(len(answers), batches)
+
+    def _run(self, batch: Batch) -> None:
+        """Send a batch until no item is left to send again or the retries are spent."""
+        retry = self._config.retry
+        for attempt in range(retry.max_retries + 1):
+            if not batch.pending:
+                return
+            url = batch.next_url()
+            batch.take(url, send_once(self._http.request, "POST", f"{url}{batch.path}", batch.body(), None))
+            if batch.pending and attempt < retry.max_retries:
+                time.sleep(retry.delay(attempt, batch.retry_after))
+        batch.give_up(retry.max_retries + 1)
+
     def _send_picking(self, method: str, path: str, body: Any) -> tuple[str, httpx.Response]:
         """A request to any replica (opening a session, listing envs), retried over replicas."""
         cfg, reason = self._config, ""
         for attempt in range(cfg.retry.max_retries + 1):
             url = cfg.replicas.pick()
-            response, reason, retry_after = _attempt(self._http.request, method, f"{url}{path}", body, None)
+            response, reason, retry_after = send_once(self._http.request, method, f"{url}{path}", body, None)
             if response is not None:
                 cfg.replicas.mark_up(url)
                 return url, response
@@ -218,7 +234,7 @@ class SessionClient:
             return self._send_picking(method, path, body)[1]
         cfg, reason = self._config, ""
         for attempt in range(cfg.retry.max_retries + 1):
-            response, reason, retry_after = _attempt(self._http.request, method, f"{url}{path}", body, key)
+            response, reason, retry_after = send_once(self._http.request, method, f"{url}{path}", body, key)
             if response is not None:
                 return response
             if attempt < cfg.retry.max_retries:
@@ -248,13 +264,13 @@ class AsyncSession:
     async def call(self, name: str, arguments: dict[str, Any] | str | None = None, **kwargs: Any) -> ToolResult:
         body = _tool_body(name, arguments, kwargs)
         return _parse(await self._client._send("POST", self.url, f"/v1/sessions/{self.id}/tool", body,
-                                              _new_key(), self._http), ToolResult)
+                                              new_key(), self._http), ToolResult)
 
     async def verify(self, response: str,
                      messages: Sequence[ChatMessage | dict[str, Any]] | None = None) -> VerifyResult:
         self.closed = True
         reply = await self._client._send("POST", self.url, f"/v1/sessions/{self.id}/verify",
-                                         _verify_body(response, messages), _new_key(), self._http)
+                                         _verify_body(response, messages), new_key(), self._http)
         return _verify_result(reply)
 
     async def close(self) -> None:
@@ -262,7 +278,7 @@ class AsyncSession:
             return
         self.closed = True
         try:
-            _parse(await self._client._send("DELETE", self.url, f"/v1/sessions/{self.id}", key=_new_key(),
+            _parse(await self._client._send("DELETE", self.url, f"/v1/sessions/{self.id}", key=new_key(),
                                             http=self._http), TypeAdapter(dict))
         except SessionNotFound:
             pass
@@ -302,12 +318,50 @@ class AsyncSessionClient:
         url, response = await self._send_picking("POST", "/v1/sessions", body, http)
         return AsyncSession(self, url, _parse(response, SessionCreated), http)
 
+    async def open_many(self, requests: Sequence[SessionCreate | Mapping[str, Any]]
+                        ) -> list[AsyncSession | OlmorlError]:
+        """As SessionClient.open_many: AsyncSessions, or the OlmorlError of each."""
+        batch = Batch(OPEN_BATCH, [_open_body(r) for r in requests], BatchReply[SessionCreated],
+                      lambda url, created: AsyncSession(self, url, created, next(self._turn)),
+                      replicas=self._config.replicas)
+        await self._run(batch)
+        return batch.outcomes
+
+    async def call_many(self, calls: _ToolCalls) -> list[ToolResult | OlmorlError]:
+        """As SessionClient.call_many."""
+        batches = per_replica(TOOL_BATCH, [c[0] for c in calls], [_tool_body(n, a, {}) for _, n, a in calls],
+                              BatchReply[ToolResult], lambda url, result: result)
+        await asyncio.gather(*(self._run(batch) for _, batch in batches))
+        return scatter(len(calls), batches)
+
+    async def verify_many(self, answers: _Answers) -> list[VerifyResult | OlmorlError]:
+        """As SessionClient.verify_many."""
+        for answer in answers:
+            answer[0].closed = True
+        batches = per_replica(VERIFY_BATCH, [a[0] for a in answers], [_verify_body(*a[1:]) for a in answers],
+                              BatchReply[VerifyResult], _verified)
+        await asyncio.gather(*(self._run(batch) for _, batch in batches))
+        return scatter(len(answers), batches)
+
+    async def _run(self, batch: Batch) -> None:
+        """Send a batch until no item is left to send again or the retries are spent."""
+        retry = self._config.retry
+        for attempt in range(retry.max_retries + 1):
+            if not batch.pending:
+                return
+            url = batch.next_url()
+            outcome = await async_send_once(next(self._turn), "POST", f"{url}{batch.path}", batch.body(), None)
+            batch.take(url, outcome)
+            if batch.pending and attempt < retry.max_retries:
+                await asyncio.sleep(retry.delay(attempt, batch.retry_after))
+        batch.give_up(retry.max_retries + 1)
+
     async def _send_picking(self, method: str, path: str, body: Any,
                             http: httpx.AsyncClient | None = None) -> tuple[str, httpx.Response]:
         cfg, reason, http = self._config, "", http or next(self._turn)
         for attempt in range(cfg.retry.max_retries + 1):
             url = cfg.replicas.pick()
-            response, reason, retry_after = await _async_attempt(http, method, f"{url}{path}", body, None)
+            response, reason, retry_after = await async_send_once(http, method, f"{url}{path}", body, None)
             if response is not None:
                 cfg.replicas.mark_up(url)
                 return url, response
@@ -322,7 +376,7 @@ class AsyncSessionClient:
             return (await self._send_picking(method, path, body, http))[1]
         cfg, reason, http = self._config, "", http or next(self._turn)
         for attempt in range(cfg.retry.max_retries + 1):
-            response, reason, retry_after = await _async_attempt(http, method, f"{url}{path}", body, key)
+            response, reason, retry_after = await async_send_once(http, method, f"{url}{path}", body, key)
             if response is not None:
                 return response
             if attempt < cfg.retry.max_retries:

@@ -42,6 +42,7 @@ class TrainConfig:
     max_turns: int = 8  # assistant turns per multi-turn rollout (max_new_tokens caps each turn)
     max_total_tokens: int = 1024  # sampled + tool reply tokens of one multi-turn rollout
     tool_call_parser: str = "hermes"  # tool-call format: hermes (<tool_call>{json}</tool_call>) | package.module:Class
+    session_batch_window_s: float = 0.002  # session calls ready this close together go out as one batched request
     engine_batch_size: int = 64  # sequences decoded together by the engine
     continuous_batching: bool = True  # refill a finished row at once (False = static batches)
     engine_dtype: str = "float32"  # dtype of the engine's copy of the weights (float32 | bfloat16)
@@ -180,7 +181,7 @@ _AT_LEAST = {
     **dict.fromkeys(("eval_every", "engine_servers", "ray_engines", "ray_learner_ranks", "ray_reward_replicas",
                      "warmup_steps", "async_steps", "save_every", "seed", "max_staleness", "learning_rate", "kl_beta",
                      "weight_decay", "max_grad_norm", "eps_low", "eps_high", "ray_engine_cpus", "ray_engine_gpus",
-                     "ray_learner_cpus", "ray_learner_gpus"), 0),
+                     "ray_learner_cpus", "ray_learner_gpus", "session_batch_window_s"), 0),
 }
 _POSITIVE = ("engine_sync_timeout_s", "engine_ready_timeout_s", "tis_cap", "loss_constant", "adam_eps",
              "sapo_tau_pos", "sapo_tau_neg",

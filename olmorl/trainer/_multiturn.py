@@ -14,6 +14,8 @@ next turn (`engines._kept_cache`; a weight update in between drops it, so the tu
 the weights current then). Token in, token out: the completion is the sampled ids, exactly, with the tool reply
 ids between them; `loss_mask` is 1 on sampled tokens only, and logprobs and policy versions are kept per
 sampled token across turns and weight updates. Rows without `env` pass through to the wrapped engine.
+Session calls of rollouts that are ready together (opens, tool calls, verifies) go out as one batched request
+each (`_sessions.SessionCalls`); each rollout still makes its own calls in order.
 The finished group carries each completion's session Result, so the loop does not score it again.
 """
 
@@ -344,7 +346,8 @@ def multiturn_engine(engine, tokenizer, urls: list[str], cfg) -> MultiTurnEngine
     from olmorl.trainer._sessions import SessionCalls
 
     chat = ToolChat(tokenizer, tool_call_parser(cfg.tool_call_parser))
-    sessions = SessionCalls(urls, api_key=cfg.reward_api_key, timeout_s=cfg.reward_timeout_s)
+    sessions = SessionCalls(urls, api_key=cfg.reward_api_key, timeout_s=cfg.reward_timeout_s,
+                            batch_window_s=cfg.session_batch_window_s)
     limits = RolloutLimits(max_turns=cfg.max_turns, max_total_tokens=cfg.max_total_tokens,
                            max_new_tokens=cfg.max_new_tokens)
     return MultiTurnEngine(engine, chat, sessions, limits)

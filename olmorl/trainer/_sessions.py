@@ -1,4 +1,6 @@
-"""The trainer's sessions: `olmorl.clients.AsyncSessionClient`, with its failures turned into `RolloutError`.
+"""The trainer's sessions: `olmorl.clients.AsyncSessionClient`, with its failures turned into `RolloutError`, and
+the opens, tool calls and verifies of rollouts that are ready together sent as one batched request each
+(`_session_batching`).
 
 Failures are never rewards: a request the server refuses (a 4xx other than auth / a lost session) raises
 `RolloutError(status="invalid")`; an unreachable or failing server (after the client's retries; a full
@@ -13,7 +15,8 @@ import contextlib
 from typing import Any, Literal
 
 from olmorl.clients import AsyncSession, AsyncSessionClient, OlmorlError, RewardServerError, VerifyResult
-from olmorl.clients import SessionNotFound
+from olmorl.clients import SessionNotFound, ToolResult
+from olmorl.trainer._session_batching import Coalescer
 
 
 class RolloutError(RuntimeError):
@@ -40,15 +43,27 @@ def _as_rollout_error(what: str):
 class SessionCalls:
     """Sessions by id over one or more reward servers (each session stays on the server that opened it)."""
 
-    def __init__(self, urls: list[str], *, api_key: str | None = None, timeout_s: float = 60.0) -> None:
+    def __init__(self, urls: list[str], *, api_key: str | None = None, timeout_s: float = 60.0,
+                 batch_window_s: float = 0.002) -> None:
         self._client = AsyncSessionClient(urls, api_key=api_key, timeout=timeout_s, max_connections=512)
         self._open: dict[str, AsyncSession] = {}
         # session opens in flight, and closes of sessions whose rollout was cancelled mid-request: a shutdown lets
         # them finish, so no session outlives the run on the server
         self.cleanup: set[asyncio.Future] = set()
+        client, track = self._client, self._later
+        self._opens: Coalescer[dict[str, Any], AsyncSession] = Coalescer(client.open_many, batch_window_s, track)
+        self._tools: Coalescer[tuple[AsyncSession, str, Any], ToolResult] = Coalescer(
+            client.call_many, batch_window_s, track)
+        self._verifies: Coalescer[tuple[AsyncSession, str, list[dict]], VerifyResult] = Coalescer(
+            client.verify_many, batch_window_s, track)
+
+    @property
+    def requests(self) -> dict[str, int]:
+        """Batched requests sent so far, by kind."""
+        return {"open": self._opens.requests, "tool": self._tools.requests, "verify": self._verifies.requests}
 
     async def create(self, env: str, task: Any, options: dict | None = None) -> AsyncSession:
-        opening = self._later(self._client.open(env, task, options))
+        opening = self._opens.submit({"env": env, "task": task, "options": options or {}})
         try:
             with _as_rollout_error(f"opening a {env!r} session"):
                 session = await asyncio.shield(opening)
@@ -60,13 +75,13 @@ class SessionCalls:
 
     async def tool(self, session_id: str, name: str, arguments: dict):
         with _as_rollout_error(f"tool {name!r}"):
-            return await self._open[session_id].call(name, arguments)
+            return await self._tools.submit((self._open[session_id], name, arguments))
 
     async def verify(self, session_id: str, response: str, messages: list[dict]) -> VerifyResult:
         session = self._open.pop(session_id)  # /verify ends it (the server's idle TTL, if the call fails)
         try:
             with _as_rollout_error("verify"):
-                return await session.verify(response, messages)
+                return await self._verifies.submit((session, response, messages))
         except asyncio.CancelledError:  # the server may not have got to it: end it (a 404 if it did)
             self._later(_close_quietly(session))
             raise
@@ -96,6 +111,6 @@ async def _close_quietly(session: AsyncSession) -> None:
 async def _close_when_open(opening: asyncio.Future) -> None:
     try:
         session = await opening
-    except (OlmorlError, OSError):
+    except (OlmorlError, OSError, asyncio.CancelledError):
         return
     await _close_quietly(session)

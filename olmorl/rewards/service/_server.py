@@ -18,7 +18,6 @@ from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
-from fastapi.openapi.utils import get_openapi
 from fastapi.staticfiles import StaticFiles
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
@@ -26,11 +25,12 @@ from olmorl import __version__
 from olmorl.rewards.service._body_limits import BodyLimits
 from olmorl.rewards.engine._engine import RewardEngine
 from olmorl.rewards.service._gym_routes import build_gym_routes
+from olmorl.rewards.service._items import item_body, publish_item_bodies, read_items
 from olmorl.rewards.service._openrlhf_routes import openrlhf_routes
 from olmorl.rewards.service._request_counter import RequestCounter
 from olmorl.rewards._models import VerifierInfo, VerifyRequest, VerifyResponse
 from olmorl.rewards.engine._registry import route_builders
-from olmorl.rewards.service._session_routes import build_session_routes
+from olmorl.rewards.service._session_routes import BATCH_BODIES, build_session_routes
 from olmorl.rewards.sessions._sessions import SessionManager
 from olmorl.rewards._settings import Settings
 
@@ -87,12 +87,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Score a batch of completions",
         responses={413: {"description": "Batch or body over the configured limits"},
                    422: {"description": "Malformed body (names the field)"}},
-        openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
-            "schema": {"$ref": "#/components/schemas/VerifyRequest"}}}}},
+        openapi_extra=item_body(VerifyRequest),
     )
     async def verify(request: Request) -> Response:
         """Every item gets one result, in order. A bad item is `invalid`; it never fails the batch."""
-        items = await _read_items(request, settings)
+        items = await read_items(request, settings.max_items_per_request)
         # serialized once, by the engine: FastAPI would validate the results again and encode them in two passes
         _, encoded = await engine.verify_batch_encoded(items)
         return Response(b'{"results":' + encoded + b"}", media_type="application/json")
@@ -126,29 +125,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Last: its `POST /{tool}` route must not shadow the single-segment routes above.
     app.include_router(build_gym_routes(sessions), dependencies=[Depends(require_api_key)])
 
-    _document_verify_request(app)
+    publish_item_bodies(app, [VerifyRequest, *BATCH_BODIES])
     _serve_docs(app)
     return app
-
-
-async def _read_items(request: Request, settings: Settings) -> list[Any]:
-    """Check the envelope of a body BodyLimits already bounded; items are validated one by one."""
-    try:
-        body = json.loads(await request.body())
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise HTTPException(422, [{"loc": ["body"], "msg": f"body is not valid JSON: {exc}",
-                                   "type": "json_invalid"}]) from None
-    if not isinstance(body, dict) or "items" not in body:
-        raise HTTPException(422, [{"loc": ["body", "items"], "msg": "field required: a JSON object with "
-                                   "an `items` list", "type": "missing"}])
-    items = body["items"]
-    if not isinstance(items, list):
-        raise HTTPException(422, [{"loc": ["body", "items"], "msg": "`items` must be a list",
-                                   "type": "list_type"}])
-    if len(items) > settings.max_items_per_request:
-        raise HTTPException(413, f"batch of {len(items)} items exceeds "
-                                 f"max_items_per_request={settings.max_items_per_request}")
-    return items
 
 
 DOCS_STATIC = "/docs/static"
@@ -176,20 +155,3 @@ def _serve_docs(app: FastAPI) -> None:
         return get_redoc_html(openapi_url="/openapi.json", title=f"{app.title} - ReDoc",
                               redoc_js_url=f"{DOCS_STATIC}/redoc.standalone.js",
                               redoc_favicon_url=f"{DOCS_STATIC}/favicon.png", with_google_fonts=False)
-
-
-def _document_verify_request(app: FastAPI) -> None:
-    """/v1/verify reads its body itself (so one bad item can't 422 the batch); publish the schema anyway."""
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            schema = get_openapi(title=app.title, version=app.version, description=app.description,
-                                 routes=app.routes)
-            request_schema = VerifyRequest.model_json_schema(ref_template="#/components/schemas/{model}")
-            components = schema.setdefault("components", {}).setdefault("schemas", {})
-            components.update(request_schema.pop("$defs", {}))
-            components["VerifyRequest"] = request_schema
-            app.openapi_schema = schema
-        return app.openapi_schema
-
-    app.openapi = openapi  # type: ignore[method-assign]

@@ -3,12 +3,13 @@ without the server extra."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from olmorl.rewards._models import ChatMessage
 
+R = TypeVar("R")
 ToolStatus = Literal["ok", "invalid", "timeout", "error"]
 """`ok`: the tool ran (the program it ran may still have raised: that is its output). `invalid`: the
 call itself is wrong (unknown tool, bad arguments, no attempts left). `timeout`: the call ran past the
@@ -70,3 +71,50 @@ class EnvInfo(BaseModel):
     task: dict[str, Any] = Field(description="JSON schema of the accepted task.")
     options: dict[str, Any] = Field(description="JSON schema of the accepted options.")
     sandboxed: bool = Field(description="Each session runs untrusted code in its own sandbox.")
+
+
+# -- the batch routes (/v1/sessions/batch/...): many sessions' calls in one request ------------------------------
+class BatchToolCall(ToolCall):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"session_id": "3Jx...", "name": "python", "arguments": {"code": "print(6 * 7)"}, "idempotency_key": "a1"}]})
+
+    session_id: str
+    idempotency_key: str | None = Field(default=None, description="As the single route's Idempotency-Key header: "
+                                        "a retried item with the same key gets the first reply, the tool runs once.")
+
+
+class BatchVerify(SessionVerify):
+    session_id: str
+    idempotency_key: str | None = Field(default=None, description="As the single route's Idempotency-Key header.")
+
+
+class OpenBatch(BaseModel):
+    """Each item is opened as POST /v1/sessions would; a malformed item is that item's 422."""
+
+    items: list[SessionCreate]
+
+
+class ToolBatch(BaseModel):
+    """Each item runs as POST /v1/sessions/{session_id}/tool would, all at once (one session's items one at a time)."""
+
+    items: list[BatchToolCall]
+
+
+class VerifyBatch(BaseModel):
+    """Each item is scored (and its session ended) as POST /v1/sessions/{session_id}/verify would, all at once."""
+
+    items: list[BatchVerify]
+
+
+class ItemReply(BaseModel, Generic[R]):
+    """One item's outcome: `status_code` is what the single route would have answered (200 with `result`, else
+    `error`); a 503's `retry_after_s` says when to send that item again."""
+
+    status_code: int
+    result: R | None = None
+    error: str | None = None
+    retry_after_s: float | None = None
+
+
+class BatchReply(BaseModel, Generic[R]):
+    results: list[ItemReply[R]] = Field(description="One per item, in order.")
