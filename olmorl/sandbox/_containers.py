@@ -120,11 +120,17 @@ class TaskContainer:
     async def read_tree(self, path: str, *, max_bytes: int, timeout_s: float = 60.0) -> bytes:
         """`path` as a tar archive (links stored as links, never followed), read by root; RuntimeError when it
         cannot be read or is over `max_bytes`."""
-        code, out, err, _ = await self._run(["tar", "-C", path, "-cf", "-", "."], timeout_s, None, "/", max_bytes,
-                                            ROOT_USER)
+        return await self.output(["tar", "-C", path, "-cf", "-", "."], max_bytes=max_bytes, timeout_s=timeout_s,
+                                 what=f"reading {path} from the task container")
+
+    async def output(self, command: list[str], *, max_bytes: int, timeout_s: float = 60.0,
+                     what: str = "a root command in the task container") -> bytes:
+        """The whole stdout of `command`, run by root in /; RuntimeError (naming `what`) when it fails or writes
+        more than `max_bytes`."""
+        code, out, err, _ = await self._run(command, timeout_s, None, "/", max_bytes, ROOT_USER)
         if code != 0 or out.seen > max_bytes:
             why = err.text().strip()[-500:] or ("over the size limit" if code == 0 else f"exit {code}")
-            raise RuntimeError(f"reading {path} from the task container failed: {why}")
+            raise RuntimeError(f"{what} failed: {why}")
         return bytes(out.head)
 
     async def _run(self, command: list[str], timeout_s: float, stdin: bytes | None, workdir: str | None,

@@ -227,7 +227,7 @@ class SweEnvironment(Environment):
         # its repository is root's: the hidden tests' uid may read it, not change it
         self.verdict = asyncio.ensure_future(start_container(self.container_spec, owner=ROOT_USER))
         return await verify_task(self._live(), self.verdict, self.spec, self.container_spec.image, mode,
-                                 max(timeout_s, 1.0), (cfg.swe.disk_mb + 64) << 20, cfg.swe.runtime)
+                                 max(timeout_s, 1.0), (cfg.swe.disk_mb + 64) << 20)
 
     @classmethod
     async def on_server_stop(cls) -> None:
