@@ -83,6 +83,11 @@ def test_bash_keeps_cwd_bounds_output_and_stops_at_its_timeout(client):
     slow = session.call("bash", command="echo started; sleep 30 & sleep 30; echo never", timeout_s=2)
     assert slow.status == "timeout" and slow.output == "started\n" and 1.9 < slow.elapsed_ms / 1000 < 15
     assert session.call("bash", command="sleep 5", timeout_s=60).status == "timeout"  # capped at bash_timeout_s (3)
+    # an exit status is not a timeout, and a command that outlives TERM's grace is (both were misread before)
+    own = session.call("bash", command="exit 124")
+    assert (own.status, own.output) == ("ok", "[exit code 124]\n"), own
+    stubborn = session.call("bash", command="trap '' TERM; echo started; sleep 30", timeout_s=1)
+    assert (stubborn.status, stubborn.output) == ("timeout", "started\n"), stubborn
     assert session.call("bash", command="pwd").output == "/workspace/calc\n"
     offline = session.call("bash", command="python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), 2)\"")
     assert "Network is unreachable" in offline.output

@@ -192,7 +192,7 @@ HARBOR_ATTACKS = {
 
 # what the verdict says of each (the reason, the tamper counted)
 HARBOR_VERDICTS = {
-    "kill test.sh": ("tests/test.sh was ended by signal 9", None),
+    "kill test.sh": ("tests/test.sh ended with status 137 (killed by signal 9, or its own exit 137)", None),
     "stop a set -e script": ("tests/test.sh exited 3: a reward counts only when it exits 0", None),
     "rewrite test.sh": ("hidden test files changed during the run: test.sh", {"test_file": 1}),
     "reward file as a directory": ("/logs/verifier/reward.txt is not a regular file (dir)", {"result_forging": 1}),
@@ -347,3 +347,16 @@ def test_an_honest_harbor_fix_still_passes(client, task):
     session.call("write_file", path="/app/answer.py", content="def answer():\n    return 42\n")
     result = session.verify("done")
     assert result.status == "ok" and result.reward == 1.0 and result.details["exit_code"] == 0, result.details
+
+
+@pytest.mark.parametrize("ending, reason", [("os._exit(137)", "the test process exited 137"),
+                                            ("os.kill(os.getpid(), 9)", "the test process was killed by signal 9")])
+def test_a_test_process_that_ends_early_is_told_by_how_it_ended(client, ending, reason):
+    """The runner waits for the test process, so an exit status of 137 is not read as a kill (both read `exit
+    137` / `exit -9` before)."""
+    session = client.open("swe", {"path": "calc-bug"})
+    session.call("str_replace", path="calc/ops.py", old_str="a - b", new_str="a + b")
+    session.call("bash", command=f"printf 'import os\\n{ending}\\n' >> calc/__init__.py")
+    result = session.verify("done")
+    assert result.status == "ok" and result.reward == 0.0, result.details
+    assert result.details["reason"] == f"the hidden test run ended without results ({reason})", result.details

@@ -43,7 +43,8 @@ TASK_LABEL = "org.olmorl.task"  # every task container carries it
 TASK_OWNER_LABEL = "org.olmorl.task.owner"  # "HOST/PID/STARTTIME" of the server that started it
 SNAPSHOT_DIR = "/opt/olmorl/snapshot"  # the image's copy of the working directory
 TMP_MB = 64  # /tmp of a task container
-TIMED_OUT = 124  # GNU timeout's exit status when the limit was reached
+TIMED_OUT = 124  # GNU timeout's exit status when the limit was reached (TERM)
+KILLED_AFTER_GRACE = 128 + 9  # ... and when the command outlived TERM's grace (`-k`): KILL
 ROOT_USER = "0:0"
 AGENT_USER = "1000:1000"  # the agent's tools: owns the working directory, no capability, no other writable file
 TEST_USER = "1001:1001"  # the hidden tests at verify (a fresh container): owns no file at all
@@ -62,7 +63,7 @@ class ContainerLimits:
 
 @dataclass(frozen=True)
 class ExecResult:
-    exit_code: int  # TIMED_OUT when the time limit stopped it
+    exit_code: int  # TIMED_OUT or KILLED_AFTER_GRACE when the time limit stopped it
     stdout: str
     stderr: str
     timed_out: bool
@@ -115,7 +116,9 @@ class TaskContainer:
         environment, under `timeout -k 2 timeout_s` (the whole process group is signalled); stdout and stderr
         are kept to `max_output` characters each (head and tail)."""
         code, out, err, elapsed = await self._run(command, timeout_s, stdin, workdir, max_output, user, env)
-        return ExecResult(code, out.text(), err.text(), code == TIMED_OUT, elapsed)
+        # a command may exit 124 or 137 by itself: only one that ran to the limit was stopped by it
+        stopped = code in (TIMED_OUT, KILLED_AFTER_GRACE) and elapsed >= timeout_s
+        return ExecResult(code, out.text(), err.text(), stopped, elapsed)
 
     async def read_tree(self, path: str, *, max_bytes: int, timeout_s: float = 60.0) -> bytes:
         """`path` as a tar archive (links stored as links, never followed), read by root; RuntimeError when it

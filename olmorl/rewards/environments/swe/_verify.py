@@ -114,7 +114,7 @@ async def _run_ids(container: TaskContainer, spec: TaskSpec, mode: RewardMode, t
     results, why = reply.get("tests"), None
     if results is None:  # the run died (a test called os._exit, the time ran out ...): nothing passed
         why = (f"the hidden tests ran past {timeout_s:g} s" if run.timed_out else
-               f"the hidden test run ended without results (exit {reply.get('exit', run.exit_code)})")
+               f"the hidden test run ended without results ({_ending(reply.get('exit'), run.exit_code)})")
         results = {i: "error" for i in ids}
     if len(lines) > 1:  # the runner prints one; the test process never holds the nonce
         changed.append("a second result line")
@@ -136,6 +136,14 @@ async def _run_ids(container: TaskContainer, spec: TaskSpec, mode: RewardMode, t
                               + ", ".join(changed[:10]), forged=changed, tamper={RESULT_FORGING: 1})
         reward = 0.0
     return Score(reward, details)
+
+
+def _ending(status: object, exec_status: int) -> str:
+    """How the test process ended: the runner waited for it, so its status tells a signal (negative) from an exit;
+    with no runner reply, only the exec's status, where a kill by signal N reads as 128 + N."""
+    if isinstance(status, int):
+        return f"the test process was killed by signal {-status}" if status < 0 else f"the test process exited {status}"
+    return f"the runner ended with status {exec_status}"
 
 
 async def _run_command(container: TaskContainer, spec: TaskSpec, timeout_s: float, bytecode: str) -> Score:
@@ -225,8 +233,9 @@ def _distrust(run: ExecResult, timeout_s: float, changed: list[str], forged: str
     """Why the reward test.sh left does not count, or None."""
     if run.timed_out:
         return f"the hidden tests ran past {timeout_s:g} s"
-    if run.exit_code > 128:  # 128 + the signal (bash's and timeout's convention; an `exit 137` reads the same)
-        return f"tests/test.sh was ended by signal {run.exit_code - 128}"
+    if run.exit_code > 128:  # docker exec reports a kill by signal N as 128 + N, the same as an `exit 128+N`
+        return (f"tests/test.sh ended with status {run.exit_code} (killed by signal {run.exit_code - 128}, or its own "
+                f"exit {run.exit_code}): a reward counts only when it exits 0")
     if changed:
         return f"hidden test files changed during the run: {', '.join(changed[:10])}"
     if forged:
