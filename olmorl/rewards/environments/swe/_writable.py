@@ -44,9 +44,8 @@ class Pins:
 async def open_repository(container: TaskContainer, trusted: tuple[str, ...] = ()) -> Pins:
     """Let the tests' uid create files in `container`'s repository, then pin its entries and those under the
     root-made paths `trusted` (the runner's directory, the bytecode directory ...)."""
-    await _root(container, _OPEN, container.workdir)
     paths = (container.workdir, *trusted)
-    return Pins(paths, await _listing(container, paths))
+    return Pins(paths, await _listing(container, paths, _OPEN + " && "))
 
 
 async def replaced(container: TaskContainer, pins: Pins) -> list[str]:
@@ -56,16 +55,13 @@ async def replaced(container: TaskContainer, pins: Pins) -> list[str]:
     return sorted(path for path, entry in pins.entries.items() if now.get(path) != entry)
 
 
-async def _listing(container: TaskContainer, paths: tuple[str, ...]) -> dict[str, str]:
-    out = await container.output(["sh", "-c", _LIST, "sh", *paths], max_bytes=LISTING_BYTES)
+async def _listing(container: TaskContainer, paths: tuple[str, ...], first: str = "") -> dict[str, str]:
+    """Root's entries under `paths` (the repository first), after the shell steps `first`."""
+    out = await container.output(["sh", "-c", first + _LIST, "sh", *paths], max_bytes=LISTING_BYTES,
+                                 what="listing the files pinned in the verdict container")
     entries = {}
     for record in out.split(b"\0")[:-1]:
         inode, kind, path = record.decode("utf-8", "surrogateescape").split(" ", 2)
         entries[path] = f"{inode} {kind}"
     return entries
 
-
-async def _root(container: TaskContainer, script: str, path: str) -> None:
-    done = await container.exec(["sh", "-c", script, "sh", path], timeout_s=30.0, workdir="/")
-    if done.exit_code != 0:
-        raise RuntimeError(f"preparing the verdict container for the tests failed: {done.stderr.strip()[-500:]}")
