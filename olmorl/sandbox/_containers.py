@@ -32,10 +32,11 @@ import socket
 import tarfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from olmorl.sandbox._backends import SandboxUnavailable
-from olmorl.sandbox._docker import _api, _raw_socket, owner_gone, owner_id, remove_container
+from olmorl.sandbox._docker import _api, _raw_socket, cgroup_file, owner_gone, owner_id, remove_container
 
 log = logging.getLogger("olmorl.sandbox")
 
@@ -68,6 +69,9 @@ class ExecResult:
     stderr: str
     timed_out: bool
     elapsed_s: float
+    # processes of the container the kernel's OOM killer ended during the run (its cgroup's count): how a
+    # status of 137 (128 + SIGKILL) is told from an `exit 137`; 0 where this host cannot see the cgroup
+    oom_kills: int = 0
 
 
 _client: Any = None
@@ -108,6 +112,15 @@ class TaskContainer:
         self.id = container
         self.workdir = workdir
         self.closed = False
+        self.oom_file: Path | None = None  # its memory cgroup's events (the `oom_kill` count), once started
+
+    def oom_kills(self) -> int:
+        """How many of its processes the kernel's OOM killer has ended (a cgroup file: no engine call)."""
+        try:
+            text = self.oom_file.read_text() if self.oom_file is not None else ""
+        except OSError:
+            return 0
+        return next((int(line.split()[1]) for line in text.splitlines() if line.startswith("oom_kill ")), 0)
 
     async def exec(self, command: list[str], *, timeout_s: float, stdin: bytes | None = None,
                    workdir: str | None = None, max_output: int = 1 << 20, user: str = ROOT_USER,
@@ -115,10 +128,11 @@ class TaskContainer:
         """Run `command` as `user` (the container's root unless told), with `env` added to the image's
         environment, under `timeout -k 2 timeout_s` (the whole process group is signalled); stdout and stderr
         are kept to `max_output` characters each (head and tail)."""
+        oom_before = self.oom_kills()
         code, out, err, elapsed = await self._run(command, timeout_s, stdin, workdir, max_output, user, env)
         # a command may exit 124 or 137 by itself: only one that ran to the limit was stopped by it
         stopped = code in (TIMED_OUT, KILLED_AFTER_GRACE) and elapsed >= timeout_s
-        return ExecResult(code, out.text(), err.text(), stopped, elapsed)
+        return ExecResult(code, out.text(), err.text(), stopped, elapsed, self.oom_kills() - oom_before)
 
     async def read_tree(self, path: str, *, max_bytes: int, timeout_s: float = 60.0) -> bytes:
         """`path` as a tar archive (links stored as links, never followed), read by root; RuntimeError when it
@@ -292,6 +306,8 @@ async def start_task_container(image: str, limits: ContainerLimits, *, workdir: 
         raise SandboxUnavailable(f"the task container did not start: {exc}") from exc
     container = TaskContainer(container_id, workdir)
     try:
+        container.oom_file = await asyncio.to_thread(cgroup_file, engine(), container_id, "memory",
+                                                     ("memory.events", "memory.oom_control"))
         # the agent owns the working directory (and nothing else)
         filled = await container.exec(["sh", "-c", f'cp -a {SNAPSHOT_DIR}/. "$1"/ && chown -R {owner} "$1"', "sh",
                                        workdir], timeout_s=60.0, workdir="/")

@@ -134,8 +134,9 @@ def remove_container(api: Any, container: str, wait_s: float = 20.0) -> None:
         time.sleep(0.05)
 
 
-def _pids_file(api: Any, container: str) -> Path | None:
-    """The container's `pids.current` in this host's cgroup tree (v1 or v2), if this host can see it."""
+def cgroup_file(api: Any, container: str, controller: str, names: tuple[str, ...]) -> Path | None:
+    """The first of `names` (a cgroup v2 name, then a v1 one) in the container's `controller` directory of this
+    host's cgroup tree (v1 or v2), if this host can see it."""
     pid = (api.inspect_container(container).get("State") or {}).get("Pid") or 0
     try:
         lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines() if pid > 0 else []
@@ -143,14 +144,15 @@ def _pids_file(api: Any, container: str) -> Path | None:
         return None
     for line in lines:
         _, controllers, path = line.split(":", 2)
-        if "pids" in controllers.split(","):
-            candidate = Path("/sys/fs/cgroup/pids") / path.lstrip("/") / "pids.current"
+        if controller in controllers.split(","):
+            directory = Path("/sys/fs/cgroup") / controller / path.lstrip("/")
         elif controllers == "":
-            candidate = Path("/sys/fs/cgroup") / path.lstrip("/") / "pids.current"
+            directory = Path("/sys/fs/cgroup") / path.lstrip("/")
         else:
             continue
-        if candidate.exists():
-            return candidate
+        for name in names:
+            if (directory / name).exists():
+                return directory / name
     return None
 
 
@@ -184,7 +186,8 @@ class DockerChannel(Channel):
 
     async def connect(self) -> None:
         if self.backend.gvisor:
-            self._pids_file = await asyncio.to_thread(_pids_file, self.backend.api, self.container)
+            self._pids_file = await asyncio.to_thread(cgroup_file, self.backend.api, self.container, "pids",
+                                                      ("pids.current",))
         raw = _raw_socket(self._attached)
         sock = socket.socket(fileno=os.dup(raw.fileno()))  # our own fd: independent of docker-py's objects
         sock.setblocking(False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -78,7 +79,10 @@ class NoArguments(BaseModel):
 
 def _shown(run: ExecResult) -> str:
     text = run.stdout + (run.stderr if not run.stderr or run.stderr.endswith("\n") else run.stderr + "\n")
-    return text + (f"[exit code {run.exit_code}]\n" if run.exit_code and not run.timed_out else "")
+    if not run.exit_code or run.timed_out:
+        return text
+    oom = " (out of memory: the container's memory limit killed a process)" if run.oom_kills else ""
+    return text + f"[exit code {run.exit_code}{oom}]\n"
 
 
 @register
@@ -182,7 +186,7 @@ class SweEnvironment(Environment):
         stdout = run.stdout
         if found:
             stdout, self.cwd = head, (where.strip() or self.cwd) if keep_cwd else self.cwd
-        shown = _shown(ExecResult(run.exit_code, stdout, run.stderr, run.timed_out, run.elapsed_s))
+        shown = _shown(replace(run, stdout=stdout))
         if run.timed_out:
             return Step(shown, "timeout", f"the command ran past {timeout_s:g} s and was stopped")
         return Step(shown)

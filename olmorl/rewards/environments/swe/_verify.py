@@ -114,7 +114,8 @@ async def _run_ids(container: TaskContainer, spec: TaskSpec, mode: RewardMode, t
     results, why = reply.get("tests"), None
     if results is None:  # the run died (a test called os._exit, the time ran out ...): nothing passed
         why = (f"the hidden tests ran past {timeout_s:g} s" if run.timed_out else
-               f"the hidden test run ended without results ({_ending(reply.get('exit'), run.exit_code)})")
+               f"the hidden test run ended without results ({_ending(reply.get('exit'), run.exit_code)})"
+               + (": out of memory (the container's memory limit)" if run.oom_kills else ""))
         results = {i: "error" for i in ids}
     if len(lines) > 1:  # the runner prints one; the test process never holds the nonce
         changed.append("a second result line")
@@ -156,6 +157,8 @@ async def _run_command(container: TaskContainer, spec: TaskSpec, timeout_s: floa
     details: dict[str, Any] = {"exit_code": run.exit_code, "output_tail": (run.stdout + run.stderr)[-OUTPUT_TAIL:]}
     if run.timed_out:
         details["reason"] = f"the hidden tests ran past {timeout_s:g} s"
+    elif run.exit_code and run.oom_kills:
+        details["reason"] = f"the tests ended with status {run.exit_code}: out of memory (the container's memory limit)"
     passed = float(run.exit_code == 0)
     return Score(passed, {**details, "reward_components": {"tests": passed}})
 
@@ -233,6 +236,8 @@ def _distrust(run: ExecResult, timeout_s: float, changed: list[str], forged: str
     """Why the reward test.sh left does not count, or None."""
     if run.timed_out:
         return f"the hidden tests ran past {timeout_s:g} s"
+    if run.exit_code > 128 and run.oom_kills:
+        return f"tests/test.sh ended with status {run.exit_code}: out of memory (the container's memory limit)"
     if run.exit_code > 128:  # docker exec reports a kill by signal N as 128 + N, the same as an `exit 128+N`
         return (f"tests/test.sh ended with status {run.exit_code} (killed by signal {run.exit_code - 128}, or its own "
                 f"exit {run.exit_code}): a reward counts only when it exits 0")
