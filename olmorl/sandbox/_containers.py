@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from olmorl.sandbox._backends import SandboxUnavailable
-from olmorl.sandbox._docker import _api, _raw_socket, cgroup_file, owner_gone, owner_id, remove_container
+from olmorl.sandbox._engine import _api, _raw_socket, cgroup_file, owner_gone, owner_id, remove_container
 
 log = logging.getLogger("olmorl.sandbox")
 
