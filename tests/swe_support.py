@@ -15,8 +15,8 @@ from olmorl.rewards._settings import SessionSettings, SweSettings
 from olmorl.sandbox._containers import TASK_LABEL
 
 TASKS = Path(__file__).parent / "swe_tasks"
-__all__ = ["TASKS", "SweSettings", "answer_task", "client", "docker_or_skip", "pytest_task", "swe_server",
-           "task_containers"]
+__all__ = ["TASKS", "SweSettings", "answer_task", "client", "docker_or_skip", "engine_runtimes", "pytest_task",
+           "swe_server", "task_containers"]
 
 
 def docker_or_skip() -> pytest.MarkDecorator:
@@ -30,6 +30,15 @@ def docker_or_skip() -> pytest.MarkDecorator:
     reason = ("`docker info` fails: no Docker engine (scripts/docker-engine.sh starts one)" if not info else
               "the base image is not built (scripts/build-base-image.sh)")
     return pytest.mark.skipif(not base, reason=reason)
+
+
+def engine_runtimes() -> str:
+    """The Docker engine's runtime table as `docker info` prints it (JSON), "" where no engine answers."""
+    try:
+        return subprocess.run(["docker", "info", "--format", "{{json .Runtimes}}"], capture_output=True, text=True,
+                              timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
 
 
 def containers_back_to(before: list[str], deadline_s: float = 30.0) -> list[str]:
@@ -83,14 +92,15 @@ def answer_task(task: Path, tests: dict[str, str], verifier: str = "") -> Path:
     return task
 
 
-def swe_server(tmp: Path, task_root: Path, bash_timeout_s: float) -> Any:
-    """A started server (one worker) serving the task directories under `task_root`; small containers."""
+def swe_server(tmp: Path, task_root: Path, bash_timeout_s: float, runtime: str | None = None) -> Any:
+    """A started server (one worker) serving the task directories under `task_root`; small containers, run by the
+    OCI `runtime` (None: the engine's default)."""
     from olmorl.rewards.service._local import LocalRewardServer
 
     return LocalRewardServer(workers=1, log_path=str(tmp / "server.log"),
                              sessions=SessionSettings(state_dir=str(tmp / "state"), call_timeout_s=90),
                              swe=SweSettings(task_root=str(task_root), bash_timeout_s=bash_timeout_s, memory_mb=512,
-                                             disk_mb=64)).start()
+                                             disk_mb=64, **({"runtime": runtime} if runtime else {}))).start()
 
 
 @pytest.fixture

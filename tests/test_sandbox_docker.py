@@ -29,7 +29,8 @@ from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import SandboxSettings
 from olmorl.sandbox import SandboxLimits, SandboxPool
 from olmorl.sandbox import TestInput as Input  # (not collected as a test class)
-from olmorl.sandbox._docker import DEFAULT_IMAGE, LABEL, OWNER_LABEL, owner_id
+from olmorl.sandbox._docker import DEFAULT_IMAGE, LABEL, OWNER_LABEL
+from olmorl.sandbox._engine import owner_id
 from test_code_containment import ESCAPES, HOST_CANARY, HealthWatch
 from test_code_verifier import HACKS
 
@@ -336,7 +337,7 @@ class _EngineAnswering:
 
 def test_a_removal_already_in_progress_is_the_engines_and_does_not_fail(caplog) -> None:
     from olmorl.sandbox._backends import SandboxUnavailable
-    from olmorl.sandbox._docker import remove_container
+    from olmorl.sandbox._engine import remove_container
 
     removing = _EngineAnswering('409 Client Error: Conflict ("removal of container 5d33a8e6 is already in progress")')
     with caplog.at_level("WARNING", logger="olmorl.sandbox"):

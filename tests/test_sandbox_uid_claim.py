@@ -20,7 +20,7 @@ import pytest
 from olmorl.sandbox import SandboxLimits, SandboxPool, SandboxUnavailable
 from olmorl.sandbox import TestInput as SandboxTest
 from olmorl.sandbox._memory import descendants
-from olmorl.sandbox._uid_claim import UidClaims
+from olmorl.sandbox._uid_claim import UidClaimFailed, UidClaims
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed"),
@@ -28,6 +28,9 @@ pytestmark = [
 ]
 REPO = Path(__file__).resolve().parents[1]
 HOLD = "import time\ntime.sleep(20)\n"  # a program that keeps its slot's program uid in use until killed
+# claims from a directory of the test's own take a range of their own too: servers running on this host hold
+# pairs of the default range, and a pair whose uid runs a process is not claimed
+TEST_BASE = 2_100_000_000
 
 
 def _uids_under(root: int) -> dict[int, int]:
@@ -96,20 +99,20 @@ def test_two_servers_run_their_slots_as_disjoint_uids_and_a_killed_ones_are_clai
 
 CLAIMANT = textwrap.dedent("""
     import sys, time
-    from olmorl.sandbox._uid_claim import UidClaims
-    claim = UidClaims(sys.argv[1], pairs=4).claim()
+    from olmorl.sandbox._uid_claim import UidClaimFailed, UidClaims
+    claim = UidClaims(sys.argv[1], base=int(sys.argv[2]), pairs=4).claim()
     print(claim.uids.harness, claim.uids.program, flush=True)
     time.sleep(60)
 """)
 
 
 def test_a_sigkilled_claimants_uids_can_be_claimed_again(tmp_path):
-    claimant = subprocess.Popen([sys.executable, "-c", CLAIMANT, str(tmp_path)], stdout=subprocess.PIPE, text=True,
-                                env=dict(os.environ, PYTHONPATH=str(REPO)))
+    claimant = subprocess.Popen([sys.executable, "-c", CLAIMANT, str(tmp_path), str(TEST_BASE)], stdout=subprocess.PIPE,
+                                text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
     try:
         assert claimant.stdout is not None
         held = tuple(map(int, claimant.stdout.readline().split()))
-        claims = UidClaims(str(tmp_path), pairs=4)
+        claims = UidClaims(str(tmp_path), base=TEST_BASE, pairs=4)
         while_alive = claims.claim()
         assert (while_alive.uids.harness, while_alive.uids.program) != held  # the live claimant's are not free
         while_alive.release()
@@ -124,10 +127,71 @@ def test_a_sigkilled_claimants_uids_can_be_claimed_again(tmp_path):
     assert os.stat(tmp_path).st_mode & 0o777 == 0o700
 
 
+# claims `count` pairs the moment the file argv[2] appears (every claimant at once), prints them, and holds them
+RACER = textwrap.dedent("""
+    import os, sys, time
+    from olmorl.sandbox._uid_claim import UidClaimFailed, UidClaims
+    claims = UidClaims(sys.argv[1], base=int(sys.argv[4]), pairs=64)
+    print("waiting", flush=True)
+    while not os.path.exists(sys.argv[2]):
+        pass
+    held = [claims.claim() for _ in range(int(sys.argv[3]))]
+    print(" ".join(str(c.uids.harness) for c in held), flush=True)
+    time.sleep(30)
+""")
+
+
+def test_claimants_started_at_once_never_share_a_pair(tmp_path):
+    """8 processes claim 6 pairs each in the same instant from one directory: 48 distinct pairs (guards the
+    flock'd claim; it held on the old code too)."""
+    go = tmp_path / "go"
+    racers = [subprocess.Popen([sys.executable, "-c", RACER, str(tmp_path / "claims"), str(go), "6", str(TEST_BASE)],
+                               stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
+              for _ in range(8)]
+    try:
+        for racer in racers:
+            assert racer.stdout is not None and racer.stdout.readline() == "waiting\n"
+        go.touch()
+        held = [racer.stdout.readline().split() for racer in racers if racer.stdout is not None]
+        pairs = [int(uid) for claimed in held for uid in claimed]
+        assert len(pairs) == 48 and len(set(pairs)) == 48, held
+        assert set(pairs) == {TEST_BASE + 2 * i for i in range(48)}  # the first 48: nothing skipped
+    finally:
+        for racer in racers:
+            racer.kill()
+            racer.wait()
+
+
+def test_a_pair_whose_uid_still_runs_a_process_is_not_claimed(tmp_path):
+    """A dead claimant's lock is free at once, but its slot's processes may outlive it (a docker slot's container
+    is the engine's): a process still running as the pair's program uid keeps the pair out of the next claim.
+    The old code gave that pair away (shared RLIMIT_NPROC and per-uid kills with the leftover)."""
+    claims = UidClaims(str(tmp_path), base=TEST_BASE, pairs=2)
+    leftover = subprocess.Popen(["setpriv", f"--reuid={TEST_BASE + 1}", f"--regid={TEST_BASE + 1}", "--clear-groups",
+                                 "sleep", "30"])
+    try:
+        deadline = time.monotonic() + 10
+        while TEST_BASE + 1 not in _uids_under(os.getpid()).values() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        claim = claims.claim()
+        assert claim.uids.harness == TEST_BASE + 2, claim.uids  # pair 0 skipped: its program uid runs `sleep`
+        with pytest.raises(UidClaimFailed, match="still run processes of slots whose server is gone"):
+            claims.claim()
+        claim.release()
+        leftover.kill()
+        leftover.wait()
+        again = claims.claim()
+        assert again.uids.harness == TEST_BASE, again.uids  # its last process gone: free again
+        again.release()
+    finally:
+        leftover.kill()
+        leftover.wait()
+
+
 def test_too_few_free_uids_is_a_clear_error_at_pool_start(tmp_path):
     async def main() -> None:
         pool = SandboxPool("bwrap", slots=3)
-        pool.backend.uid_claims = claims = UidClaims(str(tmp_path), pairs=2)
+        pool.backend.uid_claims = claims = UidClaims(str(tmp_path), base=TEST_BASE, pairs=2)
         with pytest.raises(SandboxUnavailable, match=r"all 2 sandbox uid pairs .* are held by live sandbox slots"):
             await pool.start()
         assert pool.readiness()["alive"] == 0

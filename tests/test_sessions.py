@@ -128,6 +128,16 @@ def test_timeout_memory_and_cpu_limits(server):
         assert burned.status == "error" and "killed by SIG" in burned.error and "1 CPU seconds" in burned.error
 
 
+@pytest.mark.parametrize("code, how", [("import os\nos._exit(137)", "the code ended it with exit status 137"),
+                                       ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", "killed by SIGKILL")])
+def test_an_interpreter_that_exits_137_is_not_reported_killed(server, code, how):
+    """bwrap's exit status reads a kill by signal N as 128 + N: `os._exit(137)` was reported as killed by SIGKILL."""
+    with SessionClient(server.url) as client, client.open("python", {"ground_truth": "1"}) as session:
+        ended = session.call("python", code=code)
+        assert ended.status == "error" and f"the interpreter died ({how})" in (ended.error or ""), ended
+        assert session.call("python", code="print(2)").output.endswith("2\n")  # a fresh interpreter
+
+
 def test_sessions_leave_no_process_behind(server):
     before = descendants(server.process.pid)
     with SessionClient(server.url) as client:

@@ -173,25 +173,28 @@ def test_pytest_ids_in_an_image_that_carries_pytest(tmp_path):
 
 
 @pytest.mark.parametrize("runtime", [None, "runsc"])
-def test_the_repository_opens_to_new_files_only_where_the_runtime_keeps_the_sticky_bit(monkeypatch, runtime):
+def test_the_repository_opens_to_new_files_and_a_file_replaced_there_is_seen(runtime):
+    """runc (this kernel) refuses the rename over root's file; this host's gVisor lets it through, and the pins
+    name it. Before, gVisor's repository stayed closed: `created` failed there (a test writing files scored 0)."""
     from olmorl.rewards.environments.swe import _writable
     from olmorl.sandbox._containers import ROOT_USER, TEST_USER
 
     if runtime and runtime not in os.popen("docker info --format '{{json .Runtimes}}'").read():
         pytest.skip(f"the Docker engine has no {runtime} runtime")
-    monkeypatch.setattr(_writable, "_sticky_holds", {})  # probed afresh
     tag = ensure_image(load_task(TASKS / "calc-bug", BASE).recipe)
     # as the test uid: a new file, then a rename of it over a file of root's
     attempt = "echo new > calc/new.py && echo created; mv -f calc/new.py calc/ops.py 2>/dev/null && echo replaced"
 
-    async def run() -> tuple[bool, str]:
+    async def run() -> tuple[str, list[str]]:
         container = await start_task_container(tag, ContainerLimits(runtime=runtime, disk_mb=32), workdir="/workspace",
                                                owner=ROOT_USER)
         try:
-            opened = await _writable.open_repository(container, runtime)
-            return opened, (await container.exec(["sh", "-c", attempt], timeout_s=10, user=TEST_USER)).stdout
+            pins = await _writable.open_repository(container)
+            assert pins.entries and "/workspace/calc/ops.py" in pins.entries, pins
+            done = (await container.exec(["sh", "-c", attempt], timeout_s=10, user=TEST_USER)).stdout
+            return done, await _writable.replaced(container, pins)
         finally:
             await container.close()
 
-    # runc (this kernel) keeps the sticky bit; this host's gVisor lets the rename through, so it stays closed
-    assert asyncio.run(run()) == ((True, "created\n") if runtime is None else (False, ""))
+    assert asyncio.run(run()) == (("created\n", []) if runtime is None else
+                                  ("created\nreplaced\n", ["/workspace/calc/ops.py"]))

@@ -83,6 +83,15 @@ def test_bash_keeps_cwd_bounds_output_and_stops_at_its_timeout(client):
     slow = session.call("bash", command="echo started; sleep 30 & sleep 30; echo never", timeout_s=2)
     assert slow.status == "timeout" and slow.output == "started\n" and 1.9 < slow.elapsed_ms / 1000 < 15
     assert session.call("bash", command="sleep 5", timeout_s=60).status == "timeout"  # capped at bash_timeout_s (3)
+    # an exit status is not a timeout, and a command that outlives TERM's grace is (both were misread before)
+    own = session.call("bash", command="exit 124")
+    assert (own.status, own.output) == ("ok", "[exit code 124]\n"), own
+    stubborn = session.call("bash", command="trap '' TERM; echo started; sleep 30", timeout_s=1)
+    assert (stubborn.status, stubborn.output) == ("timeout", "started\n"), stubborn
+    # a status of 137 is a kill by the memory limit only when the container's cgroup counted one
+    assert session.call("bash", command="exit 137").output == "[exit code 137]\n"
+    oom = session.call("bash", command="python3 -c \"b = b'x' * (1 << 30)\"")
+    assert oom.output.endswith("[exit code 137 (out of memory: the container's memory limit killed a process)]\n"), oom
     assert session.call("bash", command="pwd").output == "/workspace/calc\n"
     offline = session.call("bash", command="python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), 2)\"")
     assert "Network is unreachable" in offline.output
@@ -106,6 +115,19 @@ def test_a_task_with_a_dockerfile_step_and_a_test_command(client):
                  content="def greeting():\n    return open('/opt/app/greeting.txt').read().strip()\n")
     result = session.verify("done")
     assert result.reward == 1.0 and result.details["exit_code"] == 0, result.details
+
+
+def test_tests_killed_by_the_memory_limit_say_so_and_an_exit_137_does_not(client):
+    """A status of 137 is read as out of memory only when the container's cgroup counted an OOM kill (before,
+    neither said anything but the status)."""
+    reasons = []
+    for body in ("b = b'x' * (1 << 30)", "import os\nos._exit(137)"):
+        session = client.open("swe", {"path": "greeting-dockerfile"})
+        session.call("bash", command=f"printf '%s\\n' \"{body}\" >> app/__init__.py")
+        result = session.verify("done")
+        assert (result.reward, result.details["exit_code"]) == (0.0, 137), result.details
+        reasons.append(result.details.get("reason"))
+    assert reasons == ["the tests ended with status 137: out of memory (the container's memory limit)", None]
 
 
 def test_a_harbor_task_directory_as_it_is(client):

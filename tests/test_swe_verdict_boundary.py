@@ -3,7 +3,9 @@ real server and the real Docker engine, agent changes that attack the verdict at
 tools). Test ids: the tests run as an unprivileged uid under a root runner, so the runner, the hidden tests and
 the runner's process are out of reach. Harbor's test.sh: it and the code it tests run as root, so the verdict
 distrusts a reward that test.sh did not vouch for by ending on its own with status 0. Every attack here earned
-reward 1.0 on the verify that ran the tests as root and read the reward file whatever test.sh did."""
+reward 1.0 on the verify that ran the tests as root and read the reward file whatever test.sh did. Each runs under
+the engine's default runtime (runc) and under gVisor (runsc), whose sticky directories let a uid rename its own
+file over root's: there the repository is open to the tests too, and a file replaced during the run scores 0."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import shutil
 
 import pytest
 
-from swe_support import TASKS, answer_task, docker_or_skip, pytest_task, swe_server
+from swe_support import TASKS, answer_task, docker_or_skip, engine_runtimes, pytest_task, swe_server
 from swe_support import client  # noqa: F401 (a fixture)
 
 pytestmark = docker_or_skip()
@@ -142,6 +144,35 @@ _attack()
 """
 REPLACE_STEPS = ("rename over test_hidden.py", "unlink test_hidden.py", "rename test_hidden.py", "unlink runner.py",
                  "rename tests")
+# run at test time by the first step of a two-step command: bytecode for the hidden tests that pass, in a directory
+# of its own, renamed over the (empty) directory of root's where the second step's Python reads bytecode
+FORGE_IN_BYTECODE_DIR = f"""
+import importlib._bootstrap_external as _external
+import importlib.util as _util
+import os as _os
+
+
+def _forge():
+    prefix = _os.environ.get("PYTHONPYCACHEPREFIX")
+    if not prefix or _os.stat(prefix).st_uid == _os.getuid():  # none, or already ours
+        return
+    source = _os.path.join(_os.getcwd(), "tests", "test_hidden.py")
+    target = _util.cache_from_source(source)
+    mine = prefix + ".mine"
+    _os.makedirs(_os.path.dirname(mine + target[len(prefix):]))
+    stat = _os.stat(source)
+    with open(mine + target[len(prefix):], "wb") as out:
+        out.write(_external._code_to_timestamp_pyc(compile("{PASSING_TESTS}", source, "exec"), stat.st_mtime,
+                                                   stat.st_size))
+    try:
+        _os.rename(mine, prefix)
+        print("ATTACK replaced the bytecode directory", flush=True)
+    except OSError as exc:
+        print("ATTACK refused bytecode directory", type(exc).__name__, flush=True)
+
+
+_forge()
+"""
 
 HARBOR_TEST_SH = ("#!/bin/bash\n{set_e}cd /app\npython3 /tests/test_outputs.py\n"
                   "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n")
@@ -161,7 +192,7 @@ HARBOR_ATTACKS = {
 
 # what the verdict says of each (the reason, the tamper counted)
 HARBOR_VERDICTS = {
-    "kill test.sh": ("tests/test.sh was ended by signal 9", None),
+    "kill test.sh": ("tests/test.sh ended with status 137 (killed by signal 9, or its own exit 137)", None),
     "stop a set -e script": ("tests/test.sh exited 3: a reward counts only when it exits 0", None),
     "rewrite test.sh": ("hidden test files changed during the run: test.sh", {"test_file": 1}),
     "reward file as a directory": ("/logs/verifier/reward.txt is not a regular file (dir)", {"result_forging": 1}),
@@ -178,8 +209,15 @@ def harbor_task(task, set_e: bool, padding: int = 0):
     answer_task(task, {"test.sh": script, "test_outputs.py": HARBOR_TEST})
 
 
+@pytest.fixture(scope="module", params=[None, "runsc"])
+def runtime(request):
+    if request.param and f'"{request.param}"' not in engine_runtimes():
+        pytest.skip(f"the Docker engine has no {request.param} runtime (scripts/docker-engine.sh registers it)")
+    return request.param
+
+
 @pytest.fixture(scope="module")
-def url(tmp_path_factory):
+def url(tmp_path_factory, runtime):
     tmp = tmp_path_factory.mktemp("swe-boundary")
     root = tmp / "tasks"
     shutil.copytree(TASKS / "calc-bug", root / "calc-bug")
@@ -199,7 +237,7 @@ def url(tmp_path_factory):
         'pass_to_pass = [', 'pass_to_pass = ["tests/test_hidden.py::WritesTest::test_writes_output_files", '))
     harbor_task(root / "harbor-answer", set_e=False, padding=64 << 10)
     harbor_task(root / "harbor-answer-set-e", set_e=True)
-    server = swe_server(tmp, root, bash_timeout_s=10)
+    server = swe_server(tmp, root, bash_timeout_s=10, runtime=runtime)
     yield server.url
     server.stop()
 
@@ -255,16 +293,40 @@ def test_an_honest_fix_whose_tests_write_files_in_the_repository_passes(client, 
     assert result.status == "ok" and result.reward == 1.0, result.details
 
 
-def test_new_files_are_allowed_but_no_file_there_can_be_removed_or_renamed(client):
+def test_new_files_are_allowed_but_no_file_there_can_be_removed_or_renamed(client, runtime):
     session = client.open("swe", {"path": "calc-bug"})
     session.call("bash", command=f"cat >> calc/__init__.py <<'EOF'\n{REPLACE_IN_OPEN_DIRS}EOF")
     result = session.verify("done")
     tail = result.details["output_tail"]
     assert result.status == "ok" and result.reward == 0.0, result.details
     assert "ATTACK created forged.py" in tail, tail
-    for step in REPLACE_STEPS:
-        assert f"ATTACK refused {step} PermissionError" in tail, tail
-    assert result.details["fail_to_pass"] == {"passed": 0, "total": 2}  # the hidden tests ran as the task has them
+    if runtime == "runsc":  # gVisor lets the rename over root's file through (and only that): seen after the run
+        assert "ATTACK did rename over test_hidden.py" in tail, tail  # (the next two steps then meet its own file)
+        for step in ("unlink runner.py", "rename tests"):
+            assert f"ATTACK refused {step} PermissionError" in tail, tail
+        assert result.details["tamper"] == {"replaced_file": 1}, result.details
+        assert result.details["replaced_files"] == ["/workspace/tests/test_hidden.py"], result.details
+    else:
+        for step in REPLACE_STEPS:
+            assert f"ATTACK refused {step} PermissionError" in tail, tail
+        assert "tamper" not in result.details, result.details
+        assert result.details["fail_to_pass"] == {"passed": 0, "total": 2}  # the hidden tests ran as the task has them
+
+
+def test_bytecode_forged_in_place_of_the_bytecode_directory_earns_nothing(client, runtime):
+    """Under gVisor this earned 1.0 before: the directory is root's, empty, in the sticky /tmp, so a rename of
+    the tests' own directory over it went through, and the second step of the command read the forged tests."""
+    session = client.open("swe", {"path": "calc-two-steps"})
+    session.call("bash", command=f"cat >> calc/__init__.py <<'EOF'\n{FORGE_IN_BYTECODE_DIR}EOF")
+    result = session.verify("done")
+    tail = result.details["output_tail"]
+    assert result.status == "ok" and result.reward == 0.0, result.details
+    if runtime == "runsc":
+        assert "ATTACK replaced the bytecode directory" in tail and result.details["exit_code"] == 0, result.details
+        assert result.details["tamper"] == {"replaced_file": 1}, result.details
+        assert result.details["replaced_files"][0].startswith("/tmp/.olmorl-pycache-"), result.details
+    else:
+        assert "ATTACK refused bytecode directory PermissionError" in tail, tail
 
 
 @pytest.mark.parametrize("attack", sorted(HARBOR_ATTACKS))
@@ -285,3 +347,16 @@ def test_an_honest_harbor_fix_still_passes(client, task):
     session.call("write_file", path="/app/answer.py", content="def answer():\n    return 42\n")
     result = session.verify("done")
     assert result.status == "ok" and result.reward == 1.0 and result.details["exit_code"] == 0, result.details
+
+
+@pytest.mark.parametrize("ending, reason", [("os._exit(137)", "the test process exited 137"),
+                                            ("os.kill(os.getpid(), 9)", "the test process was killed by signal 9")])
+def test_a_test_process_that_ends_early_is_told_by_how_it_ended(client, ending, reason):
+    """The runner waits for the test process, so an exit status of 137 is not read as a kill (both read `exit
+    137` / `exit -9` before)."""
+    session = client.open("swe", {"path": "calc-bug"})
+    session.call("str_replace", path="calc/ops.py", old_str="a - b", new_str="a + b")
+    session.call("bash", command=f"printf 'import os\\n{ending}\\n' >> calc/__init__.py")
+    result = session.verify("done")
+    assert result.status == "ok" and result.reward == 0.0, result.details
+    assert result.details["reason"] == f"the hidden test run ended without results ({reason})", result.details

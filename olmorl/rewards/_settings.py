@@ -127,7 +127,7 @@ class SessionSettings(BaseSettings):
     idle_memory_fraction: float = Field(default=0.25, gt=0, le=1)  # of MemTotal, or of the server's cgroup limit if lower
     reap_interval_s: float = Field(default=5.0, gt=0)  # how often sessions are checked for the TTL and the memory budget
     # Python interpreters started ahead of demand, so opening a python session takes one ready (0: none, each
-    # session starts its own). Each waits in its own sandbox (an idle interpreter, about 5.4 MiB PSS) with its own slot.
+    # session starts its own). Each waits in its own sandbox (an idle interpreter and its waiter, about 6.2 MiB PSS) with its own slot.
     warm_interpreters: int = Field(default=2, ge=0)
     warm_max_starting: int = Field(default=1, ge=1)  # warm interpreters started at once in the background
 

@@ -32,10 +32,11 @@ import socket
 import tarfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from olmorl.sandbox._backends import SandboxUnavailable
-from olmorl.sandbox._docker import _api, _raw_socket, owner_gone, owner_id, remove_container
+from olmorl.sandbox._engine import _api, _raw_socket, cgroup_file, owner_gone, owner_id, remove_container
 
 log = logging.getLogger("olmorl.sandbox")
 
@@ -43,7 +44,8 @@ TASK_LABEL = "org.olmorl.task"  # every task container carries it
 TASK_OWNER_LABEL = "org.olmorl.task.owner"  # "HOST/PID/STARTTIME" of the server that started it
 SNAPSHOT_DIR = "/opt/olmorl/snapshot"  # the image's copy of the working directory
 TMP_MB = 64  # /tmp of a task container
-TIMED_OUT = 124  # GNU timeout's exit status when the limit was reached
+TIMED_OUT = 124  # GNU timeout's exit status when the limit was reached (TERM)
+KILLED_AFTER_GRACE = 128 + 9  # ... and when the command outlived TERM's grace (`-k`): KILL
 ROOT_USER = "0:0"
 AGENT_USER = "1000:1000"  # the agent's tools: owns the working directory, no capability, no other writable file
 TEST_USER = "1001:1001"  # the hidden tests at verify (a fresh container): owns no file at all
@@ -62,11 +64,14 @@ class ContainerLimits:
 
 @dataclass(frozen=True)
 class ExecResult:
-    exit_code: int  # TIMED_OUT when the time limit stopped it
+    exit_code: int  # TIMED_OUT or KILLED_AFTER_GRACE when the time limit stopped it
     stdout: str
     stderr: str
     timed_out: bool
     elapsed_s: float
+    # processes of the container the kernel's OOM killer ended during the run (its cgroup's count): how a
+    # status of 137 (128 + SIGKILL) is told from an `exit 137`; 0 where this host cannot see the cgroup
+    oom_kills: int = 0
 
 
 _client: Any = None
@@ -107,6 +112,15 @@ class TaskContainer:
         self.id = container
         self.workdir = workdir
         self.closed = False
+        self.oom_file: Path | None = None  # its memory cgroup's events (the `oom_kill` count), once started
+
+    def oom_kills(self) -> int:
+        """How many of its processes the kernel's OOM killer has ended (a cgroup file: no engine call)."""
+        try:
+            text = self.oom_file.read_text() if self.oom_file is not None else ""
+        except OSError:
+            return 0
+        return next((int(line.split()[1]) for line in text.splitlines() if line.startswith("oom_kill ")), 0)
 
     async def exec(self, command: list[str], *, timeout_s: float, stdin: bytes | None = None,
                    workdir: str | None = None, max_output: int = 1 << 20, user: str = ROOT_USER,
@@ -114,17 +128,26 @@ class TaskContainer:
         """Run `command` as `user` (the container's root unless told), with `env` added to the image's
         environment, under `timeout -k 2 timeout_s` (the whole process group is signalled); stdout and stderr
         are kept to `max_output` characters each (head and tail)."""
+        oom_before = self.oom_kills()
         code, out, err, elapsed = await self._run(command, timeout_s, stdin, workdir, max_output, user, env)
-        return ExecResult(code, out.text(), err.text(), code == TIMED_OUT, elapsed)
+        # a command may exit 124 or 137 by itself: only one that ran to the limit was stopped by it
+        stopped = code in (TIMED_OUT, KILLED_AFTER_GRACE) and elapsed >= timeout_s
+        return ExecResult(code, out.text(), err.text(), stopped, elapsed, self.oom_kills() - oom_before)
 
     async def read_tree(self, path: str, *, max_bytes: int, timeout_s: float = 60.0) -> bytes:
         """`path` as a tar archive (links stored as links, never followed), read by root; RuntimeError when it
         cannot be read or is over `max_bytes`."""
-        code, out, err, _ = await self._run(["tar", "-C", path, "-cf", "-", "."], timeout_s, None, "/", max_bytes,
-                                            ROOT_USER)
+        return await self.output(["tar", "-C", path, "-cf", "-", "."], max_bytes=max_bytes, timeout_s=timeout_s,
+                                 what=f"reading {path} from the task container")
+
+    async def output(self, command: list[str], *, max_bytes: int, timeout_s: float = 60.0,
+                     what: str = "a root command in the task container") -> bytes:
+        """The whole stdout of `command`, run by root in /; RuntimeError (naming `what`) when it fails or writes
+        more than `max_bytes`."""
+        code, out, err, _ = await self._run(command, timeout_s, None, "/", max_bytes, ROOT_USER)
         if code != 0 or out.seen > max_bytes:
             why = err.text().strip()[-500:] or ("over the size limit" if code == 0 else f"exit {code}")
-            raise RuntimeError(f"reading {path} from the task container failed: {why}")
+            raise RuntimeError(f"{what} failed: {why}")
         return bytes(out.head)
 
     async def _run(self, command: list[str], timeout_s: float, stdin: bytes | None, workdir: str | None,
@@ -283,6 +306,8 @@ async def start_task_container(image: str, limits: ContainerLimits, *, workdir: 
         raise SandboxUnavailable(f"the task container did not start: {exc}") from exc
     container = TaskContainer(container_id, workdir)
     try:
+        container.oom_file = await asyncio.to_thread(cgroup_file, engine(), container_id, "memory",
+                                                     ("memory.events", "memory.oom_control"))
         # the agent owns the working directory (and nothing else)
         filled = await container.exec(["sh", "-c", f'cp -a {SNAPSHOT_DIR}/. "$1"/ && chown -R {owner} "$1"', "sh",
                                        workdir], timeout_s=60.0, workdir="/")

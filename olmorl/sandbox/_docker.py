@@ -29,12 +29,12 @@ import logging
 import os
 import secrets
 import socket
-import time
 from pathlib import Path
 from typing import Any
 
 from olmorl.sandbox._backends import (LINE_LIMIT, Backend, Channel, SandboxLimits, SandboxUnavailable,
                                       harness_source, inside_site_dir)
+from olmorl.sandbox._engine import _api, _engine_url, _raw_socket, cgroup_file, owner_gone, owner_id, remove_container
 from olmorl.sandbox._languages import HARNESS_ENV, LANGUAGES
 from olmorl.sandbox._seccomp import seccomp_filter
 from olmorl.sandbox._uid_claim import SlotUids
@@ -60,98 +60,7 @@ GVISOR_MEMORY_MB = 160  # gVisor's kernel (the Sentry) runs inside the container
 # passes GVISOR_RECYCLE_PIDS (read from the container's cgroup where this host can see it).
 GVISOR_HOST_PIDS = 4096
 GVISOR_RECYCLE_PIDS = 1024
-API_TIMEOUT_S = 60
 CHECK_TIMEOUT_S = 10
-
-
-def _process_start(pid: int) -> str | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
-def owner_id(pid: int | None = None) -> str:
-    """This process as a container owner: host name, pid and start time (pids get reused)."""
-    pid = os.getpid() if pid is None else pid
-    return f"{socket.gethostname()}/{pid}/{_process_start(pid) or '?'}"
-
-
-def owner_gone(owner: str) -> bool:
-    """True if `owner` is a process of this host that no longer runs (other hosts: unknown, False)."""
-    host, _, rest = owner.partition("/")
-    pid, _, started = rest.partition("/")
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    return _process_start(int(pid)) != started
-
-
-def _api(timeout: float = API_TIMEOUT_S) -> Any:
-    import docker
-    from docker.utils import kwargs_from_env
-
-    return docker.APIClient(version="auto", timeout=timeout, **kwargs_from_env())
-
-
-def _engine_url() -> str:
-    return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-
-
-def _raw_socket(attached: Any) -> socket.socket:
-    """The plain socket under docker-py's attach response (unix:// or tcp:// engines)."""
-    import ssl
-
-    sock = getattr(attached, "_sock", attached)
-    if not isinstance(sock, socket.socket) or isinstance(sock, ssl.SSLSocket):
-        raise SandboxUnavailable("the docker sandbox backend needs an engine on a unix:// or plain tcp:// "
-                                 "socket (TLS and ssh connections are not supported)")
-    return sock
-
-
-def remove_container(api: Any, container: str, wait_s: float = 20.0) -> None:
-    """Force-remove `container` and wait up to `wait_s` until it is gone.
-
-    A 409 "removal ... already in progress" is the engine's own removal (`auto_remove` once the attach ends):
-    the container is on its way out and nothing of it can run again, so past the wait this returns, with a
-    warning, instead of failing the caller (a loaded engine can take longer than any fixed wait). Any other
-    error that lasts past the wait raises `SandboxUnavailable`."""
-    from docker.errors import APIError, NotFound
-
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            api.remove_container(container, force=True, v=True)
-            return
-        except NotFound:
-            return
-        except APIError as exc:
-            if time.monotonic() > deadline:
-                if "already in progress" in str(exc):
-                    log.warning("sandbox container %s: the engine's removal is still running after %.0f s",
-                                container[:12], wait_s)
-                    return
-                raise SandboxUnavailable(f"could not remove sandbox container {container[:12]}: {exc}") from exc
-        time.sleep(0.05)
-
-
-def _pids_file(api: Any, container: str) -> Path | None:
-    """The container's `pids.current` in this host's cgroup tree (v1 or v2), if this host can see it."""
-    pid = (api.inspect_container(container).get("State") or {}).get("Pid") or 0
-    try:
-        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines() if pid > 0 else []
-    except OSError:
-        return None
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        if "pids" in controllers.split(","):
-            candidate = Path("/sys/fs/cgroup/pids") / path.lstrip("/") / "pids.current"
-        elif controllers == "":
-            candidate = Path("/sys/fs/cgroup") / path.lstrip("/") / "pids.current"
-        else:
-            continue
-        if candidate.exists():
-            return candidate
-    return None
 
 
 def leftover_containers(api: Any, owner: str | None = None) -> list[dict[str, Any]]:
@@ -184,7 +93,8 @@ class DockerChannel(Channel):
 
     async def connect(self) -> None:
         if self.backend.gvisor:
-            self._pids_file = await asyncio.to_thread(_pids_file, self.backend.api, self.container)
+            self._pids_file = await asyncio.to_thread(cgroup_file, self.backend.api, self.container, "pids",
+                                                      ("pids.current",))
         raw = _raw_socket(self._attached)
         sock = socket.socket(fileno=os.dup(raw.fileno()))  # our own fd: independent of docker-py's objects
         sock.setblocking(False)

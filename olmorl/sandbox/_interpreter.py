@@ -6,8 +6,14 @@ in one persistent namespace (state survives between calls) and answers one JSON 
 `{"stdout", "stderr", "error", "truncated"}`. The value of a final bare expression is printed, as in
 a notebook cell. Output is captured at the file-descriptor level (os.write and subprocesses too).
 
-Trust: this process runs the model's code, so the model's code can forge its replies. That fools only
-the model itself: rewards are computed outside, from the final answer, never from these replies.
+The interpreter is a child of a small waiter (the process the sandbox starts), which writes one last line
+when the interpreter ends: `{"ended": {"exit": N}}` or `{"ended": {"signal": N}}`, from its wait status. The
+sandbox's own exit status cannot tell them apart (bwrap reports a child killed by signal N as 128 + N), so
+without it code that called `os._exit(137)` read as killed by SIGKILL.
+
+Trust: this process runs the model's code, so the model's code can forge its replies (and the waiter's, its
+own uid's). That fools only the model itself: rewards are computed outside, from the final answer, never
+from these replies.
 """
 
 import ast
@@ -73,9 +79,27 @@ def run_cell(code, namespace, out_path, err_path):
     return error
 
 
+def report_end(child, reply):
+    """The waiter: the interpreter's end, as its wait status says (an exit status is not a signal)."""
+    while True:
+        try:
+            _, status = os.waitpid(child, 0)
+            break
+        except InterruptedError:
+            continue
+    ended = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"exit": os.waitstatus_to_exitcode(status)}
+    reply.write(json.dumps({"ended": ended}) + "\n")
+    reply.flush()
+    os._exit(0)
+
+
 def main():
     control = os.fdopen(os.dup(0), "rb")
     reply = os.fdopen(os.dup(1), "w")
+    child = os.fork()
+    if child:  # the waiter holds no limit and runs no cell
+        control.close()
+        report_end(child, reply)
     devnull = os.open(os.devnull, os.O_RDWR) if os.path.exists(os.devnull) else os.memfd_create("null")
     os.dup2(devnull, 0)  # input() sees end of file
     set_limits(json.loads(control.readline()))

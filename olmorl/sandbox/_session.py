@@ -109,13 +109,11 @@ class Interpreter:
             reply = None
         if not isinstance(reply, dict) and self.channel is None:
             raise InterpreterFailed("the interpreter was stopped during the call (the session was closed)")
-        if not isinstance(reply, dict):
+        if not isinstance(reply, dict) or "ended" in reply:
             await asyncio.sleep(0.02)  # let the exit status arrive
             code_ = channel.proc.returncode
             await self.close()
-            signum = -code_ if code_ is not None and code_ < 0 else code_ - 128 if code_ and code_ > 128 else None
-            how = f"killed by {signal.Signals(signum).name}" if signum in signal.valid_signals() else \
-                f"exit status {code_}"  # bwrap reports a child killed by signal N as 128 + N
+            how = _how_it_ended(reply.get("ended") if isinstance(reply, dict) else None, code_)
             raise InterpreterFailed(f"the interpreter died ({how}); limits: {self.limits.memory_mb} MiB memory, "
                                     f"{self.limits.cpu_s} CPU seconds per session")
         error = reply.get("error")
@@ -134,6 +132,19 @@ class Interpreter:
         claim, self.claim = self.claim, None
         if claim is not None:  # the sandbox is gone: nothing runs as its uid
             claim.release()
+
+
+def _how_it_ended(ended: object, sandbox_status: int | None) -> str:
+    """From the waiter's line (`_interpreter.report_end`: the wait status), else from the sandbox's exit status,
+    where bwrap reports a kill by signal N as 128 + N, the same as an exit with that status."""
+    if isinstance(ended, dict) and isinstance(ended.get("signal"), int):
+        signum = ended["signal"]
+        return f"killed by {signal.Signals(signum).name}" if signum in signal.valid_signals() else f"killed by signal {signum}"
+    if isinstance(ended, dict) and isinstance(ended.get("exit"), int):
+        return f"the code ended it with exit status {ended['exit']}"
+    if sandbox_status is not None and sandbox_status < 0:  # the sandbox process itself was killed
+        return f"the sandbox was killed by signal {-sandbox_status}"
+    return f"the sandbox ended with status {sandbox_status}"
 
 
 def _write_record(state_dir: Path, pid: int, scratch: str | None, cgroups: list[Path]) -> Path:

@@ -24,7 +24,7 @@ from typing import Any, Iterator
 
 from olmorl.sandbox._backends import SandboxUnavailable
 from olmorl.sandbox._containers import SNAPSHOT_DIR, engine
-from olmorl.sandbox._docker import _api
+from olmorl.sandbox._engine import _api
 
 IMAGE_REPOSITORY = "olmorl-task"
 IMAGE_LABEL = "org.olmorl.task-image"  # the recipe hash

@@ -8,6 +8,14 @@ so a claimant that dies in any way (SIGKILL included) frees its pairs at once: n
 to clean up. Pairs are tried in order and the first free one is taken; when every pair of the range is
 held the claim fails with `UidClaimFailed`, never a shared uid. A shared uid would share RLIMIT_NPROC
 (one server's fork bomb starving another's programs) and every per-uid kill or signal.
+
+A free lock is not enough: the kernel drops a dead claimant's flock at once, but its slots' processes may
+outlive it (a docker slot's container belongs to the engine, not to the server; a bwrap sandbox dies with
+its parent a moment later). So a pair is taken only when, with its lock held, no process on this host runs
+as either of its uids (every uid of /proc/PID/status: real, effective, saved, filesystem); a pair still in
+use is skipped, and tried again at the next claim. Nothing else can start a process as that pair's uids
+while the lock is held, so the check cannot go stale. Scanning /proc costs ~3 ms per claim on a host with
+a few hundred processes; the linear walk over lock files costs one open and one flock per pair held.
 """
 
 from __future__ import annotations
@@ -69,24 +77,30 @@ class UidClaims:
         return SlotUids(harness=self.base + 2 * index, program=self.base + 2 * index + 1)
 
     def claim(self) -> UidClaim:
-        """The first free pair, claimed; UidClaimFailed when every pair is held."""
+        """The first free pair that no process runs as, claimed; UidClaimFailed when there is none."""
         directory = self._directory()
+        in_use: set[int] | None = None  # the host's process uids, read once the first lock is held
         for index in range(self.pairs):
             uids = self.pair(index)
             fd = os.open(os.path.join(directory, f"{uids.harness}.lock"),
                          os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                in_use = process_uids() if in_use is None else in_use
             except BlockingIOError:
                 os.close(fd)
                 continue
             except BaseException:
                 os.close(fd)
                 raise
+            if uids.harness in in_use or uids.program in in_use:  # a dead claimant's slot still runs
+                os.close(fd)
+                continue
             return UidClaim(uids, fd)
         raise UidClaimFailed(f"all {self.pairs} sandbox uid pairs ({self.base}-{self.base + 2 * self.pairs - 1}) are "
-                            f"held by live sandbox slots on this host (claims in {directory}): stop a server or "
-                            "lower its sandbox parallelism or session limits")
+                            f"held by live sandbox slots on this host, or still run processes of slots whose server "
+                            f"is gone (claims in {directory}): stop a server or lower its sandbox parallelism or "
+                            "session limits")
 
     def _directory(self) -> str:
         if self.directory is None:
@@ -101,6 +115,24 @@ class UidClaims:
             else:
                 raise UidClaimFailed(f"no directory for sandbox uid claims: {'; '.join(errors)}")
         return self.directory
+
+
+def process_uids() -> set[int]:
+    """Every uid a process on this host runs as now (real, effective, saved and filesystem, from
+    /proc/PID/status: a setuid process is not dumpable, and its /proc directory is root's whatever it runs as)."""
+    uids: set[int] = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status", "rb") as status:
+                for line in status:
+                    if line.startswith(b"Uid:"):
+                        uids.update(int(field) for field in line.split()[1:])
+                        break
+        except (OSError, ValueError):  # gone meanwhile
+            continue
+    return uids
 
 
 def _private_fallback() -> str:

@@ -168,7 +168,8 @@ TAMPER_KINDS = ("special_method", "taint", "protocol", "denied_syscall")
 # (olmorl.rewards.environments.swe._changes says which), and a replaced result machinery in the test process.
 TASK_TAMPER_REASONS = ("test_file", "test_framework", "bytecode", "not_a_file")
 RESULT_FORGING = "result_forging"
-TASK_TAMPER_KINDS = (*TASK_TAMPER_REASONS, RESULT_FORGING)
+REPLACED_FILE = "replaced_file"  # a file of the verdict container replaced during the run (`swe._writable`)
+TASK_TAMPER_KINDS = (*TASK_TAMPER_REASONS, RESULT_FORGING, REPLACED_FILE)
 
 
 def note_tamper(record, kind):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -78,7 +79,10 @@ class NoArguments(BaseModel):
 
 def _shown(run: ExecResult) -> str:
     text = run.stdout + (run.stderr if not run.stderr or run.stderr.endswith("\n") else run.stderr + "\n")
-    return text + (f"[exit code {run.exit_code}]\n" if run.exit_code and not run.timed_out else "")
+    if not run.exit_code or run.timed_out:
+        return text
+    oom = " (out of memory: the container's memory limit killed a process)" if run.oom_kills else ""
+    return text + f"[exit code {run.exit_code}{oom}]\n"
 
 
 @register
@@ -182,7 +186,7 @@ class SweEnvironment(Environment):
         stdout = run.stdout
         if found:
             stdout, self.cwd = head, (where.strip() or self.cwd) if keep_cwd else self.cwd
-        shown = _shown(ExecResult(run.exit_code, stdout, run.stderr, run.timed_out, run.elapsed_s))
+        shown = _shown(replace(run, stdout=stdout))
         if run.timed_out:
             return Step(shown, "timeout", f"the command ran past {timeout_s:g} s and was stopped")
         return Step(shown)
@@ -227,7 +231,7 @@ class SweEnvironment(Environment):
         # its repository is root's: the hidden tests' uid may read it, not change it
         self.verdict = asyncio.ensure_future(start_container(self.container_spec, owner=ROOT_USER))
         return await verify_task(self._live(), self.verdict, self.spec, self.container_spec.image, mode,
-                                 max(timeout_s, 1.0), (cfg.swe.disk_mb + 64) << 20, cfg.swe.runtime)
+                                 max(timeout_s, 1.0), (cfg.swe.disk_mb + 64) << 20)
 
     @classmethod
     async def on_server_stop(cls) -> None:

@@ -7,8 +7,8 @@ through the image's own read-only `tar`) and compares it with the image's snapsh
 filtered (`_changes`: test files and test-framework configuration or plugins are dropped and reported), is
 the agent's change, (3) applies only that change to a FRESH container of the task's image, where no agent
 process ever ran and no file outside the repository was touched (its repository root's), (4) writes the hidden
-tests there, opens the repository's directories to new files (`_writable`: what is there stays), and runs
-them. Test ids (FAIL_TO_PASS / PASS_TO_PASS) run through `_runner.py`: the tests as
+tests there, opens the repository's directories to new files and pins what is there (`_writable`: a file
+replaced during the run scores 0), and runs them. Test ids (FAIL_TO_PASS / PASS_TO_PASS) run through `_runner.py`: the tests as
 TEST_USER, which owns nothing, under a root parent that prints the result; it also checks that the test
 framework's result machinery was not replaced during the run. A task with a command runs it as TEST_USER
 (exit 0 passes); Harbor's test.sh runs as root, or as the task's [verifier] user, and writes the reward to
@@ -29,9 +29,9 @@ from olmorl.rewards.engine._registry import InvalidInput, Score
 from olmorl.rewards.environments.swe._changes import Change, Entry, agent_change, \
     change_archive, read_entries, snapshot_entries
 from olmorl.rewards.environments.swe._tasks import HARBOR_LOGS_DIR, HARBOR_TESTS_DIR, TaskSpec
-from olmorl.rewards.environments.swe._writable import open_repository
+from olmorl.rewards.environments.swe._writable import open_repository, replaced
 from olmorl.sandbox._containers import AGENT_USER, ROOT_USER, SNAPSHOT_DIR, TEST_USER, TMP_MB, ExecResult, TaskContainer
-from olmorl.sandbox._wire import RESULT_FORGING, TASK_TAMPER_REASONS
+from olmorl.sandbox._wire import REPLACED_FILE, RESULT_FORGING, TASK_TAMPER_REASONS
 
 RUNNER = Path(__file__).with_name("_runner.py")
 OUTPUT_TAIL = 2000  # characters of the test run's output kept in details
@@ -46,10 +46,9 @@ _KILL = (f"n=$(ls -nd /proc/[0-9]* 2>/dev/null | awk '$3 == {AGENT_USER.split(':
 
 
 async def verify_task(agent: TaskContainer, fresh: asyncio.Future[TaskContainer], spec: TaskSpec, image: str,
-                      mode: RewardMode, timeout_s: float, max_tree_bytes: int, runtime: str | None = None) -> Score:
+                      mode: RewardMode, timeout_s: float, max_tree_bytes: int) -> Score:
     """The verdict on the agent's container `agent` (a container of `image`), in `fresh`: a container of the same
-    image that nobody used (the caller starts it, and removes it afterwards), run by `runtime` (None: the
-    engine's default)."""
+    image that nobody used (the caller starts it, and removes it afterwards)."""
     killed = await agent.exec(["sh", "-c", _KILL], timeout_s=10.0, workdir="/")
     change = await _agent_change(agent, spec, image, max_tree_bytes)
     container = await fresh
@@ -57,26 +56,33 @@ async def verify_task(agent: TaskContainer, fresh: asyncio.Future[TaskContainer]
     root = container.workdir.strip("/")
     files = {f"{(spec.hidden_dest or container.workdir).strip('/')}/{path}": data
              for path, data in spec.hidden_files.items()}
-    runner = f"tmp/.olmorl-verify-{secrets.token_hex(8)}/runner.py"  # not the nonce: argv is readable by all
+    runner_dir = f"tmp/.olmorl-verify-{secrets.token_hex(8)}"  # not the nonce: argv is readable by all
     if spec.fail_to_pass:
-        files[runner] = RUNNER.read_bytes()
+        files[f"{runner_dir}/runner.py"] = RUNNER.read_bytes()
     await container.extract(change_archive(change, files, root), "/",
                             remove=[f"{root}/{path}" for path in change.remove] + sorted(files))
-    # its tests run as TEST_USER (or Harbor's verifier user), which may add files to the repository
-    writable = (spec.layout != "olmorl" and spec.verifier_user is None) or await open_repository(container, runtime)
+    # the runner keeps its bytecode in its own directory; a command or test.sh gets a directory of root's
+    bytecode = None if spec.fail_to_pass else await _bytecode_dir(container)
+    pins = None
+    if spec.layout == "olmorl" or spec.verifier_user is not None:  # the tests' uid may add files to the repository
+        pins = await open_repository(container, ("/" + runner_dir,) if bytecode is None else (bytecode,))
     if spec.fail_to_pass:
-        score = await _run_ids(container, spec, mode, timeout_s, "/" + runner, nonce)
+        score = await _run_ids(container, spec, mode, timeout_s, f"/{runner_dir}/runner.py", nonce)
     else:
-        score = await _run_command(container, spec, timeout_s)
-    tamper = Counter(reason for reason in change.dropped.values() if reason in TASK_TAMPER_REASONS)
+        assert bytecode is not None
+        score = await _run_command(container, spec, timeout_s, bytecode)
+    reward, tamper = score.reward, Counter(reason for reason in change.dropped.values() if reason in TASK_TAMPER_REASONS)
     tamper.update(score.details.pop("tamper", {}))
     details = {**score.details, "dropped_paths": change.dropped,
                "agent_processes": int(killed.stdout.split()[-1]) if killed.stdout.split() else 0}
+    gone = await replaced(container, pins) if pins is not None else []
+    if gone:  # a rename over a file of root's: only a runtime that does not enforce the sticky bit allows it
+        reward, tamper[REPLACED_FILE] = 0.0, len(gone)
+        details.update(reason=f"files the tests started with were replaced during the run: {', '.join(gone[:10])}",
+                       replaced_files=gone[:100])
     if tamper:
         details["tamper"] = dict(tamper)
-    if not writable:
-        details["repository_read_only"] = "the container runtime does not enforce the sticky bit (see the log)"
-    return Score(score.reward, details)
+    return Score(reward, details)
 
 
 async def _agent_change(agent: TaskContainer, spec: TaskSpec, image: str, max_tree_bytes: int) -> Change:
@@ -108,7 +114,8 @@ async def _run_ids(container: TaskContainer, spec: TaskSpec, mode: RewardMode, t
     results, why = reply.get("tests"), None
     if results is None:  # the run died (a test called os._exit, the time ran out ...): nothing passed
         why = (f"the hidden tests ran past {timeout_s:g} s" if run.timed_out else
-               f"the hidden test run ended without results (exit {reply.get('exit', run.exit_code)})")
+               f"the hidden test run ended without results ({_ending(reply.get('exit'), run.exit_code)})"
+               + (": out of memory (the container's memory limit)" if run.oom_kills else ""))
         results = {i: "error" for i in ids}
     if len(lines) > 1:  # the runner prints one; the test process never holds the nonce
         changed.append("a second result line")
@@ -132,27 +139,44 @@ async def _run_ids(container: TaskContainer, spec: TaskSpec, mode: RewardMode, t
     return Score(reward, details)
 
 
-async def _run_command(container: TaskContainer, spec: TaskSpec, timeout_s: float) -> Score:
+def _ending(status: object, exec_status: int) -> str:
+    """How the test process ended: the runner waited for it, so its status tells a signal (negative) from an exit;
+    with no runner reply, only the exec's status, where a kill by signal N reads as 128 + N."""
+    if isinstance(status, int):
+        return f"the test process was killed by signal {-status}" if status < 0 else f"the test process exited {status}"
+    return f"the runner ended with status {exec_status}"
+
+
+async def _run_command(container: TaskContainer, spec: TaskSpec, timeout_s: float, bytecode: str) -> Score:
     assert spec.test_command is not None
     if spec.layout == "harbor":
-        return await _run_harbor(container, spec, timeout_s)
+        return await _run_harbor(container, spec, timeout_s, bytecode)
     # as TEST_USER, like test ids: a later step of the command reads the hidden tests as the task has them
-    run = await container.exec([*await _no_bytecode(container), "bash", "-c", spec.test_command],
+    run = await container.exec([*_no_bytecode(bytecode), "bash", "-c", spec.test_command],
                                timeout_s=timeout_s, user=TEST_USER)
     details: dict[str, Any] = {"exit_code": run.exit_code, "output_tail": (run.stdout + run.stderr)[-OUTPUT_TAIL:]}
     if run.timed_out:
         details["reason"] = f"the hidden tests ran past {timeout_s:g} s"
+    elif run.exit_code and run.oom_kills:
+        details["reason"] = f"the tests ended with status {run.exit_code}: out of memory (the container's memory limit)"
     passed = float(run.exit_code == 0)
     return Score(passed, {**details, "reward_components": {"tests": passed}})
 
 
-async def _no_bytecode(container: TaskContainer) -> list[str]:
-    """The `env` prefix of a test run whose Python reads and writes bytecode only in a new empty directory of
-    root's: never a `.pyc` that code under test wrote beside a source, whose recorded mtime and size match it."""
+async def _bytecode_dir(container: TaskContainer) -> str:
+    """A new empty directory of root's, the only place a command's or test.sh's Python reads and writes bytecode
+    (`_no_bytecode`); pinned with the repository, so a runtime that lets a uid rename its own directory over it
+    (gVisor: see `_writable`) cannot have a forged `.pyc` read unseen."""
     prefix = f"/tmp/.olmorl-pycache-{secrets.token_hex(8)}"
     made = await container.exec(["mkdir", "-m", "0755", prefix], timeout_s=10, workdir="/")
     if made.exit_code != 0:
         raise RuntimeError(f"preparing the verdict container for the tests failed: {made.stderr.strip()[-500:]}")
+    return prefix
+
+
+def _no_bytecode(prefix: str) -> list[str]:
+    """The `env` prefix of a test run whose Python reads and writes bytecode only in `prefix`: never a `.pyc` that
+    code under test wrote beside a source, whose recorded mtime and size match it."""
     return ["env", "PYTHONDONTWRITEBYTECODE=1", f"PYTHONPYCACHEPREFIX={prefix}"]
 
 
@@ -166,7 +190,7 @@ async def _reward_dir(container: TaskContainer, user: str | None) -> None:
                            f"{made.stderr.strip()[-300:]}")
 
 
-async def _run_harbor(container: TaskContainer, spec: TaskSpec, timeout_s: float) -> Score:
+async def _run_harbor(container: TaskContainer, spec: TaskSpec, timeout_s: float, bytecode: str) -> Score:
     """Harbor's test.sh, as root (it may install or start things) or as the task's [verifier] user, and the reward
     it wrote. As root, the code it tests runs as root too, so nothing here is a permission boundary against that
     code; as a user, /tests, the image's files and this module's checks are out of its reach (the reward
@@ -179,7 +203,7 @@ async def _run_harbor(container: TaskContainer, spec: TaskSpec, timeout_s: float
     script = spec.hidden_files["test.sh"].decode("utf-8", "replace")
     # where test.sh writes the reward (a fresh container: nothing the agent wrote is there)
     await _reward_dir(container, spec.verifier_user)
-    run = await container.exec([*await _no_bytecode(container), "bash", "-c", script, f"{HARBOR_TESTS_DIR}/test.sh"],
+    run = await container.exec([*_no_bytecode(bytecode), "bash", "-c", script, f"{HARBOR_TESTS_DIR}/test.sh"],
                                timeout_s=timeout_s, user=spec.verifier_user or ROOT_USER,
                                env=dict(spec.verifier_env))
     await container.kill_processes()  # nothing the tests started may write after this
@@ -212,8 +236,11 @@ def _distrust(run: ExecResult, timeout_s: float, changed: list[str], forged: str
     """Why the reward test.sh left does not count, or None."""
     if run.timed_out:
         return f"the hidden tests ran past {timeout_s:g} s"
-    if run.exit_code > 128:  # 128 + the signal (bash's and timeout's convention; an `exit 137` reads the same)
-        return f"tests/test.sh was ended by signal {run.exit_code - 128}"
+    if run.exit_code > 128 and run.oom_kills:
+        return f"tests/test.sh ended with status {run.exit_code}: out of memory (the container's memory limit)"
+    if run.exit_code > 128:  # docker exec reports a kill by signal N as 128 + N, the same as an `exit 128+N`
+        return (f"tests/test.sh ended with status {run.exit_code} (killed by signal {run.exit_code - 128}, or its own "
+                f"exit {run.exit_code}): a reward counts only when it exits 0")
     if changed:
         return f"hidden test files changed during the run: {', '.join(changed[:10])}"
     if forged:

@@ -1,59 +1,67 @@
-"""The verdict container's repository, opened to the hidden tests' uid for new files only.
+"""The verdict container's repository, opened to the hidden tests' uid for new files only, and pinned.
 
 Real test suites write into the working tree (output files, temporary directories, caches), so the tests'
-uid (TEST_USER) must be able to create files there; it must not be able to change, remove or rename a file
-that is there (the agent's change, the hidden tests). Every directory of the repository becomes root's with
-mode 1777: anyone may add an entry, and the sticky bit lets only the entry's owner (or the directory's, root)
-unlink or rename it, or rename something over it. Files stay root's, and none is writable by others.
+uid (TEST_USER, or Harbor's verifier user) must be able to create files there; it must not be able to change,
+remove or rename a file that is there (the agent's change, the hidden tests). Every directory of the
+repository becomes root's with mode 1777: anyone may add an entry, and the sticky bit lets only the entry's
+owner (or the directory's, root) unlink or rename it, or rename something over it. Files stay root's, and
+none is writable by others.
 
-The sticky bit is the runtime's to enforce, and not every runtime does: gVisor (runsc 20221219, this host's)
-lets a uid rename a file of its own over root's file in a sticky directory. So the first verify of each
-runtime tries exactly that in the verdict container, as TEST_USER; where it works, the repository stays
-closed (root's, 0755: a test that writes there fails, as before) and a warning is logged.
+The sticky bit is the runtime's to enforce, and not every runtime enforces all of it: gVisor (runsc 20221219,
+this host's) refuses another uid's unlink, rename and hard link of root's file in a sticky directory, but lets
+that uid rename a file of its own OVER root's file. So every entry there is when the tests start (the
+repository, and the other root-made paths a run trusts: the runner's directory, the bytecode directory) is
+pinned: root lists each one's inode, kind and path before the run, and again after it. An entry replaced by a
+rename is missing from the second list (the entry at its path is now the test uid's, a new inode), and the
+replacement cannot be undone: the original's last name went with the rename, and the uid may neither link
+nor move root's files. A runtime that enforces the sticky bit never lets it happen; one that does not cannot
+hide it. (A repository kept closed under such a runtime, as before, failed every honest test suite that
+writes into it: a false 0.)
 """
 
 from __future__ import annotations
 
-import logging
-import secrets
+from dataclasses import dataclass
 
-from olmorl.sandbox._containers import TEST_USER, TaskContainer
+from olmorl.sandbox._containers import TaskContainer
 
-log = logging.getLogger("olmorl.rewards")
-
+LISTING_BYTES = 64 << 20  # a listing of the pinned paths (~100 bytes an entry): far above a task's disk limit
 # every directory of the repository takes new entries, sticky and root's; no file of root's writable by others
 _OPEN = 'find "$1" -type d -exec chmod 1777 {} + && find "$1" -type f -perm /022 -exec chmod go-w {} +'
-# a sticky directory with a file of root's in it, and TEST_USER's attempt to replace that file by a rename
-_PROBE_SETUP = 'mkdir -m 1777 "$1" && echo root > "$1/kept" && chmod 644 "$1/kept"'
-# (no `mv` in the image: no answer, so the repository stays closed)
-_PROBE_ATTEMPT = ('command -v mv >/dev/null && echo test-uid > "$1/new" && '
-                  '{ mv -f "$1/new" "$1/kept" 2>/dev/null; cat "$1/kept"; }')
-_sticky_holds: dict[str | None, bool] = {}  # per runtime (None: the engine's default), once per process
+# root's entries under the paths: inode, kind and path, NUL-separated (GNU find; it stats without statx,
+# which this host's gVisor answers with EINVAL)
+_LIST = 'find "$@" -uid 0 -printf "%i %y %p\\0"'
 
 
-async def open_repository(container: TaskContainer, runtime: str | None) -> bool:
-    """Let TEST_USER create files in `container`'s repository, where the runtime keeps every other file of it
-    out of that uid's reach; whether it did."""
-    holds = _sticky_holds.get(runtime)
-    if holds is None:
-        holds = _sticky_holds[runtime] = await _sticky_bit_holds(container)
-        if not holds:
-            log.warning("the container runtime %s lets a uid rename its file over root's in a sticky directory: the "
-                        "hidden tests cannot write into the repository", runtime or "(the engine's default)")
-    if holds:
-        await _root(container, _OPEN, container.workdir)
-    return holds
+@dataclass(frozen=True)
+class Pins:
+    """Root's entries under `paths` when the tests started: `entries` {path: "inode kind"}."""
+
+    paths: tuple[str, ...]
+    entries: dict[str, str]
 
 
-async def _sticky_bit_holds(container: TaskContainer) -> bool:
-    probe = f"/tmp/.olmorl-sticky-{secrets.token_hex(8)}"
-    await _root(container, _PROBE_SETUP, probe)
-    attempt = await container.exec(["sh", "-c", _PROBE_ATTEMPT, "sh", probe], timeout_s=10.0, workdir="/",
-                                   user=TEST_USER)
-    return attempt.stdout.strip() == "root"
+async def open_repository(container: TaskContainer, trusted: tuple[str, ...] = ()) -> Pins:
+    """Let the tests' uid create files in `container`'s repository, then pin its entries and those under the
+    root-made paths `trusted` (the runner's directory, the bytecode directory ...)."""
+    paths = (container.workdir, *trusted)
+    return Pins(paths, await _listing(container, paths, _OPEN + " && "))
 
 
-async def _root(container: TaskContainer, script: str, path: str) -> None:
-    done = await container.exec(["sh", "-c", script, "sh", path], timeout_s=30.0, workdir="/")
-    if done.exit_code != 0:
-        raise RuntimeError(f"preparing the verdict container for the tests failed: {done.stderr.strip()[-500:]}")
+async def replaced(container: TaskContainer, pins: Pins) -> list[str]:
+    """The pinned entries that are no longer there as they were (sorted): each was replaced by a rename over it,
+    which only a runtime that does not enforce the sticky bit lets the tests' uid do."""
+    now = await _listing(container, pins.paths)
+    return sorted(path for path, entry in pins.entries.items() if now.get(path) != entry)
+
+
+async def _listing(container: TaskContainer, paths: tuple[str, ...], first: str = "") -> dict[str, str]:
+    """Root's entries under `paths` (the repository first), after the shell steps `first`."""
+    out = await container.output(["sh", "-c", first + _LIST, "sh", *paths], max_bytes=LISTING_BYTES,
+                                 what="listing the files pinned in the verdict container")
+    entries = {}
+    for record in out.split(b"\0")[:-1]:
+        inode, kind, path = record.decode("utf-8", "surrogateescape").split(" ", 2)
+        entries[path] = f"{inode} {kind}"
+    return entries
+
