@@ -100,7 +100,7 @@ def swe_server(tmp: Path, task_root: Path, bash_timeout_s: float, runtime: str |
     return LocalRewardServer(workers=1, log_path=str(tmp / "server.log"),
                              sessions=SessionSettings(state_dir=str(tmp / "state"), call_timeout_s=90),
                              swe=SweSettings(task_root=str(task_root), bash_timeout_s=bash_timeout_s, memory_mb=512,
-                                             disk_mb=64, **({"runtime": runtime} if runtime else {}))).start()
+                                             disk_mb=64, runtime=runtime)).start()
 
 
 @pytest.fixture

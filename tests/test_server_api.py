@@ -155,3 +155,18 @@ def test_elapsed_ms_is_each_items_own_time_not_its_batchs(reward_server):
     math_seconds = float(next(line.split()[-1] for line in text.splitlines()
                               if line.startswith('olmorl_item_duration_seconds_sum{verifier="math"}')))
     assert math_seconds < 0.3, math_seconds
+
+
+def test_an_optional_setting_set_to_none_reaches_the_server_as_none(monkeypatch):
+    """LocalRewardServer passes settings as OLMORL_* variables, an explicit None as "none": every section reads it
+    back as None (a swe runtime of "none" would name an OCI runtime that does not exist)."""
+    from olmorl.rewards._settings import SandboxSettings, Settings, SqlSettings, SweSettings
+    from olmorl.rewards.service._local import settings_env
+
+    env = settings_env({"swe": SweSettings(runtime=None), "sandbox": SandboxSettings(docker_runtime=None),
+                        "sql": SqlSettings(data_dir=None)})
+    assert env["OLMORL_SWE_RUNTIME"] == "none"
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    settings = Settings()
+    assert (settings.swe.runtime, settings.sandbox.docker_runtime, settings.sql.data_dir) == (None, None, None)

@@ -46,7 +46,7 @@ class JudgeSettings(BaseSettings):
 class SandboxSettings(BaseSettings):
     """Isolation for model-written code."""
 
-    model_config = SettingsConfigDict(env_prefix="OLMORL_SANDBOX_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="OLMORL_SANDBOX_", extra="ignore", env_parse_none_str="none")
 
     backend: Literal["auto", "bwrap", "docker", "process"] = "auto"  # auto: bwrap if usable, else refuse
     allow_insecure: bool = False  # permit the rlimits-only `process` backend
@@ -74,7 +74,7 @@ class SandboxSettings(BaseSettings):
 class SqlSettings(BaseSettings):
     """Text-to-SQL (`sql` verifier): where named databases live and how long a query may run."""
 
-    model_config = SettingsConfigDict(env_prefix="OLMORL_SQL_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="OLMORL_SQL_", extra="ignore", env_parse_none_str="none")
 
     data_dir: str | None = None  # directory of SQLite files that items name in ground_truth.database; unset: none
     query_timeout_s: float = Field(default=5.0, gt=0)  # wall-clock limit of each query (reference, candidate)
@@ -85,7 +85,7 @@ class SqlSettings(BaseSettings):
 class SweSettings(BaseSettings):
     """The `swe` environment: one container per session, built from a task directory (docs/environments-swe.md)."""
 
-    model_config = SettingsConfigDict(env_prefix="OLMORL_SWE_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="OLMORL_SWE_", extra="ignore", env_parse_none_str="none")
 
     task_root: str | None = None  # directory of task dirs that sessions name by relative path; unset: swe sessions are refused
     base_image: str = "olmorl-base:bookworm"  # image a task without a Dockerfile starts from (scripts/build-base-image.sh)
@@ -105,7 +105,7 @@ class SweSettings(BaseSettings):
 class SessionSettings(BaseSettings):
     """Stateful tool sessions (`/v1/sessions`)."""
 
-    model_config = SettingsConfigDict(env_prefix="OLMORL_SESSIONS_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="OLMORL_SESSIONS_", extra="ignore", env_parse_none_str="none")
 
     max_sessions: int = 1024  # open sessions at once; past it POST /v1/sessions gets 503 + Retry-After
     max_sandboxed: int = 64  # open sessions that hold a sandboxed interpreter (a process each)

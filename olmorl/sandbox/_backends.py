@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from olmorl.sandbox._cgroup import SlotCgroup
-# LINE_LIMIT and Channel are also read from here (_docker.py)
-from olmorl.sandbox._channel import LINE_LIMIT, Channel, Launch, SubprocessChannel  # noqa: F401
+from olmorl.sandbox._channel import Channel, Launch, SubprocessChannel
 from olmorl.sandbox._languages import HARNESS_ENV, HOST_ETC_PATHS, SANDBOX_ENV, host_languages
 from olmorl.sandbox._seccomp import seccomp_filter
 from olmorl.sandbox._uid_claim import HOST_UIDS, SlotUids, UidClaim, UidClaimFailed, UidClaims

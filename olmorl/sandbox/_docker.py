@@ -32,8 +32,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from olmorl.sandbox._backends import (LINE_LIMIT, Backend, Channel, SandboxLimits, SandboxUnavailable,
-                                      harness_source, inside_site_dir)
+from olmorl.sandbox._backends import Backend, SandboxLimits, SandboxUnavailable, harness_source, inside_site_dir
+from olmorl.sandbox._channel import LINE_LIMIT, Channel
 from olmorl.sandbox._engine import _api, _engine_url, _raw_socket, cgroup_file, owner_gone, owner_id, remove_container
 from olmorl.sandbox._languages import HARNESS_ENV, LANGUAGES
 from olmorl.sandbox._seccomp import seccomp_filter
