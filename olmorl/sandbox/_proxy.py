@@ -75,7 +75,8 @@ class Conn:
         self.notes = {}  # extra fields of the test's record: `tamper` (see `_wire.TAMPER_KINDS`)
         self.asked_specials = frozenset()  # special attribute names the test's code itself names
         # The program's plain globals as its `ready` message gave them, until the test asks the program
-        # anything: only a request runs program code, so until then a read of one needs no round trip.
+        # anything: program code runs in answer to a request (or in threads of its own, whose timing no
+        # test can count on), so until then a read of one needs no round trip.
         self.ready_globals = None
 
     def trip(self, kind):
