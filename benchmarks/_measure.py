@@ -40,6 +40,38 @@ def tree_cpu(root_pid: int, *, include_root: bool = True) -> tuple[float, int]:
     return cpu / _TICKS, faults
 
 
+SLOT_PARTS = ("zygote", "program processes", "test process")
+
+
+def slot_cpu(root_pid: int) -> dict[str, tuple[float, int]]:
+    """`tree_cpu` of the sandbox slots under `root_pid`, split by part: each zygote's own CPU seconds and page
+    faults, the program processes (and cleaners) it reaped, and its test process (its first child, forked at
+    start). A zygote is a Python process whose parent is not one (bwrap's init, or a container's)."""
+    procs = {}
+    for pid in descendants(root_pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue
+        fields = text.rsplit(")", 1)[1].split()
+        procs[pid] = (text[text.index("(") + 1:text.rindex(")")].startswith("python"), int(fields[1]),
+                      [int(x) for x in fields[11:15]], [int(fields[7]), int(fields[8])])
+    parts = {name: [0, 0] for name in SLOT_PARTS}
+    for pid, (python, parent, times, faults) in procs.items():
+        if not python or procs.get(parent, (False,))[0]:
+            continue
+        children = [child for child, found in procs.items() if found[1] == pid and found[0]]
+        found = [("zygote", times[0] + times[1], faults[0]), ("program processes", times[2] + times[3], faults[1])]
+        if children:
+            tester = procs[min(children)]
+            found.append(("test process", tester[2][0] + tester[2][1], tester[3][0]))
+        for name, ticks, count in found:
+            parts[name][0] += ticks
+            parts[name][1] += count
+    return {name: (ticks / _TICKS, count) for name, (ticks, count) in parts.items()}
+
+
 def _tree(root_pid: int) -> list[int]:
     return [root_pid, *descendants(root_pid)]
 

@@ -32,7 +32,7 @@ from olmorl.sandbox import SandboxLimits, SandboxPool, TestInput
 from olmorl.sandbox._backends import BwrapBackend, sandbox_python
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _measure import tree_cpu  # noqa: E402
+from _measure import SLOT_PARTS, slot_cpu, tree_cpu  # noqa: E402
 
 
 def time_subprocess(argv: list[str], n: int) -> list[float]:
@@ -76,31 +76,36 @@ def bare_fork_per_test(argv: list[str], rounds: int) -> list[float]:
             for _ in range(rounds)]
 
 
-async def warm_per_test(backends: list[str], n: int, code: str | None,
-                        rounds: int = 5) -> tuple[dict[str, list[float]], dict[str, tuple[float, float]]]:
+def measure_slots() -> dict[str, tuple[float, int]]:
+    return {"all": tree_cpu(os.getpid(), include_root=False), **slot_cpu(os.getpid())}
+
+
+async def warm_per_test(backends: list[str], n: int, code: str | None, rounds: int = 5
+                        ) -> tuple[dict[str, list[float]], dict[str, dict[str, tuple[float, float]]]]:
     """Per-test wall time of an n-test job in a warm slot, per backend, rounds interleaved; and for the
-    bwrap slots, their CPU seconds and page faults per test over all rounds."""
+    bwrap slots, their CPU seconds and page faults per test over all rounds: in all (`tree_cpu`: bwrap's own
+    processes too) and by part (`slot_cpu`)."""
     pools = {name: SandboxPool(**POOLS[name], slots=1, limits=SandboxLimits()) for name in backends}
     if "bwrap, one uid" in pools:
         pools["bwrap, one uid"].backend.separate_uids = False
     per_test: dict[str, list[float]] = {name: [] for name in backends}
-    used = {name: [0.0, 0] for name in backends}
+    used = {name: {part: [0.0, 0] for part in ("all", *SLOT_PARTS)} for name in backends}
     try:
         for pool in pools.values():
             await pool.start()
             await pool.run("pass", [TestInput(code=code)] * 10)
         for _ in range(rounds):
             for name, pool in pools.items():
-                cpu, faults = tree_cpu(os.getpid(), include_root=False)  # this process's bwrap sandboxes (other pools idle)
+                before = measure_slots()  # this process's bwrap sandboxes (other pools idle)
                 started = time.perf_counter()
                 runs, failure = await pool.run("x = 1", [TestInput(code=code)] * n)
                 assert failure is None and len(runs) == n
                 per_test[name].append((time.perf_counter() - started) / n)
-                cpu_after, faults_after = tree_cpu(os.getpid(), include_root=False)
-                used[name][0] += cpu_after - cpu
-                used[name][1] += faults_after - faults
-        costs = {name: (cpu / (rounds * n), faults / (rounds * n)) for name, (cpu, faults) in used.items()
-                 if name.startswith("bwrap")}
+                for part, (cpu, faults) in measure_slots().items():
+                    used[name][part][0] += cpu - before[part][0]
+                    used[name][part][1] += faults - before[part][1]
+        costs = {name: {part: (cpu / (rounds * n), faults / (rounds * n)) for part, (cpu, faults) in parts.items()}
+                 for name, parts in used.items() if name.startswith("bwrap")}
         return per_test, costs
     finally:
         for pool in pools.values():
@@ -210,9 +215,11 @@ def main() -> None:
         print(f"{name} warm per-test cost: {overhead * 1000:.2f} ms (target <= 1.5 ms); "
               f"{statistics.median(base) / overhead:.1f}x cheaper than a fresh python3")
     for kind, costs in (("assert", assert_costs), ("stdio", stdio_costs)):
-        for name, (cpu, faults) in costs.items():
-            print(f"{name} slot, one {kind} test: {cpu * 1000:.2f} ms CPU, {faults:.0f} page faults "
-                  f"(zygote, test process and program process together)")
+        for name, parts in costs.items():
+            cpu, faults = parts.pop("all")
+            print(f"{name} slot, one {kind} test: {cpu * 1000:.2f} ms CPU, {faults:.0f} page faults (zygote, test "
+                  f"process and program process together); " + ", ".join(
+                      f"{part} {part_cpu * 1000:.2f} ms" for part, (part_cpu, _) in parts.items()))
     print(f"cost of the hardening (bwrap, one assert test): "
           f"{(statistics.median(warm_assert['bwrap']) - statistics.median(bare)) * 1000:.2f} ms per test over a bare fork")
     if reason:

@@ -16,6 +16,7 @@ Each attack below scored 1.0 on the code before these changes (checked by runnin
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import shutil
 
@@ -243,3 +244,38 @@ def test_kept_test_plans_stay_within_their_budget(monkeypatch):
     big = "assert f(0) == 0  # " + "y" * 200
     assert _judge.cached_plan(big, None).compile([]) is not None
     assert big not in {source for source, _ in _judge._PLANS} and _judge._KEPT[0] <= 100
+
+
+def test_a_global_read_before_any_request_is_the_ready_messages_without_a_round_trip():
+    """Only a request runs program code, so until the test asks the program anything its plain globals
+    are those of its `ready` message: a read of one makes no round trip (decoded afresh each time, as an
+    answer would be). After any request the program may have changed it, and the next read asks."""
+    import os
+    import socket
+    import time
+
+    from olmorl.sandbox._proxy import Conn
+
+    ours, program = socket.socketpair()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        conn = Conn(ours.fileno(), out_r, err_r, time.monotonic() + 5, 1 << 10, 1 << 10)
+        names = conn.globals({"x": 1, "xs": [1, 2], "f": {"$h": 1, "n": "function", "t": "builtins"}})
+        first = conn.read_global("xs")
+        first.append(3)  # the test's own copy: the next read is the program's value again
+        assert (conn.read_global("x"), conn.read_global("xs")) == (1, [1, 2])
+        program.setblocking(False)
+        with pytest.raises(BlockingIOError):  # nothing was sent to the program
+            program.recv(1)
+        program.sendall(b'{"v":null}\n{"v":2}\n')  # its answers: to the call, then to the read after it
+        assert names["f"]() is None
+        assert conn.read_global("x") == 2
+        program.setblocking(True)
+        asked = [json.loads(line) for line in program.recv(1 << 10).splitlines()]
+        assert [request["op"] for request in asked] == ["call", "global"] and asked[1]["name"] == "x"
+    finally:
+        for fd in (out_r, out_w, err_r, err_w):
+            os.close(fd)
+        ours.close()
+        program.close()

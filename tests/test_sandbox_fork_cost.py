@@ -97,3 +97,26 @@ async def test_the_zygote_holds_no_compiled_syntax_tree():
         assert anonymous_kb < 9 * 1024, anonymous_kb
     finally:
         await pool.stop()
+
+
+async def test_the_benchmarks_split_a_slots_cpu_by_process():
+    """`benchmarks/_measure.slot_cpu` (what `sandbox_overhead.py` prints a slot's CPU by): the program's own work
+    counts to the program processes the zygote reaped, the test's to the test process, neither to the zygote."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+    from _measure import slot_cpu
+
+    from olmorl.sandbox import SandboxLimits, SandboxPool, TestInput
+
+    pool = SandboxPool(backend="bwrap", slots=1, limits=SandboxLimits(test_timeout_s=10.0))
+    await pool.start()
+    try:
+        slot = pool._slots[0].channel.proc.pid
+        before = slot_cpu(slot)
+        busy = "sum(i * i for i in range(1_500_000))"
+        runs, failure = await pool.run(f"x = {busy}", [TestInput(code=f"assert x > 0 and {busy} > 0")] * 6)
+        assert failure is None and [r.status for r in runs] == ["passed"] * 6, runs[0]
+        used = {part: slot_cpu(slot)[part][0] - cpu for part, (cpu, _) in before.items()}
+        assert used["program processes"] > 0.1 and used["test process"] > 0.1, used  # ~0.2 s each here
+        assert used["zygote"] < 0.05, used
+    finally:
+        await pool.stop()

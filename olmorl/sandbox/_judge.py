@@ -298,7 +298,7 @@ def run_test_code(conn, plan, names, tolerance):
     live = [name for name, value in names.items() if not isinstance(value, (Proxy, type, types.ModuleType))]
     code = plan.compile(live)
     namespace.update(__builtins__=dict(vars(builtins)), __olmorl_check__=_count_check,
-                     __olmorl_global__=lambda name: conn.ask({"op": "global", "name": name}),
+                     __olmorl_global__=conn.read_global,
                      __olmorl_close__=lambda a, b: values_equal(a, b, tolerance),
                      __olmorl_differ__=lambda a, b: _differ(a, b, tolerance))
     saved = sys.modules.get("__main__"), sys.argv, sys.stdout, sys.stderr

@@ -74,6 +74,10 @@ class Conn:
         self.modules = {}
         self.notes = {}  # extra fields of the test's record: `tamper` (see `_wire.TAMPER_KINDS`)
         self.asked_specials = frozenset()  # special attribute names the test's code itself names
+        # The program's plain globals as its `ready` message gave them, until the test asks the program
+        # anything: program code runs in answer to a request (or in threads of its own, whose timing no
+        # test can count on), so until then a read of one needs no round trip.
+        self.ready_globals = None
 
     def trip(self, kind):
         note_tamper(self.notes, kind)
@@ -157,6 +161,7 @@ class Conn:
 
     # -- requests ------------------------------------------------------------------------------
     def ask(self, request, taint=False):
+        self.ready_globals = None  # the program may change its globals while it answers
         if taint:
             request["ref"] = True
         data = (json.dumps(request, separators=(",", ":")) + "\n").encode()
@@ -247,8 +252,15 @@ class Conn:
     def arg(self, value):
         return encode(value, _test_value)
 
+    def read_global(self, name):
+        """A plain global's current value (a test reads it live: a call may have changed it)."""
+        if self.ready_globals is not None and name in self.ready_globals:
+            return self.decode(self.ready_globals[name])  # decoded afresh, as an answer would be
+        return self.ask({"op": "global", "name": name})
+
     def globals(self, message):
         """The test namespace's view of the program's globals (from the `ready` message)."""
+        self.ready_globals = message
         found = {}
         for name, raw in message.items():
             try:
