@@ -193,15 +193,6 @@ def parenthesized_choice(text: str) -> tuple[str, str] | None:
     return match.group(1), match.group(2).strip()
 
 
-def _balanced(text: str) -> bool:
-    depth = 0
-    for char in text:
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth < 0:
-            return False
-    return depth == 0
-
-
 def equation_sides(text: str) -> list[str]:
     return top_level_split(text, ("=",))
 
