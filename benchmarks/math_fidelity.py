@@ -30,8 +30,8 @@ two graders agree with each other. The sets:
   (`"batch": 6`: an expert-iteration model's outputs on other MATH validation problems, references such as
   `[-10,4]`, `\\frac{5}{2},-3`, `(46,2004)`, `156^\\circ`, and a GRPO model's free-form outputs for question-only
   prompts: programs, output blocks, boxes) and batch 7's (`"batch": 7`: Qwen3-1.7B's thinking and non-thinking
-  GSM8K outputs, Llama-3.2-1B's answer-only GSM8K outputs, and gemma-4-31B's and deepseek-v4-flash's answers to the
-  2026 gaokao paper in Chinese, graded by an LLM judge) were each measured once before any change made for them.
+  GSM8K outputs, Llama-3.2-1B's answer-only GSM8K outputs, and three models' answers to the 2026 gaokao paper in
+  Chinese, graded by an LLM judge) were each measured once before any change made for them.
 """
 
 from __future__ import annotations
