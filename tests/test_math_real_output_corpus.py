@@ -126,6 +126,16 @@ CASES = [
     ("mangled answer tag", 'x </think> <answer content="1"></answer>', "1", 0.0),  # a batch 3 dev row
     ("mangled answer tag", "x </think> @answer 10 or 12 </answer>", "10", 0.0),
     ("mangled answer tag", "x </think> @answer maybe 10 </answer>", "10", 0.0),
+    # batch 7: a choice restated in parentheses (full-width in Chinese) is that choice; not with another choice or
+    # "or" inside, not a different letter, not a hedge
+    ("choice restated in parentheses", "\\[\n\\boxed{\\text{B\uff08}a=1\\text{\uff09}}\n\\]", "B", 1.0),  # a dev row
+    ("choice restated in parentheses", "\\boxed{B (a = 1)}", "B", 1.0),
+    ("choice restated in parentheses", "The answer is D(y=13x-8).", "D", 1.0),
+    ("choice restated in parentheses", "\\boxed{B\uff08a=1\uff09}", "C", 0.0),
+    ("choice restated in parentheses", "\\boxed{B (or C)}", "B", 0.0),
+    ("choice restated in parentheses", "\\boxed{B (not C)}", "B", 0.0),
+    ("choice restated in parentheses", "\\boxed{B (a=1) (C)}", "B", 0.0),
+    ("choice restated in parentheses", "maybe \\boxed{B (a=1)}", "B", 0.0),
 ]
 
 

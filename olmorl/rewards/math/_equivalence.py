@@ -81,7 +81,7 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
     # Multiple choice: a reference letter is matched by the answer's letter.
     ref_letter = st.as_letter(ref) if len(ref) < 60 else None
     if ref_letter is not None:
-        ans_letter = st.as_letter(ans)
+        ans_letter = st.as_letter(ans) or st.parenthesized_choice(ans)
         if ans_letter is not None:
             return ans_letter[0] == ref_letter[0]
         if ref_letter[1]:

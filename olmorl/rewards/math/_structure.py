@@ -14,6 +14,10 @@ _MOST_LIKELY_RE = re.compile(r"^(?:the\s+)?most\s+likely\s+(?=\(?[A-J]\b)", re.I
 # The text after a choice that names a second choice ("A, B", "A, (C)") is a list of choices, not one.
 _SECOND_CHOICE_RE = re.compile(r"^\(?[A-J]\)?(?:$|[.,)]|\s+(?:and|or|&)\s)")
 _OPTION_RE = re.compile(r"^(?:option|choice)\s+\(?([A-Ja-j])\)?\s*(.*)$", re.IGNORECASE | re.DOTALL)
+# A choice followed by its content in parentheses, closing the answer: "B (a=1)", "B（a=1）" (batch 7's
+# `\boxed{\text{B（}a=1\text{）}}`). Another choice letter or "or" inside makes it a hedge or a list, not one choice.
+_PARENTHESIZED_CHOICE_RE = re.compile(r"^([A-J])\s*\((.*)\)$", re.DOTALL)
+_OTHER_CHOICE_RE = re.compile(r"\b[A-J]\b|\b(?i:or)\b")
 _SIMPLE_LHS_RE = re.compile(
     r"^(?:[a-zA-Z](?:_\{?[\w]+\}?)?(?:'+)?(?:\s*\([a-z,\s]*\))?|\\[a-zA-Z]+(?:_\{?\w+\}?)?|[A-Z]{2,3}|"
     r"m\s*\\angle\s*[A-Z]{1,3}|\\angle\s*[A-Z]{1,3}|[a-zA-Z]\^\{?-1\}?\s*\(\w\)|"
@@ -179,6 +183,14 @@ def as_letter(text: str) -> tuple[str, str] | None:
     if rest and _SECOND_CHOICE_RE.match(rest):
         return None  # "A, B": two choices
     return letter, rest
+
+
+def parenthesized_choice(text: str) -> tuple[str, str] | None:
+    """(letter, content) for an answer that names a choice and restates it in parentheses: `B (a=1)`."""
+    match = _PARENTHESIZED_CHOICE_RE.match(text.strip())
+    if not match or not _balanced(match.group(2)) or _OTHER_CHOICE_RE.search(match.group(2)):
+        return None
+    return match.group(1), match.group(2).strip()
 
 
 def equation_sides(text: str) -> list[str]:
