@@ -254,7 +254,7 @@ def test_a_global_read_before_any_request_is_the_ready_messages_without_a_round_
     import socket
     import time
 
-    from olmorl.sandbox._proxy import Conn
+    from olmorl.sandbox._connection import Conn
 
     ours, program = socket.socketpair()
     out_r, out_w = os.pipe()

@@ -15,6 +15,7 @@ from trl.trainer.utils import get_callable_name, is_async_callable
 
 import olmorl
 from olmorl.clients import ItemFailed
+from olmorl.clients import _trl_scorer
 from olmorl.clients import trl as olmorl_trl
 from olmorl.rewards.service._local import LocalRewardServer, free_port
 from olmorl.rewards._settings import JudgeSettings, SandboxSettings
@@ -80,9 +81,9 @@ def shared_engine(monkeypatch):
     monkeypatch.setenv("OLMORL_WORKERS", "1")
     monkeypatch.setenv("OLMORL_URL", f"http://127.0.0.1:{free_port()}")  # nothing listens: HTTP would fail
     yield
-    for verifier in olmorl_trl._SHARED:
+    for verifier in _trl_scorer._SHARED:
         verifier.close()
-    olmorl_trl._SHARED.clear()
+    _trl_scorer._SHARED.clear()
 
 
 async def test_in_process_true_shares_one_engine_and_stays_picklable(shared_engine):
@@ -93,7 +94,7 @@ async def test_in_process_true_shares_one_engine_and_stays_picklable(shared_engi
     assert await restored(prompts=["q"], completions=["\\boxed{2}"], ground_truth=["2"]) == [1.0]
     assert await functools.partial(olmorl_trl.olmorl_reward, in_process=True)(
         prompts=["q"], completions=["\\boxed{2}"], ground_truth=["3"], verifier=["math"]) == [0.0]
-    assert len(olmorl_trl._SHARED) == 1 and olmorl_trl._SHARED[0].settings.workers == 1
+    assert len(_trl_scorer._SHARED) == 1 and _trl_scorer._SHARED[0].settings.workers == 1
 
 
 def test_grpo_trainer_steps_on_in_process_rewards(shared_engine, tmp_path):

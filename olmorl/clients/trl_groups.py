@@ -20,7 +20,9 @@ import json
 from typing import Any
 
 from olmorl.clients._policy import OnError
-from olmorl.clients.trl import _reward_function, _row_rewards, _scorer, completion_text
+from olmorl.clients._trl_rows import completion_text, row_rewards
+from olmorl.clients._trl_scorer import scorer
+from olmorl.clients.trl import _reward_function
 
 __all__ = ["group_judge_reward"]
 
@@ -52,14 +54,14 @@ async def group_judge_reward(prompts: list[Any], completions: list[Any], *, base
             items.append({"verifier": verifier, "response": texts[row], "prompt": prompts[row],
                           "ground_truth": truth, "options": {"index": index, "seed": seed}})
             owner.append(row)
-    client, _ = await _scorer(base_url, api_key, timeout, on_error, False)
+    client, _ = await scorer(base_url, api_key, timeout, on_error, False)
     async with client:
         results = await client.verify(items) if items else []
     log_metric = columns.get("log_metric")
     agreements = [results[at].details["agreement"] for at in starts if results[at].status == "ok"]
     if callable(log_metric) and agreements:  # a low agreement between the orders: the judge follows positions
         log_metric("olmorl/group_judge_reward/agreement", sum(agreements) / len(agreements))
-    return _row_rewards("group_judge_reward", len(completions), owner, results, on_error, log_metric)
+    return row_rewards("group_judge_reward", len(completions), owner, results, on_error, log_metric)
 
 
 group_judge_reward.__module__ = __name__  # pickled by reference to this module (TRL's async trainer pickles it)

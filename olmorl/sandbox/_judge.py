@@ -14,7 +14,8 @@ import time
 import types
 
 if __name__ != "__main__":  # a module of the server; inside the sandbox the parts are one file
-    from olmorl.sandbox._proxy import ProgramDied, Proxy, TestTimeout, clear_deadline, install_deadline
+    from olmorl.sandbox._connection import ProgramDied, TestTimeout, clear_deadline, install_deadline
+    from olmorl.sandbox._proxy import Proxy
     from olmorl.sandbox._wire import WireError, stdout_matches, values_equal
 
 

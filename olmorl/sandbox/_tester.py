@@ -17,7 +17,7 @@ if __name__ != "__main__":  # a module of the server; inside the sandbox the par
     from olmorl.sandbox._cleanup import SCRATCH, cleaned, kill_group, sweep
     from olmorl.sandbox._command import keep_files, restore_files
     from olmorl.sandbox._judge import judge_code, judge_command, judge_stdio, wait_exit
-    from olmorl.sandbox._proxy import Conn, TestTimeout, clear_deadline
+    from olmorl.sandbox._connection import Conn, TestTimeout, clear_deadline
     from olmorl.sandbox._wire import note_tamper, read_frame, write_line
 
 TEST_PROCESS_MIN_MEMORY = 512 << 20  # address space of the test process, whatever the program's limit
