@@ -22,6 +22,15 @@ IFEVAL_TASK = {"turns": [
 ]}
 
 
+def running(pid: int) -> bool:
+    """Whether a process runs (a zombie has ended: only its parent's wait is left)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def wait_for(predicate, timeout_s: float = 10.0) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -286,7 +295,8 @@ def test_leftovers_of_a_crashed_server_are_removed_at_next_start(tmp_path):
         with SessionClient(restarted.url) as client:  # left open: a clean stop closes it
             session = client.open("python", {"ground_truth": "1"})
             pid = int(session.call("python", code="import os\nprint(os.getpid())").output)
-    assert not os.path.exists(f"/proc/{pid}") and list((tmp_path / "state").iterdir()) == []
+    # killed with its waiter, the interpreter is init's to reap: until init does, it is a zombie, not running
+    assert wait_for(lambda: not running(pid)) and list((tmp_path / "state").iterdir()) == []
 
 
 def test_the_readme_example_environment_is_a_plugin(server):
