@@ -151,3 +151,54 @@ def test_a_batch_the_trainer_could_not_send_is_each_rollouts_infrastructure_erro
         assert isinstance(outcome, RolloutError) and outcome.status == "error", outcome
         assert "RewardServerUnavailable" in str(outcome) and "ConnectError" in str(outcome), outcome
         assert f"{url}/v1/sessions/batch/open" in str(outcome), outcome
+
+
+def test_a_reply_with_another_count_of_outcomes_fails_every_call_of_its_request():
+    """A send that answers fewer (or more) outcomes than calls: each call fails naming both counts, none waits
+    forever for an outcome (before: zip left the unpaired calls' futures unresolved, a hung rollout) and none
+    takes another call's outcome."""
+    from olmorl.trainer._session_batching import Coalescer
+
+    async def run(outcomes: int) -> list:
+        async def send(calls: list) -> list:
+            return [f"result {i}" for i in range(outcomes)]
+
+        coalescer = Coalescer(send, 0.0, track=lambda task: None)
+        futures = [coalescer.submit(i) for i in range(3)]
+        return await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True), timeout=5)
+
+    for outcomes in (2, 4):
+        replies = asyncio.run(run(outcomes))
+        assert all(isinstance(r, RewardServerError) for r in replies), replies
+        assert all(f"{outcomes} outcomes for 3 items" in str(r) for r in replies), replies
+
+
+def test_the_clients_fail_each_item_of_a_reply_with_another_count_of_outcomes():
+    """A real HTTP server that answers a batch of 3 with 2 outcomes: each item is that error, named by counts."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Short(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server's name)
+            self.rfile.read(int(self.headers["Content-Length"]))
+            created = {"session_id": "s", "env": "python", "tools": []}
+            body = json.dumps({"results": [{"status_code": 200, "result": created}] * 2}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Short)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        with SessionClient(f"http://127.0.0.1:{httpd.server_address[1]}", max_retries=0) as client:
+            opened = client.open_many([PY] * 3)
+        assert all(isinstance(o, RewardServerError) and "2 outcomes for 3 items" in str(o) for o in opened), opened
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -28,6 +28,15 @@ OPEN_BATCH, TOOL_BATCH, VERIFY_BATCH = ("/v1/sessions/batch/open", "/v1/sessions
                                         "/v1/sessions/batch/verify")
 
 
+def count_mismatch(items: int, outcomes: int) -> RewardServerError | None:
+    """The error of a batch answered with `outcomes` outcomes for its `items` items (None when they pair one to
+    one): no outcome can be trusted to be its item's, so every item of the request fails with it."""
+    if items == outcomes:
+        return None
+    return RewardServerError(200, f"unreadable batch reply: {outcomes} outcomes for {items} items (each item "
+                                  "needs its own; none of this request's items is paired with an outcome)")
+
+
 def detail(response: httpx.Response) -> str:
     try:
         body = response.json()
@@ -111,10 +120,12 @@ class Batch:
             return
         try:
             results = self.reply.model_validate_json(response.content).results
-            if len(results) != len(self.pending):
-                raise ValueError(f"{len(results)} results for {len(self.pending)} items")
-        except (ValidationError, ValueError) as exc:
+        except ValidationError as exc:
             self._end(self.pending, lambda _: RewardServerError(200, f"unreadable batch reply: {exc}"))
+            return
+        mismatch = count_mismatch(len(self.pending), len(results))
+        if mismatch is not None:
+            self._end(self.pending, lambda _: mismatch)
             return
         still = []
         for index, item in zip(self.pending, results):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable, Callable, Generic, Sequence, TypeVar
 
+from olmorl.clients._session_transport import count_mismatch
+
 A = TypeVar("A")  # one call's arguments
 R = TypeVar("R")  # its result
 MAX_ITEMS = 256  # per request: a full batch goes out at once
@@ -21,7 +23,7 @@ MAX_ITEMS = 256  # per request: a full batch goes out at once
 class Coalescer(Generic[A, R]):
     """`submit(args)` returns a future of that call's result (or its error); calls submitted within `window_s` of
     the first pending one are sent together by `send` (one outcome per call, in order: a result or an
-    exception). `track` receives each request's task, so a shutdown can let it finish."""
+    exception; a send that answers another count fails every call of the request, naming both). `track` receives each request's task, so a shutdown can let it finish."""
 
     def __init__(self, send: Callable[[list[A]], Awaitable[Sequence[R | BaseException]]], window_s: float,
                  track: Callable[[asyncio.Future[Any]], object], max_items: int = MAX_ITEMS) -> None:
@@ -64,6 +66,9 @@ class Coalescer(Generic[A, R]):
             for _, future in calls:
                 future.cancel()
             raise
+        mismatch = count_mismatch(len(calls), len(outcomes))
+        if mismatch is not None:  # unpaired, a call would wait forever or take another's outcome
+            outcomes = [mismatch] * len(calls)
         for (_, future), outcome in zip(calls, outcomes):
             if future.done():  # its rollout was cancelled while the request was out
                 continue
