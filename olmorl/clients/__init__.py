@@ -11,7 +11,7 @@ from olmorl.clients._exceptions import (
 from olmorl.clients._policy import OnError
 from olmorl.clients._sessions import AsyncSession, AsyncSessionClient, Session, SessionClient
 from olmorl.rewards._models import VerifyItem, VerifyResult
-from olmorl.rewards.sessions._session_models import EnvInfo, ToolResult
+from olmorl.rewards.sessions._session_models import EnvInfo, SessionClosed, ToolResult
 
 __all__ = [
     "AsyncRewardClient",
@@ -26,6 +26,7 @@ __all__ = [
     "RewardServerUnavailable",
     "Session",
     "SessionClient",
+    "SessionClosed",
     "SessionNotFound",
     "ToolResult",
     "VerifyItem",

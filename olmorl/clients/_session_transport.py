@@ -10,10 +10,10 @@ error. A transport error or a retryable status for the whole request sends every
 from __future__ import annotations
 
 import uuid
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import httpx
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from olmorl.clients._exceptions import (
     OlmorlError,
@@ -21,11 +21,13 @@ from olmorl.clients._exceptions import (
     RewardServerUnavailable,
     SessionNotFound,
 )
-from olmorl.clients._policy import RETRY_STATUS, Replicas, transport_failure
-from olmorl.rewards.sessions._session_models import BatchReply
+from olmorl.clients._policy import RETRY_STATUS, Replicas, apply_on_error, transport_failure
+from olmorl.rewards._models import ChatMessage, VerifyResult
+from olmorl.rewards.sessions._session_models import (BatchReply, SessionClosed, SessionCreate, SessionCreated,
+                                                     ToolResult)
 
-OPEN_BATCH, TOOL_BATCH, VERIFY_BATCH = ("/v1/sessions/batch/open", "/v1/sessions/batch/tool",
-                                        "/v1/sessions/batch/verify")
+OPEN_BATCH, TOOL_BATCH, VERIFY_BATCH, CLOSE_BATCH = ("/v1/sessions/batch/open", "/v1/sessions/batch/tool",
+                                                     "/v1/sessions/batch/verify", "/v1/sessions/batch/close")
 
 
 def count_mismatch(items: int, outcomes: int) -> RewardServerError | None:
@@ -160,6 +162,57 @@ def per_replica(path: str, sessions: Sequence[Any], bodies: list[dict[str, Any]]
         groups.setdefault(session.url, []).append(index)
     return [(indices, Batch(path, [items[i] for i in indices], reply, finish, url=url))
             for url, indices in groups.items()]
+
+
+ToolCalls = Sequence[tuple[Any, str, "dict[str, Any] | str"]]  # (session, tool name, arguments)
+Answers = Sequence[tuple[Any, str] | tuple[Any, str, "Sequence[ChatMessage | dict[str, Any]] | None"]]
+
+
+def tool_body(name: str, arguments: dict[str, Any] | str | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    if arguments is not None and kwargs:
+        raise TypeError("pass the tool's arguments as one dict (or JSON text) or as keywords, not both")
+    return {"name": name, "arguments": arguments if arguments is not None else kwargs}
+
+
+def verify_body(response: str, messages: Sequence[ChatMessage | dict[str, Any]] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"response": response}
+    if messages is not None:
+        body["messages"] = [m.model_dump(exclude_none=True) if isinstance(m, BaseModel) else m for m in messages]
+    return body
+
+
+def verified(url: str, result: VerifyResult) -> VerifyResult:
+    return apply_on_error([result], "zero")[0]  # as a single verify reads it: not ok keeps reward 0.0
+
+
+def open_batch(requests: Sequence[SessionCreate | Mapping[str, Any]], finish: Callable[[str, Any], Any],
+               replicas: Replicas) -> Batch:
+    """The opens asked for on any replica, each with its own idempotency key (kept over the retries: an open
+    whose reply was lost is answered with the session it opened, not opened twice)."""
+    bodies = [r.model_dump(mode="json") if isinstance(r, BaseModel) else dict(r) for r in requests]
+    keyed_bodies = [{**body, "idempotency_key": body.get("idempotency_key") or new_key()} for body in bodies]
+    return Batch(OPEN_BATCH, keyed_bodies, BatchReply[SessionCreated], finish, replicas=replicas)
+
+
+def tool_batches(calls: ToolCalls) -> list[tuple[list[int], Batch]]:
+    return per_replica(TOOL_BATCH, [c[0] for c in calls], [tool_body(n, a, {}) for _, n, a in calls],
+                       BatchReply[ToolResult], lambda url, result: result)
+
+
+def verify_batches(answers: Answers) -> list[tuple[list[int], Batch]]:
+    """The verifies of `answers`, one Batch per replica; each session is marked closed (verify ends it)."""
+    for answer in answers:
+        answer[0].closed = True
+    return per_replica(VERIFY_BATCH, [a[0] for a in answers], [verify_body(*a[1:]) for a in answers],
+                       BatchReply[VerifyResult], verified)
+
+
+def close_batches(sessions: Sequence[Any]) -> list[tuple[list[int], Batch]]:
+    """The closes of `sessions`, one Batch per replica; each session is marked closed (its `close` then sends
+    nothing), as `verify` marks it."""
+    for session in sessions:
+        session.closed = True
+    return per_replica(CLOSE_BATCH, sessions, [{}] * len(sessions), BatchReply[SessionClosed], lambda url, r: r)
 
 
 def scatter(size: int, batches: list[tuple[list[int], Batch]]) -> list[Any]:

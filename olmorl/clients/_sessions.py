@@ -12,8 +12,10 @@ call and the same on each retry: a server that ran the call but whose reply was 
 with that reply and does not run the call twice. A 404 raises SessionNotFound; other 4xx raise
 RewardServerError; no answer after the retries raises RewardServerUnavailable naming the URL and cause.
 
-`open_many`, `call_many` and `verify_many` send many sessions' calls in one request per replica (the batch
-routes, `_session_transport.Batch`) and return each item's result or that item's error instead of raising.
+`open_many`, `call_many`, `verify_many` and `close_many` send many sessions' calls in one request per replica
+(the batch routes, `_session_transport.Batch`) and return each item's result or that item's error instead of
+raising. Opens carry an idempotency key too (one per session asked for, the same on each retry), so a retried
+open whose reply was lost gets the session the first attempt opened instead of a second one.
 """
 
 from __future__ import annotations
@@ -24,25 +26,30 @@ import time
 from typing import Any, Mapping, Sequence, TypedDict
 
 import httpx
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from olmorl.clients._exceptions import OlmorlError, RewardServerError, RewardServerUnavailable, SessionNotFound
 from olmorl.clients._policy import (Replicas, RetryPolicy, apply_on_error, auth_headers, classify, http_limits,
                                    resolve_urls)
 from olmorl.clients._session_transport import (
-    OPEN_BATCH,
-    TOOL_BATCH,
-    VERIFY_BATCH,
+    Answers,
     Batch,
+    ToolCalls,
     async_send_once,
-    send_once,
-    per_replica,
+    close_batches,
     detail,
     new_key,
+    open_batch,
     scatter,
+    send_once,
+    tool_batches,
+    tool_body,
+    verify_batches,
+    verify_body,
 )
 from olmorl.rewards._models import ChatMessage, VerifyResult
-from olmorl.rewards.sessions._session_models import BatchReply, EnvInfo, SessionCreate, SessionCreated, ToolResult
+from olmorl.rewards.sessions._session_models import (EnvInfo, SessionClosed, SessionCreate, SessionCreated,
+                                                     ToolResult)
 
 _ENV_LIST = TypeAdapter(list[EnvInfo])
 
@@ -64,31 +71,6 @@ def _parse(response: httpx.Response, model: Any) -> Any:
             else model.model_validate_json(response.content)
     except ValidationError as exc:
         raise RewardServerError(response.status_code, f"unreadable reply: {exc.errors()[0]['msg']}") from None
-
-
-def _tool_body(name: str, arguments: dict[str, Any] | str | None, kwargs: dict[str, Any]) -> dict[str, Any]:
-    if arguments is not None and kwargs:
-        raise TypeError("pass the tool's arguments as one dict (or JSON text) or as keywords, not both")
-    return {"name": name, "arguments": arguments if arguments is not None else kwargs}
-
-
-def _open_body(request: SessionCreate | Mapping[str, Any]) -> dict[str, Any]:
-    return request.model_dump(mode="json") if isinstance(request, BaseModel) else dict(request)
-
-
-def _verified(url: str, result: VerifyResult) -> VerifyResult:
-    return apply_on_error([result], "zero")[0]  # as `verify` reads it: not ok keeps reward 0.0
-
-
-_ToolCalls = Sequence[tuple[Any, str, "dict[str, Any] | str"]]  # (session, tool name, arguments)
-_Answers = Sequence[tuple[Any, str] | tuple[Any, str, "Sequence[ChatMessage | dict[str, Any]] | None"]]
-
-
-def _verify_body(response: str, messages: Sequence[ChatMessage | dict[str, Any]] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"response": response}
-    if messages is not None:
-        body["messages"] = [m.model_dump(exclude_none=True) if isinstance(m, BaseModel) else m for m in messages]
-    return body
 
 
 class _Config:
@@ -113,14 +95,14 @@ class Session:
 
     def call(self, name: str, arguments: dict[str, Any] | str | None = None, **kwargs: Any) -> ToolResult:
         """Call a tool: `call("python", code="...")` or `call("python", {"code": "..."})`."""
-        body = _tool_body(name, arguments, kwargs)
+        body = tool_body(name, arguments, kwargs)
         return _parse(self._client._send("POST", self.url, f"/v1/sessions/{self.id}/tool", body, new_key()),
                       ToolResult)
 
     def verify(self, response: str, messages: Sequence[ChatMessage | dict[str, Any]] | None = None) -> VerifyResult:
         """Score the final answer; the server ends the session."""
         self.closed = True
-        reply = self._client._send("POST", self.url, f"/v1/sessions/{self.id}/verify", _verify_body(response, messages),
+        reply = self._client._send("POST", self.url, f"/v1/sessions/{self.id}/verify", verify_body(response, messages),
                                     new_key())
         return _verify_result(reply)
 
@@ -167,39 +149,42 @@ class SessionClient:
     def open(self, env: str, task: Any = None, options: dict[str, Any] | None = None) -> Session:
         """Open a session (POST /v1/sessions); retried while the server is full (503 + Retry-After)."""
         body = {"env": env, "task": task, "options": options or {}}
-        url, response = self._send_picking("POST", "/v1/sessions", body)
+        url, response = self._send_picking("POST", "/v1/sessions", body, new_key())
         return Session(self, url, _parse(response, SessionCreated))
 
     def open_many(self, requests: Sequence[SessionCreate | Mapping[str, Any]]) -> list[Session | OlmorlError]:
         """Open many sessions in one request (POST /v1/sessions/batch/open), each request `open`'s arguments as
         a dict (`{"env": ..., "task": ..., "options": ...}`). One entry per request, in order: its Session, or
         the OlmorlError that says why not. Items a full server refused are sent again, as `open` retries."""
-        batch = Batch(OPEN_BATCH, [_open_body(r) for r in requests], BatchReply[SessionCreated],
-                      lambda url, created: Session(self, url, created), replicas=self._config.replicas)
+        batch = open_batch(requests, lambda url, created: Session(self, url, created), self._config.replicas)
         self._run(batch)
         return batch.outcomes
 
-    def call_many(self, calls: _ToolCalls) -> list[ToolResult | OlmorlError]:
+    def call_many(self, calls: ToolCalls) -> list[ToolResult | OlmorlError]:
         """One tool call on each of many sessions, `(session, name, arguments)` each, in one request per replica
         (POST /v1/sessions/batch/tool), run at once on the server. One entry per call, in order: its ToolResult,
         or the OlmorlError of that call (SessionNotFound ...). Each call keeps its idempotency key over retries,
         so a retried request runs no tool twice."""
-        batches = per_replica(TOOL_BATCH, [c[0] for c in calls], [_tool_body(n, a, {}) for _, n, a in calls],
-                              BatchReply[ToolResult], lambda url, result: result)
+        batches = tool_batches(calls)
         for _, batch in batches:
             self._run(batch)
         return scatter(len(calls), batches)
 
-    def verify_many(self, answers: _Answers) -> list[VerifyResult | OlmorlError]:
+    def verify_many(self, answers: Answers) -> list[VerifyResult | OlmorlError]:
         """Score many sessions' answers, `(session, response)` or `(session, response, messages)` each, and end
         those sessions, in one request per replica (POST /v1/sessions/batch/verify); entries as `call_many`'s."""
-        for answer in answers:
-            answer[0].closed = True
-        batches = per_replica(VERIFY_BATCH, [a[0] for a in answers], [_verify_body(*a[1:]) for a in answers],
-                              BatchReply[VerifyResult], _verified)
+        batches = verify_batches(answers)
         for _, batch in batches:
             self._run(batch)
         return scatter(len(answers), batches)
+
+    def close_many(self, sessions: Sequence[Session]) -> list[SessionClosed | OlmorlError]:
+        """End many sessions, one request per replica (POST /v1/sessions/batch/close); one entry per session, in
+        order: SessionClosed, or its error (SessionNotFound: it was already gone, which `close` ignores)."""
+        batches = close_batches(sessions)
+        for _, batch in batches:
+            self._run(batch)
+        return scatter(len(sessions), batches)
 
     def _run(self, batch: Batch) -> None:
         """Send a batch until no item is left to send again or the retries are spent."""
@@ -213,12 +198,12 @@ class SessionClient:
                 time.sleep(retry.delay(attempt, batch.retry_after))
         batch.give_up(retry.max_retries + 1)
 
-    def _send_picking(self, method: str, path: str, body: Any) -> tuple[str, httpx.Response]:
-        """A request to any replica (opening a session, listing envs), retried over replicas."""
+    def _send_picking(self, method: str, path: str, body: Any, key: str | None = None) -> tuple[str, httpx.Response]:
+        """A request to any replica (opening a session, listing envs), retried over replicas with the same `key`."""
         cfg, reason = self._config, ""
         for attempt in range(cfg.retry.max_retries + 1):
             url = cfg.replicas.pick()
-            response, reason, retry_after = send_once(self._http.request, method, f"{url}{path}", body, None)
+            response, reason, retry_after = send_once(self._http.request, method, f"{url}{path}", body, key)
             if response is not None:
                 cfg.replicas.mark_up(url)
                 return url, response
@@ -262,7 +247,7 @@ class AsyncSession:
         self.closed = False
 
     async def call(self, name: str, arguments: dict[str, Any] | str | None = None, **kwargs: Any) -> ToolResult:
-        body = _tool_body(name, arguments, kwargs)
+        body = tool_body(name, arguments, kwargs)
         return _parse(await self._client._send("POST", self.url, f"/v1/sessions/{self.id}/tool", body,
                                               new_key(), self._http), ToolResult)
 
@@ -270,7 +255,7 @@ class AsyncSession:
                      messages: Sequence[ChatMessage | dict[str, Any]] | None = None) -> VerifyResult:
         self.closed = True
         reply = await self._client._send("POST", self.url, f"/v1/sessions/{self.id}/verify",
-                                         _verify_body(response, messages), new_key(), self._http)
+                                         verify_body(response, messages), new_key(), self._http)
         return _verify_result(reply)
 
     async def close(self) -> None:
@@ -315,33 +300,34 @@ class AsyncSessionClient:
     async def open(self, env: str, task: Any = None, options: dict[str, Any] | None = None) -> AsyncSession:
         body = {"env": env, "task": task, "options": options or {}}
         http = next(self._turn)
-        url, response = await self._send_picking("POST", "/v1/sessions", body, http)
+        url, response = await self._send_picking("POST", "/v1/sessions", body, http, new_key())
         return AsyncSession(self, url, _parse(response, SessionCreated), http)
 
     async def open_many(self, requests: Sequence[SessionCreate | Mapping[str, Any]]
                         ) -> list[AsyncSession | OlmorlError]:
         """As SessionClient.open_many: AsyncSessions, or the OlmorlError of each."""
-        batch = Batch(OPEN_BATCH, [_open_body(r) for r in requests], BatchReply[SessionCreated],
-                      lambda url, created: AsyncSession(self, url, created, next(self._turn)),
-                      replicas=self._config.replicas)
+        batch = open_batch(requests, lambda url, created: AsyncSession(self, url, created, next(self._turn)),
+                           self._config.replicas)
         await self._run(batch)
         return batch.outcomes
 
-    async def call_many(self, calls: _ToolCalls) -> list[ToolResult | OlmorlError]:
+    async def call_many(self, calls: ToolCalls) -> list[ToolResult | OlmorlError]:
         """As SessionClient.call_many."""
-        batches = per_replica(TOOL_BATCH, [c[0] for c in calls], [_tool_body(n, a, {}) for _, n, a in calls],
-                              BatchReply[ToolResult], lambda url, result: result)
+        batches = tool_batches(calls)
         await asyncio.gather(*(self._run(batch) for _, batch in batches))
         return scatter(len(calls), batches)
 
-    async def verify_many(self, answers: _Answers) -> list[VerifyResult | OlmorlError]:
+    async def verify_many(self, answers: Answers) -> list[VerifyResult | OlmorlError]:
         """As SessionClient.verify_many."""
-        for answer in answers:
-            answer[0].closed = True
-        batches = per_replica(VERIFY_BATCH, [a[0] for a in answers], [_verify_body(*a[1:]) for a in answers],
-                              BatchReply[VerifyResult], _verified)
+        batches = verify_batches(answers)
         await asyncio.gather(*(self._run(batch) for _, batch in batches))
         return scatter(len(answers), batches)
+
+    async def close_many(self, sessions: Sequence[AsyncSession]) -> list[SessionClosed | OlmorlError]:
+        """As SessionClient.close_many."""
+        batches = close_batches(sessions)
+        await asyncio.gather(*(self._run(batch) for _, batch in batches))
+        return scatter(len(sessions), batches)
 
     async def _run(self, batch: Batch) -> None:
         """Send a batch until no item is left to send again or the retries are spent."""
@@ -356,12 +342,12 @@ class AsyncSessionClient:
                 await asyncio.sleep(retry.delay(attempt, batch.retry_after))
         batch.give_up(retry.max_retries + 1)
 
-    async def _send_picking(self, method: str, path: str, body: Any,
-                            http: httpx.AsyncClient | None = None) -> tuple[str, httpx.Response]:
+    async def _send_picking(self, method: str, path: str, body: Any, http: httpx.AsyncClient | None = None,
+                            key: str | None = None) -> tuple[str, httpx.Response]:
         cfg, reason, http = self._config, "", http or next(self._turn)
         for attempt in range(cfg.retry.max_retries + 1):
             url = cfg.replicas.pick()
-            response, reason, retry_after = await async_send_once(http, method, f"{url}{path}", body, None)
+            response, reason, retry_after = await async_send_once(http, method, f"{url}{path}", body, key)
             if response is not None:
                 cfg.replicas.mark_up(url)
                 return url, response

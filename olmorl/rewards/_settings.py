@@ -116,7 +116,7 @@ class SessionSettings(BaseSettings):
     max_processes: int = 16  # processes + threads of one session's sandbox
     max_output_chars: int = 8192  # tool output kept per call; the rest is cut with a marker
     max_calls: int = 256  # tool calls per session; later ones are `invalid`
-    # replies of tool/verify/close calls kept by Idempotency-Key (newest, all sessions): a client's retry of a
+    # replies of open/tool/verify/close calls kept by Idempotency-Key (newest, all sessions): a client's retry of a
     # call whose reply it lost gets the kept reply instead of running the call again; 0: not kept
     idempotent_replies: int = Field(default=4096, ge=0)
     retry_after_s: int = 1  # Retry-After of the 503 sent when max_sessions is reached

@@ -1,6 +1,6 @@
 """The trainer's sessions: `olmorl.clients.AsyncSessionClient`, with its failures turned into `RolloutError`, and
-the opens, tool calls and verifies of rollouts that are ready together sent as one batched request each
-(`_session_batching`).
+the opens, tool calls, verifies and closes of rollouts that are ready together sent as one batched request
+each (`_session_batching`).
 
 Failures are never rewards: a request the server refuses (a 4xx other than auth / a lost session) raises
 `RolloutError(status="invalid")`; an unreachable or failing server (after the client's retries; a full
@@ -15,7 +15,7 @@ import contextlib
 from typing import Any, Literal
 
 from olmorl.clients import AsyncSession, AsyncSessionClient, OlmorlError, RewardServerError, VerifyResult
-from olmorl.clients import SessionNotFound, ToolResult
+from olmorl.clients import SessionClosed, SessionNotFound, ToolResult
 from olmorl.trainer._session_batching import Coalescer
 
 
@@ -56,11 +56,14 @@ class SessionCalls:
             client.call_many, batch_window_s, track)
         self._verifies: Coalescer[tuple[AsyncSession, str, list[dict]], VerifyResult] = Coalescer(
             client.verify_many, batch_window_s, track)
+        # the sessions of rollouts that ended without a verify (an error, a cancel), closed together
+        self._closes: Coalescer[AsyncSession, SessionClosed] = Coalescer(client.close_many, batch_window_s, track)
 
     @property
     def requests(self) -> dict[str, int]:
         """Batched requests sent so far, by kind."""
-        return {"open": self._opens.requests, "tool": self._tools.requests, "verify": self._verifies.requests}
+        return {"open": self._opens.requests, "tool": self._tools.requests, "verify": self._verifies.requests,
+                "close": self._closes.requests}
 
     async def create(self, env: str, task: Any, options: dict | None = None) -> AsyncSession:
         opening = self._opens.submit({"env": env, "task": task, "options": options or {}})
@@ -68,7 +71,7 @@ class SessionCalls:
             with _as_rollout_error(f"opening a {env!r} session"):
                 session = await asyncio.shield(opening)
         except asyncio.CancelledError:  # the server may open it anyway: close it once it answers
-            self._later(_close_when_open(opening))
+            self._later(self._close_when_open(opening))
             raise
         self._open[session.id] = session
         return session
@@ -83,13 +86,13 @@ class SessionCalls:
             with _as_rollout_error("verify"):
                 return await self._verifies.submit((session, response, messages))
         except asyncio.CancelledError:  # the server may not have got to it: end it (a 404 if it did)
-            self._later(_close_quietly(session))
+            self._later(self._close_quietly(session))
             raise
 
     async def close(self, session_id: str) -> None:
         session = self._open.pop(session_id, None)
         if session is not None:
-            await _close_quietly(session)
+            await self._close_quietly(session)
 
     def _later(self, request) -> asyncio.Future:
         task = asyncio.ensure_future(request)
@@ -102,15 +105,14 @@ class SessionCalls:
             await asyncio.wait(set(self.cleanup), timeout=15)
         await self._client.aclose()
 
+    async def _close_quietly(self, session: AsyncSession) -> None:
+        """Close it with the other closes ready at once; a failure is ignored (the server's idle TTL ends it)."""
+        with contextlib.suppress(OlmorlError, OSError):
+            await self._closes.submit(session)
 
-async def _close_quietly(session: AsyncSession) -> None:
-    with contextlib.suppress(OlmorlError, OSError):
-        await session.close()  # else the server's idle TTL removes it
-
-
-async def _close_when_open(opening: asyncio.Future) -> None:
-    try:
-        session = await opening
-    except (OlmorlError, OSError, asyncio.CancelledError):
-        return
-    await _close_quietly(session)
+    async def _close_when_open(self, opening: asyncio.Future) -> None:
+        try:
+            session = await opening
+        except (OlmorlError, OSError, asyncio.CancelledError):
+            return
+        await self._close_quietly(session)

@@ -1,13 +1,14 @@
 """HTTP routes of the session API: /v1/sessions and /v1/envs (mounted under the same bearer token).
 
-Tool, verify and close take an optional `Idempotency-Key` header: a retry with the same key gets the first
-call's reply and does not run the call again (`olmorl.rewards.sessions._replies`).
+Open, tool, verify and close take an optional `Idempotency-Key` header: a retry with the same key gets the
+first call's reply and does not run the call again (`olmorl.rewards.sessions._replies`; a failed open is not
+kept: its retry opens again).
 
-The batch routes (`/v1/sessions/batch/open`, `.../tool`, `.../verify`) take many sessions' calls in one request
+The batch routes (`/v1/sessions/batch/open`, `.../tool`, `.../verify`, `.../close`) take many sessions' calls in one request
 and run them at once, each item through the same code as its single route: each item's reply carries the status
 code the single route would have answered, so one bad item (malformed, an unknown session, a full server) is
-that item's error and never fails the batch. A tool or verify item's `idempotency_key` is the header's
-equivalent (the same key in a single call and a batch item is the same call)."""
+that item's error and never fails the batch. An item's `idempotency_key` is the header's equivalent (the same
+key in a single call and a batch item is the same call)."""
 
 from __future__ import annotations
 
@@ -22,11 +23,14 @@ from pydantic import BaseModel, ValidationError
 from olmorl.rewards._models import VerifyResult
 from olmorl.rewards.engine._registry import InvalidInput
 from olmorl.rewards.service._items import item_body, read_items
-from olmorl.rewards.sessions._replies import InvalidKey
+from olmorl.rewards.sessions._replies import OPENS, InvalidKey
 from olmorl.rewards.sessions._session_models import (
+    BatchClose,
+    BatchOpen,
     BatchReply,
     BatchToolCall,
     BatchVerify,
+    CloseBatch,
     EnvInfo,
     ItemReply,
     OpenBatch,
@@ -44,7 +48,7 @@ from olmorl.rewards.sessions._sessions import SessionFailed, SessionManager, Ses
 T = TypeVar("T")
 I = TypeVar("I", bound=BaseModel)
 log = logging.getLogger("olmorl.rewards")
-BATCH_BODIES: list[type[BaseModel]] = [OpenBatch, ToolBatch, VerifyBatch]  # published to /openapi.json
+BATCH_BODIES: list[type[BaseModel]] = [OpenBatch, ToolBatch, VerifyBatch, CloseBatch]  # published to /openapi.json
 _KEY = Header(None, description="Any string unique per call (at most 200 characters); a retry sends it again")
 _ERRORS: dict[int | str, dict[str, Any]] = {404: {"description": "Unknown, expired or closed session"},
            422: {"description": "Malformed body, unknown environment, a task/options the environment refuses, or "
@@ -52,8 +56,14 @@ _ERRORS: dict[int | str, dict[str, Any]] = {404: {"description": "Unknown, expir
            503: {"description": "Session limit reached (Retry-After), or the sandbox is unavailable"}}
 
 
-async def create_session(manager: SessionManager, env: str, task: Any, options: dict[str, Any]) -> SessionCreated:
-    """Open a session, or raise the HTTPException that says why not (422, 503 + Retry-After, 500)."""
+async def create_session(manager: SessionManager, env: str, task: Any, options: dict[str, Any],
+                         key: str | None = None) -> SessionCreated:
+    """Open a session, once per `key` (a retry gets the session the first opened), or raise the HTTPException
+    that says why not (422, 503 + Retry-After, 500); a refused open is not kept, so its retry tries again."""
+    return await _once(manager, OPENS, key, lambda: _open(manager, env, task, options), keep_failures=False)
+
+
+async def _open(manager: SessionManager, env: str, task: Any, options: dict[str, Any]) -> SessionCreated:
     try:
         return await manager.create(env, task, options)
     except InvalidInput as exc:
@@ -64,10 +74,11 @@ async def create_session(manager: SessionManager, env: str, task: Any, options: 
         raise HTTPException(exc.status_code, str(exc)) from None
 
 
-async def _once(manager: SessionManager, session_id: str, key: str | None, call: Callable[[], Awaitable[T]]) -> T:
+async def _once(manager: SessionManager, session_id: str, key: str | None, call: Callable[[], Awaitable[T]],
+                keep_failures: bool = True) -> T:
     """`call()` run at most once per (session, key), or the HTTPException that says why not (404, 422)."""
     try:
-        return await manager.replies.once(session_id, key, call)
+        return await manager.replies.once(session_id, key, call, keep_failures)
     except SessionNotFound as exc:
         raise HTTPException(404, str(exc)) from None
     except InvalidKey as exc:
@@ -93,6 +104,11 @@ async def _item(model: type[I], raw: Any, run: Callable[[I], Awaitable[T]]) -> I
         return ItemReply(status_code=500, error=f"{type(exc).__name__}: {exc}")
 
 
+async def _close(manager: SessionManager, session_id: str, key: str | None) -> SessionClosed:
+    await _once(manager, session_id, key, lambda: manager.delete(session_id))
+    return SessionClosed(session_id=session_id)
+
+
 def build_session_routes(manager: SessionManager) -> APIRouter:
     router = APIRouter(prefix="/v1", tags=["sessions"], responses=_ERRORS)
     max_items = manager.settings.max_items_per_request
@@ -108,7 +124,8 @@ def build_session_routes(manager: SessionManager) -> APIRouter:
                  summary="Open many sessions in one request")
     async def open_batch(request: Request) -> Response:
         """Body: `OpenBatch`. Items past the server's limits get 503 with `retry_after_s`, the others open."""
-        return await batch(request, SessionCreate, lambda c: create_session(manager, c.env, c.task, c.options))
+        return await batch(request, BatchOpen, lambda c: create_session(manager, c.env, c.task, c.options,
+                                                                       c.idempotency_key))
 
     @router.post("/sessions/batch/tool", response_model=BatchReply[ToolResult], openapi_extra=item_body(ToolBatch),
                  summary="Call one tool on each of many sessions in one request")
@@ -124,9 +141,16 @@ def build_session_routes(manager: SessionManager) -> APIRouter:
         return await batch(request, BatchVerify, lambda c: _once(
             manager, c.session_id, c.idempotency_key, lambda: manager.verify(c.session_id, c.response, c.messages)))
 
+    @router.post("/sessions/batch/close", response_model=BatchReply[SessionClosed],
+                 openapi_extra=item_body(CloseBatch), summary="Close many sessions in one request")
+    async def close_batch(request: Request) -> Response:
+        """Body: `CloseBatch`. Each item as DELETE /v1/sessions/{session_id}: 200, or 404 for an unknown or
+        already closed session."""
+        return await batch(request, BatchClose, lambda c: _close(manager, c.session_id, c.idempotency_key))
+
     @router.post("/sessions", response_model=SessionCreated, summary="Open a session of an environment")
-    async def create(body: SessionCreate) -> SessionCreated:
-        return await create_session(manager, body.env, body.task, body.options)
+    async def create(body: SessionCreate, idempotency_key: str | None = _KEY) -> SessionCreated:
+        return await create_session(manager, body.env, body.task, body.options, idempotency_key)
 
     @router.post("/sessions/{session_id}/tool", response_model=ToolResult, summary="Call one of the session's tools")
     async def tool(session_id: str, body: ToolCall, idempotency_key: str | None = _KEY) -> ToolResult:
@@ -142,8 +166,7 @@ def build_session_routes(manager: SessionManager) -> APIRouter:
 
     @router.delete("/sessions/{session_id}", response_model=SessionClosed, summary="Close a session")
     async def delete(session_id: str, idempotency_key: str | None = _KEY) -> SessionClosed:
-        await _once(manager, session_id, idempotency_key, lambda: manager.delete(session_id))
-        return SessionClosed(session_id=session_id)
+        return await _close(manager, session_id, idempotency_key)
 
     @router.get("/envs", response_model=list[EnvInfo], summary="Environments, their tools and task schema")
     async def envs() -> list[EnvInfo]:

@@ -88,10 +88,28 @@ class BatchVerify(SessionVerify):
     idempotency_key: str | None = Field(default=None, description="As the single route's Idempotency-Key header.")
 
 
+class BatchOpen(SessionCreate):
+    idempotency_key: str | None = Field(default=None, description="As the single route's Idempotency-Key header: "
+                                        "a retried item with the same key gets the session the first opened.")
+
+
+class BatchClose(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: str
+    idempotency_key: str | None = Field(default=None, description="As the single route's Idempotency-Key header.")
+
+
 class OpenBatch(BaseModel):
     """Each item is opened as POST /v1/sessions would; a malformed item is that item's 422."""
 
-    items: list[SessionCreate]
+    items: list[BatchOpen]
+
+
+class CloseBatch(BaseModel):
+    """Each item's session is closed as DELETE /v1/sessions/{session_id} would (404: unknown or already closed)."""
+
+    items: list[BatchClose]
 
 
 class ToolBatch(BaseModel):
