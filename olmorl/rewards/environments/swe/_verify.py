@@ -139,6 +139,20 @@ async def _run_ids(container: TaskContainer, spec: TaskSpec, mode: RewardMode, t
     return Score(reward, details)
 
 
+def ending(run: ExecResult) -> Literal["exit", "timeout", "oom"]:
+    """How a command or test.sh run ended, from what was observed and never from the status number: `timeout`
+    when our limit stopped it (`timed_out`: the run reached the limit and `timeout` ended it), `oom` when it
+    failed and the container's memory cgroup counted an OOM kill during it, else `exit`: the status is its exit
+    code. `docker exec` reports a kill by signal N as 128 + N, the same as the script's own `exit 128+N`, and no
+    process of ours waits for test.sh, so a kill nobody observed (code under test that kills it) is that exit:
+    a non-zero one, which earns nothing."""
+    if run.timed_out:
+        return "timeout"
+    if run.exit_code and run.oom_kills:
+        return "oom"
+    return "exit"
+
+
 def _ending(status: object, exec_status: int) -> str:
     """How the test process ended: the runner waited for it, so its status tells a signal (negative) from an exit;
     with no runner reply, only the exec's status, where a kill by signal N reads as 128 + N."""
@@ -154,10 +168,12 @@ async def _run_command(container: TaskContainer, spec: TaskSpec, timeout_s: floa
     # as TEST_USER, like test ids: a later step of the command reads the hidden tests as the task has them
     run = await container.exec([*_no_bytecode(bytecode), "bash", "-c", spec.test_command],
                                timeout_s=timeout_s, user=TEST_USER)
-    details: dict[str, Any] = {"exit_code": run.exit_code, "output_tail": (run.stdout + run.stderr)[-OUTPUT_TAIL:]}
-    if run.timed_out:
+    ended = ending(run)
+    details: dict[str, Any] = {"exit_code": run.exit_code, "ended": ended,
+                               "output_tail": (run.stdout + run.stderr)[-OUTPUT_TAIL:]}
+    if ended == "timeout":
         details["reason"] = f"the hidden tests ran past {timeout_s:g} s"
-    elif run.exit_code and run.oom_kills:
+    elif ended == "oom":
         details["reason"] = f"the tests ended with status {run.exit_code}: out of memory (the container's memory limit)"
     passed = float(run.exit_code == 0)
     return Score(passed, {**details, "reward_components": {"tests": passed}})
@@ -209,7 +225,8 @@ async def _run_harbor(container: TaskContainer, spec: TaskSpec, timeout_s: float
     await container.kill_processes()  # nothing the tests started may write after this
     logs, tests = await asyncio.gather(container.read_tree(HARBOR_LOGS_DIR, max_bytes=SCRATCH_BYTES),
                                        container.read_tree(HARBOR_TESTS_DIR, max_bytes=SCRATCH_BYTES))
-    details: dict[str, Any] = {"exit_code": run.exit_code, "output_tail": (run.stdout + run.stderr)[-OUTPUT_TAIL:]}
+    details: dict[str, Any] = {"exit_code": run.exit_code, "ended": ending(run),
+                               "output_tail": (run.stdout + run.stderr)[-OUTPUT_TAIL:]}
     reward, extra, forged = _harbor_reward(read_entries(logs))
     after = read_entries(tests)
     changed = sorted(path for path, data in spec.hidden_files.items()
@@ -233,14 +250,13 @@ async def _run_harbor(container: TaskContainer, spec: TaskSpec, timeout_s: float
 
 def _distrust(run: ExecResult, timeout_s: float, changed: list[str], forged: str | None,
               reward: float | None) -> str | None:
-    """Why the reward test.sh left does not count, or None."""
-    if run.timed_out:
+    """Why the reward test.sh left does not count, or None. How it ended is what was observed (`ending`), never
+    read from the status: an `exit 137` is an exit like any other non-zero one."""
+    ended = ending(run)
+    if ended == "timeout":
         return f"the hidden tests ran past {timeout_s:g} s"
-    if run.exit_code > 128 and run.oom_kills:
+    if ended == "oom":
         return f"tests/test.sh ended with status {run.exit_code}: out of memory (the container's memory limit)"
-    if run.exit_code > 128:  # docker exec reports a kill by signal N as 128 + N, the same as an `exit 128+N`
-        return (f"tests/test.sh ended with status {run.exit_code} (killed by signal {run.exit_code - 128}, or its own "
-                f"exit {run.exit_code}): a reward counts only when it exits 0")
     if changed:
         return f"hidden test files changed during the run: {', '.join(changed[:10])}"
     if forged:
