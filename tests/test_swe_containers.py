@@ -45,6 +45,31 @@ def test_an_image_that_is_not_on_the_engine_is_named(tmp_path):
         ensure_image(ImageRecipe(base_image="olmorl-nowhere:1", repo=TASKS / "calc-bug" / "repo", workdir="/w"))
 
 
+# A `find` that refuses -printf as BusyBox's does (no registry here to fetch an Alpine image), the rest passed on
+FIND_WITHOUT_PRINTF = ("FROM olmorl-base:bookworm\nRUN printf '%s\\n' '#!/bin/sh' 'case \" $* \" in *\" -printf \"*) "
+                       "echo \"find: unrecognized: -printf\" >&2; exit 1;; esac' 'exec /usr/bin/find \"$@\"' "
+                       "> /usr/local/bin/find && chmod 0755 /usr/local/bin/find\n")
+
+
+def test_a_task_whose_image_find_cannot_pin_fails_its_build_saying_so(tmp_path):
+    """Verify pins the repository with GNU find's -printf. Before, an image with another find (BusyBox's, on
+    Alpine) built, and every verify then failed at the listing; now its build fails naming what is missing.
+    A Harbor task that pins nothing (test.sh as root) still builds on such an image."""
+    from olmorl.sandbox._task_images import ImageBuildFailed
+
+    task = shutil.copytree(TASKS / "greeting-dockerfile", tmp_path / "busybox-find")
+    (task / "environment" / "Dockerfile").write_text(FIND_WITHOUT_PRINTF)
+    with pytest.raises(ImageBuildFailed, match="needs GNU find .* install findutils"):
+        ensure_image(load_task(task, BASE).recipe)
+    harbor = shutil.copytree(TASKS / "harbor-hello", tmp_path / "harbor-busybox-find")
+    (harbor / "environment" / "Dockerfile").write_text(FIND_WITHOUT_PRINTF + "WORKDIR /app\n")
+    assert ensure_image(load_task(harbor, BASE).recipe).startswith("olmorl-task:")
+    toml = (harbor / "task.toml").read_text()
+    (harbor / "task.toml").write_text(toml.replace("[verifier]\n", '[verifier]\nuser = "nobody"\n', 1))
+    with pytest.raises(ImageBuildFailed, match="needs GNU find"):
+        ensure_image(load_task(harbor, BASE).recipe)
+
+
 def test_a_task_container_under_gvisor():
     if "runsc" not in os.popen("docker info --format '{{json .Runtimes}}'").read():
         pytest.skip("the Docker engine has no runsc runtime")

@@ -49,6 +49,9 @@ class ImageRecipe:
     repo: Path | None = None  # repository snapshot (a directory or a tar archive) copied to `workdir`
     workdir: str | None = None  # None: the Dockerfile's own WORKDIR
     labels: dict[str, str] = field(default_factory=dict)
+    # shell commands RUN last: what the task's verify needs of the image; one that fails stops the build with its
+    # own message (a clear error when the task is built, not a failed verify later)
+    checks: tuple[str, ...] = ()
 
     def dockerfile_text(self) -> str:
         lines = [self.dockerfile.rstrip() if self.dockerfile else f"FROM {self.base_image}"]
@@ -60,6 +63,7 @@ class ImageRecipe:
         snapshot = (f'[ "$PWD" != / ] || {{ echo "a task image needs a WORKDIR other than /" >&2; exit 1; }}; '
                     f'mkdir -p {SNAPSHOT_DIR} && cp -a "$PWD"/. {SNAPSHOT_DIR}/')
         lines.append(f"RUN {json.dumps(['sh', '-c', snapshot])}")
+        lines += [f"RUN {json.dumps(['sh', '-c', check])}" for check in self.checks]
         return "\n".join(lines) + "\n"
 
     def from_images(self) -> list[str]:

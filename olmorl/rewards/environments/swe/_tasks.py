@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from olmorl.rewards.engine._registry import InvalidInput
+from olmorl.rewards.environments.swe._writable import FIND_CHECK
 from olmorl.sandbox._task_images import ARCHIVES, ImageRecipe
 
 HARBOR_TESTS_DIR = "/tests"
@@ -138,7 +139,7 @@ def _load_olmorl(path: Path, base_image: str) -> TaskSpec:
         name=path.name, layout="olmorl", instruction=_instruction(path),
         recipe=ImageRecipe(base_image=base_image, dockerfile=dockerfile, context=context,
                            setup=_strings(config, "setup", where), repo=repo,
-                           workdir=str(config.get("workdir", "/workspace"))),
+                           workdir=str(config.get("workdir", "/workspace")), checks=(FIND_CHECK,)),
         hidden_files=_hidden_files(hidden) if hidden.is_dir() else {}, hidden_dest=None,
         framework=framework, fail_to_pass=fail_to_pass, pass_to_pass=_strings(tests, "pass_to_pass", where),
         test_command=str(command) if command else None,
@@ -199,12 +200,14 @@ def _load_harbor(path: Path) -> TaskSpec:
     environment = config.get("environment") or {}
     verifier = config.get("verifier") or {}
     storage = environment.get("storage_mb")
+    user = _verifier_user(verifier, path.name)  # test.sh as a user: verify pins the repository (`_writable`)
     return TaskSpec(
         name=path.name, layout="harbor", instruction=_instruction(path),
-        recipe=ImageRecipe(base_image="", dockerfile=dockerfile, context=context),
+        recipe=ImageRecipe(base_image="", dockerfile=dockerfile, context=context,
+                           checks=(FIND_CHECK,) if user is not None else ()),
         hidden_files=_hidden_files(tests), hidden_dest=HARBOR_TESTS_DIR,
         test_command=f"bash {HARBOR_TESTS_DIR}/test.sh",
         verify_timeout_s=float(verifier["timeout_sec"]) if "timeout_sec" in verifier else None,
-        verifier_user=_verifier_user(verifier, path.name), verifier_env=_verifier_env(verifier, path.name),
+        verifier_user=user, verifier_env=_verifier_env(verifier, path.name),
         cpus=float(environment["cpus"]) if "cpus" in environment else None,
         memory_mb=_memory_mb(environment), disk_mb=int(storage) if storage else None)

@@ -31,6 +31,12 @@ _OPEN = 'find "$1" -type d -exec chmod 1777 {} + && find "$1" -type f -perm /022
 # root's entries under the paths: inode, kind and path, NUL-separated (GNU find; it stats without statx,
 # which this host's gVisor answers with EINVAL)
 _LIST = 'find "$@" -uid 0 -printf "%i %y %p\\0"'
+# the image check of a task whose verify pins (ImageRecipe.checks): its `find` must take what _OPEN and _LIST use.
+# BusyBox's find (Alpine's) has no -printf: without this, every verify of the task would fail at the listing.
+FIND_CHECK = ('find / -maxdepth 0 -uid 0 -perm /022 -printf "" -exec true {} + >/dev/null 2>&1 || { echo "the task '
+              'image needs GNU find (findutils: -printf, -perm /MODE, -exec {} +), which verify uses to pin the '
+              'repository; this image has another find (BusyBox\'s, as on Alpine?): install findutils in it" >&2; '
+              'exit 1; }')
 
 
 @dataclass(frozen=True)
