@@ -224,7 +224,8 @@ def test_a_late_tool_reply_holds_up_only_its_own_group(tool_model, reward_server
     assert all(c.result is not None for g in early + late for c in g.completions)
 
 
-def test_training_run_with_weight_updates_in_the_middle_of_rollouts(tool_model, tmp_path, reward_server):
+def test_training_run_with_weight_updates_in_the_middle_of_rollouts(tool_model, tmp_path, reward_server,
+                                                                     monkeypatch):
     """Multi-turn and single-turn rows in one async run (learner steps while rollouts are between or inside
     turns): some rollouts' tokens carry two policy versions, and everything still trains and closes."""
     root, chat, rows = tool_model
@@ -239,6 +240,19 @@ def test_training_run_with_weight_updates_in_the_middle_of_rollouts(tool_model, 
     seen = []
     accept = trainer._accept
     trainer._accept = lambda group, *rest: (seen.append(group), accept(group, *rest))[1]
+    # Whether a rollout is between turns when the weights change is up to timing; make sure one is: the first
+    # tool call's reply waits (bounded) for the next policy version while the other groups train.
+    tool, held = SessionCalls.tool, []
+
+    async def tool_after_an_update(self, *args):
+        if not held:
+            held.append(trainer.engine.version)
+            deadline = time.monotonic() + 60
+            while trainer.engine.version == held[0] and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+        return await tool(self, *args)
+
+    monkeypatch.setattr(SessionCalls, "tool", tool_after_an_update)
     history = trainer.run()
     assert len(history) == 4
     deadline = time.monotonic() + 15  # rollouts still in flight at the end close their sessions as they stop
