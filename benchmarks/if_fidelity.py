@@ -10,10 +10,12 @@ graded by olmorl's `ifeval` verifier with `semantics=reference` in the mode of t
 the whole response; `loose`: IFEval's eight variants). Two deliberate olmorl semantics are graded against the strict
 verdicts and reported apart: `rl` (the default mode: the text after the last `</think>`, answer tags dropped, a
 training view no author's grader shares) and `fixed` (`mode=strict, semantics=fixed`: the references' known
-defects corrected). One row per source, split and view: prompts, prompt-level agreement
-(all instructions followed, as the authors say), instructions, instruction-level agreement, FP (olmorl says
-followed, the authors not), FN (the reverse), items olmorl rejects as invalid input, and beside them lm-eval
-0.4.13's IFEval checkers (Google's code) on the rows whose ids are all IFEval's (strict and loose views only).
+defects corrected). One row per source, split and view: prompts, instructions,
+prompt-level agreement (all instructions followed, as the authors say), instruction-level agreement, FP (olmorl says
+followed, the authors not), FN (the reverse), instructions set apart (where a labels-only commit overturned a verdict
+the authors' grader drew at random, `careful_<kind>` with a `careful_note`; left out of the shares), items olmorl
+rejects as invalid input, agreement with the careful grader on every instruction, and beside them lm-eval 0.4.13's
+IFEval checkers (Google's code, `random` seeded) on the rows whose ids are all IFEval's (strict and loose views).
 `--show` lists every disagreeing instruction of the chosen split (read dev only: heldout is measured, never tuned
 on).
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -41,15 +44,16 @@ SOURCES = {  # (repository, path prefix) -> set name
     ("grimmmyshini/Evaluating-Instruction-Following-LLMs", "datasets/IfevalToInfo/"):
         "IFEval subset, 5 models (Google's grader)",
     ("grimmmyshini/Evaluating-Instruction-Following-LLMs", "datasets/InfoToIfeval/"):
-        "InfoBench prompts, IFEval constraints, 2 models (Google's grader), batch 2",
+        "InfoBench prompts, IFEval constraints, 2 models (Google's grader)",
     ("Jack-Lingjie/IFeval", ""): "IFEval, Llama-3.1-8B-Instruct (Google's grader)",
     ("xuanduy04/ordures_ultra_v3_gym", ""): "NeMo Gym rollouts"}
-# view -> (ifeval options, the authors' labels it is compared with); `rl` and `fixed` are olmorl's own deliberate
-# semantics (the default training view; the references' known defects corrected), reported apart
-VIEWS = {"strict": ({"mode": "strict", "semantics": "reference"}, "authors_strict"),
-         "loose": ({"mode": "loose", "semantics": "reference"}, "authors_loose"),
-         "rl": ({"mode": "rl", "semantics": "reference"}, "authors_strict"),
-         "fixed": ({"mode": "strict", "semantics": "fixed"}, "authors_strict")}
+# view -> (ifeval options, the kind of verdicts it is compared with: the authors' `strict` or `loose` lists); `rl` and
+# `fixed` are olmorl's own deliberate semantics (the default training view; the references' known defects
+# corrected), reported apart
+VIEWS = {"strict": ({"mode": "strict", "semantics": "reference"}, "strict"),
+         "loose": ({"mode": "loose", "semantics": "reference"}, "loose"),
+         "rl": ({"mode": "rl", "semantics": "reference"}, "strict"),
+         "fixed": ({"mode": "strict", "semantics": "fixed"}, "strict")}
 APART = ("rl", "fixed")
 VERIFIER = IFEvalVerifier(Settings())
 
@@ -63,7 +67,9 @@ def source_name(row: dict[str, Any]) -> str:
     source = row["source"]
     name = next(v for (repo, prefix), v in SOURCES.items()
                 if source["repo"] == repo and source["path"].startswith(prefix))
-    return f"{name}: {row['benchmark']}, {row['model']}" if row["source"]["repo"].endswith("_gym") else name
+    if source["repo"].endswith("_gym"):
+        name = f"{name}: {row['benchmark']}, {row['model']}"
+    return f"{name}, batch {row['batch']}" if "batch" in row else name
 
 
 def grade(row: dict[str, Any], view: str) -> list[bool]:
@@ -88,12 +94,20 @@ def lm_eval_grader() -> Callable[[dict[str, Any], str], list[bool] | None]:
                 instructions_registry.INSTRUCTION_DICT):
             return None
         DetectorFactory.seed = 0  # langdetect is random unless seeded
+        random.seed(0)  # Google's checkers draw a random value for a missing or invalid kwarg (a '#' letter)
         example = utils.InputExample(key=0, instruction_id_list=row["instruction_id_list"], prompt=row["prompt"],
                                      kwargs=[k or {} for k in row["kwargs"]])
         check = utils.test_instruction_following_strict if view == "strict" else utils.test_instruction_following_loose
         return check(example, row["response"]).follow_instruction_list
 
     return peer
+
+
+def labels(row: dict[str, Any], kind: str) -> tuple[list[bool], list[bool]] | None:
+    """The authors' verdicts of a kind (strict or loose) and the careful grader's (the authors' unless a labels-only
+    commit overturned one, `careful_<kind>` with a `careful_note`); None where the authors wrote none of that kind."""
+    authors = row[f"authors_{kind}"]
+    return None if authors is None else (authors, row.get(f"careful_{kind}", authors))
 
 
 @dataclass
@@ -105,15 +119,18 @@ class Agreement:
     fp: int = 0
     fn: int = 0
 
-    def add(self, labels: list[bool], got: list[bool]) -> list[int]:
-        """Count one row; the indices of the instructions graded against their label."""
-        self.prompts += 1
-        self.prompts_agree += all(got) == all(labels)
-        self.instructions += len(labels)
-        self.instructions_agree += sum(g == label for g, label in zip(got, labels))
-        self.fp += sum(g and not label for g, label in zip(got, labels))
-        self.fn += sum(label and not g for g, label in zip(got, labels))
-        return [i for i, (g, label) in enumerate(zip(got, labels)) if g != label]
+    def add(self, expected: list[bool], got: list[bool], apart: list[bool]) -> list[int]:
+        """Count one row, leaving out the instructions set apart (and the row from the prompt-level count if it has
+        one); the indices of the other instructions graded against their label."""
+        if not any(apart):
+            self.prompts += 1
+            self.prompts_agree += all(got) == all(expected)
+        kept = [(i, g, e) for i, (g, e, a) in enumerate(zip(got, expected, apart)) if not a]
+        self.instructions += len(kept)
+        self.instructions_agree += sum(g == e for _, g, e in kept)
+        self.fp += sum(g and not e for _, g, e in kept)
+        self.fn += sum(e and not g for _, g, e in kept)
+        return [i for i, g, e in kept if g != e]
 
     def cells(self) -> list[str]:
         def share(k: int, n: int) -> str:
@@ -124,25 +141,36 @@ class Agreement:
 
 @dataclass
 class Tally:
-    olmorl: Agreement = field(default_factory=Agreement)
-    peer: Agreement = field(default_factory=Agreement)
+    olmorl: Agreement = field(default_factory=Agreement)  # with the authors, instructions set apart left out
+    careful: Agreement = field(default_factory=Agreement)  # with the careful grader, every instruction
+    peer: Agreement = field(default_factory=Agreement)  # lm-eval with the authors, as olmorl
+    rows: int = 0
+    instructions: int = 0
+    apart: int = 0
     invalid: int = 0
     disagreements: list[tuple[str, str, bool, bool]] = field(default_factory=list)
 
-    def add(self, row: dict[str, Any], labels: list[bool], got: list[bool] | InvalidInput,
+    def add(self, row: dict[str, Any], authors: list[bool], careful: list[bool], got: list[bool] | InvalidInput,
             peer: list[bool] | None) -> None:
+        """An instruction whose careful verdict differs from the authors' is set apart: the authors' grader decided
+        it by a behaviour olmorl deliberately does not copy (its note says which)."""
+        self.rows += 1
+        self.instructions += len(authors)
+        apart = [a != c for a, c in zip(authors, careful)]
+        self.apart += sum(apart)
         if peer is not None:
-            self.peer.add(labels, peer)
+            self.peer.add(authors, peer, apart)
         if isinstance(got, InvalidInput):
             self.invalid += 1
-            self.disagreements.append((row["id"], f"invalid: {got}", all(labels), False))
+            self.disagreements.append((row["id"], f"invalid: {got}", all(authors), False))
             return
-        for i in self.olmorl.add(labels, got):
-            self.disagreements.append((row["id"], row["instruction_id_list"][i], labels[i], got[i]))
+        self.careful.add(careful, got, [False] * len(careful))
+        for i in self.olmorl.add(authors, got, apart):
+            self.disagreements.append((row["id"], row["instruction_id_list"][i], authors[i], got[i]))
 
     def cells(self) -> list[str]:
-        return [str(self.olmorl.prompts + self.invalid), str(self.olmorl.instructions), *self.olmorl.cells(),
-                str(self.invalid), str(self.peer.prompts) if self.peer.prompts else "-",
+        return [str(self.rows), str(self.instructions), *self.olmorl.cells(), str(self.apart), str(self.invalid),
+                self.careful.cells()[1], str(self.peer.prompts) if self.peer.instructions else "-",
                 *self.peer.cells()[:2]]
 
 
@@ -152,9 +180,9 @@ def tallies(rows: list[dict[str, Any]], peer: Callable[[dict[str, Any], str], li
     in "all"."""
     out: dict[tuple[str, str, str], Tally] = defaultdict(Tally)
     for row in rows:
-        for view, (_, key) in VIEWS.items():
-            labels = row[key]
-            if labels is None:
+        for view, (_, kind) in VIEWS.items():
+            expected = labels(row, kind)
+            if expected is None:
                 continue
             try:
                 got: list[bool] | InvalidInput = grade(row, view)
@@ -162,7 +190,7 @@ def tallies(rows: list[dict[str, Any]], peer: Callable[[dict[str, Any], str], li
                 got = exc
             peer_got = peer(row, view) if peer else None
             for name in ("all",) if view in APART else (source_name(row), "all"):
-                out[(name, row["split"], view)].add(row, labels, got, peer_got)
+                out[(name, row["split"], view)].add(row, *expected, got, peer_got)
     return out
 
 
@@ -172,8 +200,8 @@ def main() -> None:
     rows = [r for r in load_rows() if only is None or r["split"] == only]
     table = Table(title="ifeval verifier fidelity on real outputs: agreement with the authors' verdicts")
     for column in ("source", "split", "view", "prompts", "instructions", "olmorl prompt-level",
-                   "olmorl instruction-level", "FP", "FN", "invalid", "lm-eval prompts", "lm-eval prompt-level",
-                   "lm-eval instruction-level"):
+                   "olmorl instruction-level", "FP", "FN", "set apart", "invalid", "olmorl with careful grader",
+                   "lm-eval prompts", "lm-eval prompt-level", "lm-eval instruction-level"):
         table.add_column(column, justify="left" if column in ("source", "split", "view") else "right")
     results = tallies(rows, lm_eval_grader())
     order = sorted(results, key=lambda k: (k[2] in APART, k[2] == "fixed", k[1], k[0] == "all", k[0], k[2]))
