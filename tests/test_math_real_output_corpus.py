@@ -25,6 +25,10 @@ def score(response: str, reference: str) -> float:
 # A dev row of batch 3 (damek/assignment5-alignment): its answer tag holds an arithmetic sentence with currency.
 WAGES = "x </think> <answer> 40 hours x $10 / hour + 5 hours x 1.2 x $10/hour = $460. </answer>"
 
+# A dev row of batch 8 (labrem/neus2026-labre, gemma2-2b): a listed solution, then an offer to help further.
+LISTED = ("**5. FORMAT:**\n\nThe solutions are:  \n* **x = 5** \n\n\n\n"
+          "Let me know if you'd like to explore other mathematical problems!")
+
 # (form, response, reference, reward): each form's 1.0 cases scored 0 before the fix; the 0.0 cases are guards
 # (the "disowned value" guards were accepted before their fix).
 CASES = [
@@ -136,6 +140,34 @@ CASES = [
     ("choice restated in parentheses", "\\boxed{B (not C)}", "B", 0.0),
     ("choice restated in parentheses", "\\boxed{B (a=1) (C)}", "B", 0.0),
     ("choice restated in parentheses", "maybe \\boxed{B (a=1)}", "B", 0.0),
+    # batch 8: a closing sentence in Markdown emphasis states its value as the rendered text does (two dev rows of
+    # gemma2); not a second value, a denial, a hedge, more reasoning or a sentence with no full stop
+    ("emphasized closing", "Finally,  *a + b + c = 7 + (-2) + 0 = **5***.", "5", 1.0),  # a dev row
+    ("emphasized closing", "The number of different battalions that can be formed is **5 * 45 = 225**.", "225", 1.0),
+    ("emphasized closing", "The number of different battalions that can be formed is **225**.", "225", 1.0),
+    ("emphasized closing", "Finally,  *a + b + c = 7 + (-2) + 0 = **5***.", "7", 0.0),
+    ("emphasized closing", "The number of different battalions that can be formed is **5 * 45 = 225**.", "45", 0.0),
+    ("emphasized closing", "Therefore, the total is **not 225**.", "225", 0.0),
+    ("emphasized closing", "Therefore, the total is **maybe 12**.", "12", 0.0),
+    ("emphasized closing", "We get **12** apples and then add more.", "12", 0.0),
+    ("emphasized closing", "The number of battalions is **225**", "225", 0.0),
+    # batch 8: a trigonometric ratio of a named angle labels a value as a variable does (a gemma2-9b dev row); not
+    # a ratio of another angle, an expression of the ratio, or a different value
+    ("trigonometric label", "Therefore, $\\boxed{\\tan A = 2}$.", "2", 1.0),  # a dev row
+    ("trigonometric label", "Therefore, $\\boxed{\\tan A = 2}$.", "3", 0.0),
+    ("trigonometric label", "Therefore, $\\boxed{\\tan 2A = 2}$.", "2", 0.0),
+    ("trigonometric label", "Therefore, $\\boxed{\\tan A + 1 = 3}$.", "3", 0.0),
+    ("trigonometric label", "Therefore, $\\boxed{\\sin x = \\frac{1}{2}}$.", "\\frac{\\pi}{6}", 0.0),
+    # batch 8: "The solutions are:" and one listed item close the response (a gemma2-2b dev row), before an offer on
+    # its own last line; not two items, another value, a hedge, a list under no statement, an offer that asks
+    ("listed value, offer", LISTED, "x=5", 1.0),  # a dev row
+    ("listed value, offer", "The solutions are:  \n* **x = 5**", "x=5", 1.0),
+    ("listed value, offer", "The total is 5.\n\nLet me know if you'd like to explore other problems!", "5", 1.0),
+    ("listed value, offer", LISTED, "x=1", 0.0),
+    ("listed value, offer", "The solutions are:  \n* **x = 5**\n* **x = 1**", "x=5", 0.0),
+    ("listed value, offer", "The solutions are:\n* maybe x = 5", "x=5", 0.0),
+    ("listed value, offer", "We tried:\n* x = 5", "x=5", 0.0),
+    ("listed value, offer", "Let me know if you'd like me to compute 5.", "5", 0.0),
 ]
 
 

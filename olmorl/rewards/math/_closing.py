@@ -14,6 +14,10 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
 - a closing sentence whose subject is a name and whose only number follows its verb (`Jojo scored 54 points.`);
 - a response that is nothing but a value and its unit (`2 shelves.`).
 
+The end is read as rendered: Markdown emphasis is dropped (`is **5 * 45 = 225**.`), a statement ending in "are:"
+with one listed item after it reads as one sentence ("The solutions are:" then `* **x = 5**`), and an offer
+on its own last line ("Let me know if you'd like ...") is passed over.
+
 What never counts: a number or math span that is followed by more reasoning (only the very end of the
 response is read), a closing sentence with none of the above ("12 apples minus 5 is 7 apples."), a
 question, a denied or bounded value ("The total is not 5.", "between 3 and 5"), and a hedge ("maybe 5",
@@ -28,7 +32,14 @@ import re
 from olmorl.rewards.math._restated import restates_given, stated_value
 
 _MATH_RE = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$((?:\\.|[^$\\])+?)\$", re.DOTALL)
-_SIGN_OFF_RE = re.compile(r"\s*(?:I hope (?:it|this) is correct|Hope (?:this|that) helps)[.!]?\s*$", re.IGNORECASE)
+_SIGN_OFF_RE = re.compile(
+    r"\s*(?:I hope (?:it|this) is correct|Hope (?:this|that) helps)[.!]?\s*$|"
+    # an offer on its own last line ("Let me know if you'd like to explore other problems!") adds no answer
+    r"\n\s*Let me know if you(?:'d| would)? [^\n]*$",
+    re.IGNORECASE,
+)
+# "The solutions are:" and one listed item ending the response ("* **x = 5**"): the statement lists its value.
+_LISTED_VALUE_RE = re.compile(r"(?:^|\n)([^\n]*?\b(?:is|are)):[ \t]*\n\s*[*\-\u2022][ \t]+([^\n]+?)[ \t]*$")
 # What may follow the final value: punctuation and up to three short words ("square units", "dollars a day"),
 # a word may be a rate unit ("km/h", "m/s"). (Or a few CJK characters: a counter and its noun, "11个苹果".)
 _UNIT_WORD = r"(?!and/or\b)[A-Za-z]{1,12}(?:/[A-Za-z]{1,6})?"
@@ -91,6 +102,11 @@ _NEGATED_RE = re.compile(
 )
 _OR_RE = re.compile(r"\bor\b|\\text\{\s*or\s*\}", re.IGNORECASE)
 _JOIN_RE = re.compile(r"^[\s,;]*(?:and|,|\\text\{\s*and\s*\})?[\s,;]*$", re.IGNORECASE)
+# Markdown emphasis around prose or a value (`is **225**.`, `*a + b = **5***.`): an opening run of 1-3 asterisks
+# not after a word character and not before a space, closed by a run of the same length after a non-space and
+# not before a word character, the way a renderer reads them; `5 * 45` (spaced) and `2*3` (after a digit) stay
+# multiplication, a `* ` bullet stays a bullet.
+_EMPHASIS_RE = re.compile(r"(?<![\\\w*])(\*{1,3})(?=[^\s*])(.+?)(?<=\S)\1(?!\w)")
 _PLACEHOLDER_BASE = 0xE000  # math span k is masked as the private-use character U+E000+k (no digits to misread)
 _PLACEHOLDER_RE = re.compile("[\uE000-\uF8FF]")
 
@@ -100,7 +116,7 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
 
     `joiner` is "or" when the candidates are offered as alternatives (a hedge); an empty candidate tuple
     with joiner "hedge" means a hedged closing sentence ("maybe 5")."""
-    body = _SIGN_OFF_RE.sub("", text.rstrip()).rstrip()
+    body = _listed_value(_SIGN_OFF_RE.sub("", text.rstrip()).rstrip())
     if not body:
         return None
     spans: list[str] = []
@@ -111,7 +127,7 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
         display.append(match.group(1) is not None or match.group(2) is not None)
         return chr(_PLACEHOLDER_BASE + min(len(spans) - 1, 0x18FF))
 
-    masked = _MATH_RE.sub(mask, body[-4000:])
+    masked = _without_emphasis(_MATH_RE.sub(mask, body[-4000:]))
     sentence = _last_sentence(masked)
     if not sentence or sentence.rstrip().endswith("?"):
         return None
@@ -151,6 +167,24 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
     if value is None or (value is numbers[-1] and not ends) or _negated(sentence, value.start()):
         return None
     return (value.group(0),), None
+
+
+def _listed_value(body: str) -> str:
+    """"The solutions are:\n* x = 5" ends as the sentence "The solutions are x = 5." (one item, a statement)."""
+    m = _LISTED_VALUE_RE.search(body)
+    if m is None or not _STATEMENT_RE.match(m.group(1).strip() + " "):
+        return body
+    return f"{body[:m.start(1)]}{m.group(1).strip()} {m.group(2).rstrip('.')}."
+
+
+def _without_emphasis(text: str) -> str:
+    """The text as rendered: emphasis markers dropped, nested ones too (math spans are masked already)."""
+    for _ in range(3):
+        plain = _EMPHASIS_RE.sub(r"\2", text)
+        if plain == text:
+            break
+        text = plain
+    return text
 
 
 def _lone_value(sentence: str) -> str | None:

@@ -21,6 +21,8 @@ _OTHER_CHOICE_RE = re.compile(r"\b[A-J]\b|\b(?i:or)\b")
 _SIMPLE_LHS_RE = re.compile(
     r"^(?:[a-zA-Z](?:_\{?[\w]+\}?)?(?:'+)?(?:\s*\([a-z,\s]*\))?|\\[a-zA-Z]+(?:_\{?\w+\}?)?|[A-Z]{2,3}|"
     r"m\s*\\angle\s*[A-Z]{1,3}|\\angle\s*[A-Z]{1,3}|[a-zA-Z]\^\{?-1\}?\s*\(\w\)|"
+    # a trigonometric ratio of a named angle ("\\tan A = 2", "\\cos(\\theta) = ...", "\\sin \\angle ABC = ...")
+    r"\\(?:sin|cos|tan|cot|sec|csc)\s*(?:\(\s*)?(?:[A-Za-z]|\\[a-zA-Z]+|\\angle\s*[A-Z]{1,3})(?:\s*\))?|"
     r"\(\s*[a-zA-Z](?:_\{?\w+\}?)?(?:\s*,\s*[a-zA-Z](?:_\{?\w+\}?)?)+\s*\)|"
     # a named quantity ("Area", "area of the triangle") or ratio ("AB:BC")
     r"[A-Za-z][a-z]{2,}(?:\s+[a-z]+){0,4}|[A-Z]{1,3}(?:_\{?\w+\}?)?\s*:\s*[A-Z]{1,3}(?:_\{?\w+\}?)?)$"
