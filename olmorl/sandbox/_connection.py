@@ -16,6 +16,7 @@ import sys
 import time
 
 if __name__ != "__main__":  # a module of the server; inside the sandbox the parts are one file
+    from olmorl.sandbox._program import PROGRAM_MODULE
     from olmorl.sandbox._proxy import Proxy
     from olmorl.sandbox._wire import WireError, decode, encode, note_tamper
 
@@ -265,7 +266,7 @@ def _library_class(module, qualname):
     """The class a program object says it is an instance of, when that is a class of the standard
     library the test process has already imported (`re.Pattern`, `datetime.date`): what `isinstance`
     in the test sees. Only a claim: the object still lives in the program process and compares as one."""
-    if type(module) is not str or type(qualname) is not str or module == "__main__" \
+    if type(module) is not str or type(qualname) is not str or module in ("__main__", PROGRAM_MODULE) \
             or module.partition(".")[0] not in getattr(sys, "stdlib_module_names", ()) and module != "builtins":
         return None
     found = sys.modules.get(module)

