@@ -33,7 +33,9 @@ two graders agree with each other. The sets:
   GSM8K outputs, Llama-3.2-1B's answer-only GSM8K outputs, and three models' answers to the 2026 gaokao paper in
   Chinese, graded by an LLM judge) and batch 8's (`"batch": 8`: three models' MATH500 reports graded by their
   authors' extractor and comparator, references such as `\\left( 3, \\frac{\\pi}{2} \\right)`, `11\\sqrt2`, `x=5`,
-  `(6,31,-1)`, `52_8`) were each measured once before any change made for them.
+  `(6,31,-1)`, `52_8`) and batch 9's (`"batch": 9`: the same repository's reports under another prompt condition,
+  OpenMath definitions injected into the system prompt, and two more models' gaokao answers) were each measured once
+  before any change made for them.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 8: one row per repository.
+# Batches 3 to 9: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -73,7 +75,9 @@ BATCH_SOURCES = {
     7: {"rwickel/HOW_TO_TRAIN_LLM": "Qwen3-1.7B GSM8K, batch 7 (thinking and non-thinking)",
         "XiaojinStu/ICML": "Llama-3.2-1B GSM8K, batch 7 (answer-only prompts)",
         "iamyb/llm-gaokao-math-eval": "gaokao 2026, batch 7 (Chinese; LLM judge)"},
-    8: {"labrem/neus2026-labre": "MATH500 reports, batch 8 (Qwen2.5-Math-7B, gemma2-9b, gemma2-2b)"}}
+    8: {"labrem/neus2026-labre": "MATH500 reports, batch 8 (Qwen2.5-Math-7B, gemma2-9b, gemma2-2b)"},
+    9: {"labrem/neus2026-labre": "MATH500 reports, batch 9 (openmath prompts; the same three models)",
+        "iamyb/llm-gaokao-math-eval": "gaokao 2026, batch 9 (Qwen3.6-27B, gemma-4-26B; LLM judge)"}}
 
 
 def source_name(row: dict) -> str:

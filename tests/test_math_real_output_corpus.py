@@ -18,8 +18,8 @@ CORPUS = Path(__file__).parents[1] / "benchmarks" / "data" / "real_outputs.jsonl
 VERIFIER = load_verifiers()["math"](Settings())
 
 
-def score(response: str, reference: str) -> float:
-    return VERIFIER.score(VERIFIER.make_task(response, reference, {}, None)).reward
+def score(response: str, reference: str, prompt: str | None = None) -> float:
+    return VERIFIER.score(VERIFIER.make_task(response, reference, {}, prompt)).reward
 
 
 # A dev row of batch 3 (damek/assignment5-alignment): its answer tag holds an arithmetic sentence with currency.
@@ -28,6 +28,8 @@ WAGES = "x </think> <answer> 40 hours x $10 / hour + 5 hours x 1.2 x $10/hour = 
 # A dev row of batch 8 (labrem/neus2026-labre, gemma2-2b): a listed solution, then an offer to help further.
 LISTED = ("**5. FORMAT:**\n\nThe solutions are:  \n* **x = 5** \n\n\n\n"
           "Let me know if you'd like to explore other mathematical problems!")
+
+POLAR = "\\left( 3, \\frac{\\pi}{2} \\right)"  # MATH500's reference for (0, 3) in polar coordinates
 
 # (form, response, reference, reward): each form's 1.0 cases scored 0 before the fix; the 0.0 cases are guards
 # (the "disowned value" guards were accepted before their fix).
@@ -168,12 +170,64 @@ CASES = [
     ("listed value, offer", "The solutions are:\n* maybe x = 5", "x=5", 0.0),
     ("listed value, offer", "We tried:\n* x = 5", "x=5", 0.0),
     ("listed value, offer", "Let me know if you'd like me to compute 5.", "5", 0.0),
+    # batch 9 (gemma2-2b): a statement ending in a tuple written in plain text; not two tuples, a denial, a hedge,
+    # an alternative, a sentence cut off or going on, more reasoning after it, a wrong value
+    ("plain tuple", "**5. FORMAT:**\n\nThe polar coordinates are **(3, π/2)**.", POLAR, 1.0),
+    ("plain tuple", "The polar coordinates are (3, π/2).", POLAR, 1.0),
+    ("plain tuple", "The vertex of the parabola is (2, -6).", "(2,-6)", 1.0),
+    ("plain tuple", "The points are (2, -6) and (-4, 3).", "(2,-6)", 0.0),
+    ("plain tuple", "The polar coordinates are not (3, π/2).", POLAR, 0.0),
+    ("plain tuple", "The polar coordinates are (3, π/2) or (3, 5π/2).", POLAR, 0.0),
+    ("plain tuple", "The polar coordinates are (3, π/2)", POLAR, 0.0),
+    ("plain tuple", "The polar coordinates are (3, π).", POLAR, 0.0),
+    ("plain tuple", "Maybe the polar coordinates are (3, π/2).", POLAR, 0.0),
+    ("plain tuple", "The polar coordinates are (3, π/2). Now we convert them back to check.", POLAR, 0.0),
+    ("plain tuple", "The polar coordinates are (3, π/2) when x is positive.", POLAR, 0.0),
+    # batch 9 (gemma2-2b): an "Answer:" sentence with several numbers, one of them in Markdown bold; not another
+    # value, nothing in bold, two in bold, an alternative, a denial
+    ("bold value", "**Answer:** 196 has **9** positive whole-number divisors.", "9", 1.0),
+    ("bold value", "Answer: 196 has **9** positive divisors.", "9", 1.0),
+    ("bold value", "**Answer:** 196 has **9** positive whole-number divisors.", "196", 0.0),
+    ("bold value", "**Answer:** 196 has 9 positive whole-number divisors.", "9", 0.0),
+    ("bold value", "**Answer:** **196** has **9** positive divisors.", "9", 0.0),
+    ("bold value", "**Answer:** 196 has **9** or 10 positive divisors.", "9", 0.0),
+    ("bold value", "**Answer:** 196 does not have **9** positive divisors but 8.", "9", 0.0),
 ]
 
 
 @pytest.mark.parametrize(("form", "response", "reference", "reward"), CASES)
 def test_final_answer_forms_from_the_dev_split(form, response, reference, reward):
     assert score(response, reference) == reward, form
+
+
+# batch 9 (gemma2-9b): "Which student ...?" answered by a closing sentence in the question's own words. Not
+# without the question, another name, another predicate, a contrast, a denial, an alternative, a hedge, no full
+# stop, more reasoning after it.
+WHICH = ("Problem: The results of a cross-country team's training run are graphed below. Which student has the "
+         "greatest average speed? [asy]\ndot((1.25, 4.5));\n[/asy]")
+EVELYN = "\\text{Evelyn}"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        ("**5. FORMAT:**\n\n\nEvelyn has the greatest average speed at approximately **3.6 miles per hour**.", EVELYN,
+         WHICH, 1.0),
+        ("Evelyn has the greatest average speed.", "Evelyn", WHICH, 1.0),
+        ("Ann ran the farthest.", "Ann", "Who ran the farthest?", 1.0),
+        ("Evelyn has the greatest average speed.", EVELYN, None, 0.0),
+        ("Carla has the greatest average speed.", EVELYN, WHICH, 0.0),
+        ("Evelyn has the greatest distance.", EVELYN, WHICH, 0.0),
+        ("Evelyn has the greatest average speed but Carla runs farther.", EVELYN, WHICH, 0.0),
+        ("Evelyn has the greatest average speed, not Carla.", EVELYN, WHICH, 0.0),
+        ("Evelyn or Carla has the greatest average speed.", EVELYN, WHICH, 0.0),
+        ("Maybe Evelyn has the greatest average speed.", EVELYN, WHICH, 0.0),
+        ("Evelyn has the greatest average speed", EVELYN, WHICH, 0.0),
+        ("Evelyn has the greatest average speed. Let us check Carla next, her speed is", EVELYN, WHICH, 0.0),
+    ],
+)
+def test_a_which_question_answered_in_its_own_words(response, reference, prompt, reward):
+    assert score(response, reference, prompt) == reward
 
 
 def test_the_corpus_rows_name_their_source_and_split():
@@ -190,7 +244,7 @@ def test_the_corpus_rows_name_their_source_and_split():
 def test_dev_split_agrees_with_a_careful_grader():
     rows = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
     dev = [r for r in rows if r["split"] == "dev"]
-    graded = [(r, score(r["response"], r["reference"]) > 0.5) for r in dev]
+    graded = [(r, score(r["response"], r["reference"], r.get("prompt")) > 0.5) for r in dev]  # as a trainer sends it
     label = {r["id"]: r.get("careful_verdict", r["authors_verdict"]) for r in dev}
     false_accepts = [r["id"] for r, got in graded if got and not label[r["id"]]]
     wrong = [r["id"] for r, got in graded if got != label[r["id"]]]

@@ -9,10 +9,15 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
   `所以，小明一共有11个苹果。`), or states a count as its only number (`Therefore, there are 12 sequences
   that ...`); of several numbers, a restated given ("all 12 racquets") is not the answer (`_restated`);
 - a last sentence that names a quantity and states its value (`The total number of apples is 7.`; with a
-  math span it may end the response without a full stop: `The solution is $x \neq 5$`);
+  math span it may end the response without a full stop: `The solution is $x \neq 5$`); a tuple may be
+  written in plain text (`The polar coordinates are (3, π/2).`), then right after the copula and ending the
+  sentence;
 - the short closing after a program's output block (tool-integrated reasoning): `Janet has 18 apples left.`;
 - a closing sentence whose subject is a name and whose only number follows its verb (`Jojo scored 54 points.`);
-- a response that is nothing but a value and its unit (`2 shelves.`).
+- a response that is nothing but a value and its unit (`2 shelves.`);
+- for a question "Which student has the greatest average speed?" (or "Who ...?"), a closing sentence that names
+  one in the question's own words: `Evelyn has the greatest average speed at approximately 3.6 miles per hour.`
+  gives Evelyn (not when the sentence goes on with a contrast, a denial or an alternative).
 
 The end is read as rendered: Markdown emphasis is dropped (`is **5 * 45 = 225**.`), a statement ending in "are:"
 with one listed item after it reads as one sentence ("The solutions are:" then `* **x = 5**`), and an offer
@@ -73,6 +78,20 @@ _STATEMENT_RE = re.compile(
     r"^\W*(?:the|this|our|her|his|their|its)\s+[^.!?]{1,120}?\b(?:is|are|was|were|equals|comes to|will be)\s",
     re.IGNORECASE,
 )
+# A tuple written in plain text rather than in a math span ("(3, π/2)", read as "(3, \\pi /2)"; "(2, -6)"): its
+# terms are numbers, fractions and multiples of \\pi or of a root.
+_PLAIN_TERM = r"[-+]?(?:(?:\d+(?:\.\d+)?)?\s*(?:\\pi\b|\\sqrt\s*\{?\d+\}?)|\d+(?:\.\d+)?)\s*(?:/\s*\d+)?"
+_PLAIN_TUPLE_RE = re.compile(rf"[ \t]*(\(\s*{_PLAIN_TERM}(?:\s*,\s*{_PLAIN_TERM})+\s*\))")
+# "Which student has the greatest average speed?", "Who ran the farthest?": the predicate a named answer repeats.
+_ASKED_VERB = r"(?:has|have|had|is|was|are|were|will|can|could|did|does|got|ran|won|scored|made|earned|spent|needs?)"
+_WHICH_QUESTION_RE = re.compile(
+    rf"\b(?:which|what)\s+[a-z]+\s+({_ASKED_VERB}\b[^?.!\n]{{3,80}})\?|\bwho\s+([a-z]+\b[^?.!\n]{{3,80}})\?",
+    re.IGNORECASE,
+)
+_NAMED_ANSWER_BLOCK_RE = re.compile(
+    r"\b(?:but|not|no|never|or|either|however|although|though|while|whereas|except|unless|if|and)\b|n't",
+    re.IGNORECASE,
+)
 _COUNT_RE = re.compile(
     r"\bthere (?:are|is|were|was|will be|would be) (?:exactly |a total of )?\d[\d,]*\b", re.IGNORECASE
 )
@@ -111,7 +130,7 @@ _PLACEHOLDER_BASE = 0xE000  # math span k is masked as the private-use character
 _PLACEHOLDER_RE = re.compile("[\uE000-\uF8FF]")
 
 
-def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
+def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str | None] | None:
     """(candidates, joiner) stated at the very end of `text`, or None when the end states no answer.
 
     `joiner` is "or" when the candidates are offered as alternatives (a hedge); an empty candidate tuple
@@ -146,6 +165,10 @@ def closing_answer(text: str) -> tuple[tuple[str, ...], str | None] | None:
                 return None
             return _final_spans(sentence, final, spans)
         return None
+    if (name := _named_answer(sentence, question)) is not None:
+        return (name,), None
+    if (plain := _plain_tuple(sentence)) is not None:
+        return (plain,), None
     numbers = list(_NUMBER_RE.finditer(sentence))
     named = len(numbers) == 1 and (subject := _NAMED_SUBJECT_RE.match(sentence)) is not None \
         and subject.end() == numbers[0].start()
@@ -185,6 +208,31 @@ def _without_emphasis(text: str) -> str:
             break
         text = plain
     return text
+
+
+def _plain_tuple(sentence: str) -> str | None:
+    """"The polar coordinates are (3, π/2).": the plain-text tuple a statement sentence ends with, right after
+    its copula (not "are not (3, 4)", not "(2, -6) and (-4, 3)")."""
+    statement = _STATEMENT_RE.match(sentence)
+    value = _PLAIN_TUPLE_RE.match(sentence, statement.end()) if statement else None
+    if value is None:
+        return None
+    after = sentence[value.end():]
+    return value.group(1) if _AFTER_FINAL_RE.match(after) and _ENDED_RE.search(after) else None
+
+
+def _named_answer(sentence: str, question: str) -> str | None:
+    """"Evelyn has the greatest average speed at ..." for "Which student has the greatest average speed?": the
+    name a closing sentence puts before the question's own predicate, the rest a short finished tail."""
+    asked = list(_WHICH_QUESTION_RE.finditer(question[-2000:]))
+    if not asked or not _ENDED_RE.search(sentence):
+        return None
+    predicate = " ".join((asked[-1].group(1) or asked[-1].group(2)).split())
+    named = re.match(r"(?!(?:If|When|Then|So|But|And|Now|The|This|That|It|He|She|They|We|You|There)\b)"
+                     rf"([A-Z][a-z]+)\s+(?i:{re.escape(predicate)})\b(.{{0,80}})$", sentence)
+    if named is None or _NAMED_ANSWER_BLOCK_RE.search(named.group(2)):
+        return None
+    return named.group(1)
 
 
 def _lone_value(sentence: str) -> str | None:

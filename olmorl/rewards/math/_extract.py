@@ -242,8 +242,9 @@ def _final_box_group(boxes: list[_Anchor], text: str) -> tuple[list[_Anchor], st
     return group, joiner
 
 
-def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
-    """The final answer of a response under the anchor policy (see module docstring)."""
+def extract_answer(response: str, *, minerva_only: bool = False, question: str = "") -> Extraction:
+    """The final answer of a response under the anchor policy (see module docstring); `question`, the item's
+    prompt, lets a closing sentence answer a "which"/"who" question in its own words."""
     text, closed = strip_thinking(response)
     if not closed:
         return Extraction(None, reason="no_answer", notes={"think": "unterminated"})
@@ -259,7 +260,7 @@ def extract_answer(response: str, *, minerva_only: bool = False) -> Extraction:
         core = _BARE_PERCENT_RE.sub("", bare)
         if core and "\n" not in bare and _BARE_ANSWER_RE.match(core) and not _WORD_RE.search(core):
             return Extraction(bare, "bare", (bare,))
-        if minerva_only or (closing := closing_answer(text)) is None:
+        if minerva_only or (closing := closing_answer(text, question)) is None:
             return Extraction(None, reason="no_answer")
         candidates, joiner = closing
         if not candidates:
@@ -324,6 +325,10 @@ def _is_retracted(tail: str) -> bool:
 
 _MATH_OR_NUMBER_RE = re.compile(r"\$[^$]+\$|\\\(.+?\\\)|(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:%|percent\b))?")
 _YES_NO_RE = re.compile(r"^(?:yes|no|true|false)\b", re.IGNORECASE)
+# The one value in Markdown bold of a sentence with several ("196 has **9** positive divisors"): bold marks it as
+# a box does; not where the sentence offers another value or denies one.
+_BOLD_VALUE_RE = re.compile(r"\*\*\s*(\$[^$*]+\$|[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?)\s*\*\*")
+_BOLD_BLOCK_RE = re.compile(r"\b(?:or|not|never|either|than)\b|n't", re.IGNORECASE)
 # A colon between digits is a time or a ratio (`7:05`, `3:4`), never a label before a value.
 _COPULA_RE = re.compile(r"\b(?:is|are|was|were|equals|be)\b|=|(?<!\d):|:(?!\d)")
 
@@ -332,7 +337,8 @@ def sentence_value(answer: str) -> str:
     """The value a sentence states: "The largest $n$ is 34" -> "34" (a bare value is returned as is).
 
     A sentence has three or more words outside math; its value follows the last "is"/"are"/"="
-    when that holds a number or math, else it is the sentence's only number or math span."""
+    when that holds a number or math, else it is the sentence's only number or math span, or of several the
+    one in Markdown bold ("196 has **9** positive divisors" -> "9")."""
     if answer.count(" ") < 2 or _YES_NO_RE.match(answer):
         return answer  # "yes, because 7 is prime": the verdict comes first
     spans = _math_spans(answer)
@@ -348,6 +354,9 @@ def sentence_value(answer: str) -> str:
         if _MATH_OR_NUMBER_RE.search(tail):
             return tail
     values = _MATH_OR_NUMBER_RE.findall(answer)
+    bold = _BOLD_VALUE_RE.findall(answer)
+    if len(values) > 1 and len(bold) == 1 and answer.count("**") == 2 and not _BOLD_BLOCK_RE.search(answer):
+        return bold[0]
     return values[0] if len(values) == 1 else answer
 
 

@@ -238,11 +238,11 @@ class _MathFamily(Verifier):
         if len(problems) == len(refs):
             # A broken label must not train as "every answer is wrong": the item is invalid, not a 0.
             raise InvalidInput("; ".join(problems), {"reason": "unparseable_reference", "normalized_reference": refs})
-        extraction = extract_answer(task.response, minerva_only=self.minerva_only)
+        prompt = prompt_text(task.prompt)
+        extraction = extract_answer(task.response, minerva_only=self.minerva_only, question=prompt)
         if extraction.answer is None:
             return self._scored(task, 0.0, _details(extraction, refs, [], extraction.reason or "no_answer"))
         verdict, compared = Verdict(False, "mismatch"), list[str]()
-        prompt = prompt_text(task.prompt)
         percent_allowed = task.options.percent_as_fraction or bool(_PERCENT_PROMPT_RE.search(prompt))
         imprecise: int | None = None
         for raw, ref in zip(references(task.ground_truth), refs):
