@@ -51,8 +51,11 @@ async def test_a_program_starts_from_a_fresh_main_after_the_warm_up():
 
 
 def _status(pid: int) -> dict[str, str]:
-    with open(f"/proc/{pid}/status") as f:
-        return dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+    except FileNotFoundError:  # ended since it was listed
+        return {}
 
 
 def _zygote(pool) -> int:
@@ -118,5 +121,31 @@ async def test_the_benchmarks_split_a_slots_cpu_by_process():
         used = {part: slot_cpu(slot)[part][0] - cpu for part, (cpu, _) in before.items()}
         assert used["program processes"] > 0.1 and used["test process"] > 0.1, used  # ~0.2 s each here
         assert used["zygote"] < 0.05, used
+    finally:
+        await pool.stop()
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+async def test_a_code_tests_program_runs_on_its_test_processs_cpu_and_the_slot_gets_its_cpus_back():
+    """A code test's requests and answers go back and forth between two processes: on one CPU, each wakes the
+    other without an interrupt to another CPU. For a job, its test process stays on the CPU it started on and
+    its program processes run there; a stdio test's program runs alone, on any CPU; after the job every
+    process of the slot may run anywhere again."""
+    from olmorl.sandbox import SandboxLimits, SandboxPool, TestInput
+    from olmorl.sandbox._memory import descendants
+
+    everywhere = os.sched_getaffinity(0)
+    pool = SandboxPool(backend="bwrap", slots=1, limits=SandboxLimits())
+    await pool.start()
+    try:
+        program = "import os\ncpus = sorted(os.sched_getaffinity(0))\nif __name__ == '__main__': print(len(cpus))"
+        runs, failure = await pool.run(program, [TestInput(code="assert len(cpus) == 1")] * 2)
+        assert failure is None and [r.status for r in runs] == ["passed"] * 2, runs
+        runs, failure = await pool.run(program, [TestInput(expected_stdout=f"{len(everywhere)}\n")])
+        assert failure is None and runs[0].status == "passed", runs
+        slot = pool._slots[0].channel.proc.pid
+        pythons = [pid for pid in descendants(slot) if _status(pid).get("Name") == "python3"]
+        assert len(pythons) >= 2  # the zygote and the test process
+        assert all(os.sched_getaffinity(pid) == everywhere for pid in pythons)
     finally:
         await pool.stop()

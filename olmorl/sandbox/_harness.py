@@ -51,7 +51,7 @@ if __name__ != "__main__":  # a module of the server; inside the sandbox the par
     from olmorl.sandbox._cleanup import PIDNS, PROGRAM_IDS, SCRATCH, become_program, clean_as_program
     from olmorl.sandbox._command import exec_command
     from olmorl.sandbox._program import open_stdio, run_program, warm_up
-    from olmorl.sandbox._tester import test_process
+    from olmorl.sandbox._tester import pin_to, test_process
     from olmorl.sandbox._wire import read_frame, write_line
 
 PR_SET_DUMPABLE = 4
@@ -115,6 +115,8 @@ def start_program(tester):
             _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
             if os.read(3, 1) == b"g":
                 start = read_frame(3)
+                if start.get("cpu") is not None:  # the test process's CPU (see `_tester.test_process`)
+                    pin_to({start["cpu"]})
                 set_limits(start)
                 become_program()
                 if start["mode"] == "exec":

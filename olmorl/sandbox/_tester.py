@@ -6,6 +6,7 @@ after it (`_cleanup`) and writes one record per test to the reply output. A comm
 (`_command`) is built first, in a program process of its own, and reported as test -1.
 """
 
+import ctypes
 import json
 import os
 import resource
@@ -22,12 +23,29 @@ if __name__ != "__main__":  # a module of the server; inside the sandbox the par
 
 TEST_PROCESS_MIN_MEMORY = 512 << 20  # address space of the test process, whatever the program's limit
 ZYGOTE = os.getpid()  # loaded in the zygote, which forks the test process
+_SCHED_GETCPU = getattr(ctypes.CDLL(None), "sched_getcpu", None)
+
+
+def this_cpu():
+    """The CPU this process runs on now, or None where libc cannot say."""
+    cpu = _SCHED_GETCPU() if _SCHED_GETCPU is not None else -1
+    return cpu if cpu >= 0 else None
+
+
+def pin_to(cpus):
+    """Run on `cpus` from now on; False where the kernel refuses (a CPU outside the slot's cpuset)."""
+    try:
+        os.sched_setaffinity(0, cpus)
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 def test_process(control, reply, zygote):
     """Read jobs (program + tests), run and judge their tests, write the records."""
     os.chdir("/")
     keep = {1, ZYGOTE, os.getpid()}
+    cpus = os.sched_getaffinity(0)
     while True:
         job = read_frame(control)
         if job is None:
@@ -36,12 +54,21 @@ def test_process(control, reply, zygote):
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         ours = max(job["memory_bytes"] or 0, TEST_PROCESS_MIN_MEMORY)  # the tests' own needs, not the program's
         resource.setrlimit(resource.RLIMIT_AS, (ours if hard < 0 else min(ours, hard), hard))  # soft: trusted
-        code = run_job(job, tests, reply, zygote, keep)
+        # A job's test process and program processes hand each request and answer to each other: on one CPU
+        # (the one the scheduler gave this job) the other wakes without an interrupt to another CPU. Per job,
+        # so the next job goes where the scheduler finds room.
+        cpu = this_cpu()
+        pinned = cpu is not None and pin_to({cpu})
+        try:
+            code = run_job(job, tests, reply, zygote, keep, cpu if pinned else None)
+        finally:
+            if pinned:
+                pin_to(cpus)
         if code:
             return code
 
 
-def run_job(job, tests, reply, zygote, keep):
+def run_job(job, tests, reply, zygote, keep, cpu=None):
     budget = job["output_budget"]
     files = {}  # what every test's scratch dir starts with (a command's source or build)
     if job.get("exec"):
@@ -57,7 +84,7 @@ def run_job(job, tests, reply, zygote, keep):
     for index, test in enumerate(tests):
         program, following = following, None
         restore_files(SCRATCH, files)
-        program.go(test, job)
+        program.go(test, job, cpu)
         if index + 1 < len(tests):  # forked while this test runs; it waits for its own go
             zygote.send(b"fork")
             following = _Program()
@@ -84,7 +111,7 @@ def build_command(job, reply, zygote, keep):
     restore_files(SCRATCH, sources)
     zygote.send(b"fork")
     program = _Program(zygote)
-    program.go({"stdin": ""}, step)
+    program.go({"stdin": ""}, step, None)
     record = run_test(step, {}, program, None, zygote, keep, step["max_output"])
     files = keep_files(SCRATCH, build["keep"]) if record["status"] == "passed" else None
     if record["status"] == "passed" and not files:
@@ -117,7 +144,7 @@ class _Program:
             self.stdin_fd, self.out_r, self.err_r, sock = fds
             self.mine = socket.socket(fileno=sock)
 
-    def go(self, test, job):
+    def go(self, test, job, cpu):
         stdin_fd, self.stdin_fd = self.stdin_fd, None
         data = (test.get("stdin") or "").encode()
         while data:
@@ -132,7 +159,8 @@ class _Program:
                                                "open_files")}
         if self.mode == "exec":
             start.update({key: job.get(key) for key in ("exec", "env", "memory_rlimit", "stack_bytes")})
-        data = json.dumps(dict(start, mode=self.mode)).encode()
+        # Only a code test's program answers requests: a stdio test's or a command's runs alone, on any CPU.
+        data = json.dumps(dict(start, mode=self.mode, cpu=cpu if self.mode == "code" else None)).encode()
         self.started = time.monotonic()
         self.mine.sendall(b"g%d\n" % len(data) + data)
 
