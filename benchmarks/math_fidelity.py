@@ -35,8 +35,9 @@ two graders agree with each other. The sets:
   authors' extractor and comparator, references such as `\\left( 3, \\frac{\\pi}{2} \\right)`, `11\\sqrt2`, `x=5`,
   `(6,31,-1)`, `52_8`) and batch 9's (`"batch": 9`: the same repository's reports under another prompt condition,
   OpenMath definitions injected into the system prompt, and two more models' gaokao answers) and batch 10's
-  (`"batch": 10`: the batch-8 baseline reports' next problems, MATH500 problems past those batch 8 took) were each
-  measured once before any change made for them.
+  (`"batch": 10`: the batch-8 baseline reports' next problems, MATH500 problems past those batch 8 took) and batch
+  11's (`"batch": 11`: the batch-9 openmath reports' next problems) were each measured once before any change made
+  for them.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 10: one row per repository.
+# Batches 3 to 11: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -79,7 +80,8 @@ BATCH_SOURCES = {
     8: {"labrem/neus2026-labre": "MATH500 reports, batch 8 (Qwen2.5-Math-7B, gemma2-9b, gemma2-2b)"},
     9: {"labrem/neus2026-labre": "MATH500 reports, batch 9 (openmath prompts; the same three models)",
         "iamyb/llm-gaokao-math-eval": "gaokao 2026, batch 9 (Qwen3.6-27B, gemma-4-26B; LLM judge)"},
-    10: {"labrem/neus2026-labre": "MATH500 reports, batch 10 (baseline, problems past batch 8's)"}}
+    10: {"labrem/neus2026-labre": "MATH500 reports, batch 10 (baseline, problems past batch 8's)"},
+    11: {"labrem/neus2026-labre": "MATH500 reports, batch 11 (openmath prompts, problems past batch 9's)"}}
 
 
 def source_name(row: dict) -> str:

@@ -200,12 +200,18 @@ def test_final_answer_forms_from_the_dev_split(form, response, reference, reward
     assert score(response, reference) == reward, form
 
 
-# batch 9 (gemma2-9b): "Which student ...?" answered by a closing sentence in the question's own words. Not
-# without the question, another name, another predicate, a contrast, a denial, an alternative, a hedge, no full
-# stop, more reasoning after it.
+# Forms the question decides. Batch 9 (gemma2-9b): "Which student ...?" answered by a closing sentence in the
+# question's own words. Not without the question, another name, another predicate, a contrast, a denial, an
+# alternative, a hedge, no full stop, more reasoning after it.
 WHICH = ("Problem: The results of a cross-country team's training run are graphed below. Which student has the "
          "greatest average speed? [asy]\ndot((1.25, 4.5));\n[/asy]")
 EVELYN = "\\text{Evelyn}"
+# batch 11 (gemma2-9b, a dev row): "Simplify $\\sqrt{242}$" answered with a decimal left under the radical sign,
+# equal in value to 11\\sqrt2 but not simplified (accepted before). Still accepted: the simplified form, any form
+# of the value without a "Simplify" question, and a decimal radicand the reference itself keeps.
+SIMPLIFY = "Problem: Simplify $\\sqrt{242}$."
+ROOT = "11\\sqrt2"
+SIMPLEST = "Write $\\sqrt{12.25}$ in simplest form."
 
 
 @pytest.mark.parametrize(
@@ -224,9 +230,17 @@ EVELYN = "\\text{Evelyn}"
         ("Maybe Evelyn has the greatest average speed.", EVELYN, WHICH, 0.0),
         ("Evelyn has the greatest average speed", EVELYN, WHICH, 0.0),
         ("Evelyn has the greatest average speed. Let us check Carla next, her speed is", EVELYN, WHICH, 0.0),
+        ("**5. FORMAT:**\n\n$\\boxed{2\\sqrt{60.5}}$", ROOT, SIMPLIFY, 0.0),
+        ("The simplest form is $\\boxed{\\sqrt{12.25}}$.", "3.5", SIMPLEST, 0.0),
+        ("$\\boxed{\\sqrt[3]{0.5} \\cdot 2}$", "\\sqrt[3]{4}", "Simplify $\\sqrt[3]{4}$.", 0.0),
+        ("$\\boxed{11\\sqrt{2}}$", ROOT, SIMPLIFY, 1.0),
+        ("$\\boxed{2\\sqrt{60.5}}$", ROOT, None, 1.0),
+        ("$\\boxed{2\\sqrt{60.5}}$", ROOT, "What is the length of $DE$?", 1.0),
+        ("$\\boxed{\\sqrt{2.5}}$", "\\sqrt{2.5}", "Simplify $\\sqrt{2.5}$.", 1.0),
+        ("$\\boxed{3.5}$", "3.5", SIMPLEST, 1.0),
     ],
 )
-def test_a_which_question_answered_in_its_own_words(response, reference, prompt, reward):
+def test_forms_that_the_question_decides(response, reference, prompt, reward):
     assert score(response, reference, prompt) == reward
 
 
