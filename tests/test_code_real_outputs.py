@@ -25,6 +25,7 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
 FILE = "samples.jsonl_results.jsonl"
 WC2B = "samples-WC-2b.jsonl_results.jsonl"
 AI21 = "ai21/0_20584971077058045.jsonl_results.jsonl"
+FOLDED = "samples.jsonl_results.jsonl"  # jcanode's other run: docstrings folded behind '#'
 # (repo, file, line): what the row shows. Picked by kind from the dev split; the verdicts are the authors'.
 SUBSET = {
     ("C-k-87/csc4046-research-project", FILE, 39): "right gcd, demo block calls doctest.set_unittest (0 before fix)",
@@ -49,6 +50,12 @@ SUBSET = {
     ("BoyuanJackChen/human-eval", FILE, 34): "text-davinci-002 calls a helper it never defined",
     ("claireeeeeeee/human-eval", FILE, 0): "a right function re-declared with its docstring and a try/except",
     ("claireeeeeeee/human-eval", FILE, 10): "plausible code, wrong answer (make_palindrome off by one)",
+    # batch 5
+    ("jcanode/human-eval-test", FOLDED, 49): "recursion 1,101 deep: the authors' 'maximum recursion depth exceeded'",
+    ("jcanode/human-eval-test", FOLDED, 0): "a right function, its docstring folded behind '#' on the def line",
+    ("jcanode/human-eval-test", WC2B, 64): "a __main__ block running the model's own asserts; a wrong answer",
+    ("BoyuanJackChen/human-eval", FILE, 96): "a Python 2 print statement: a SyntaxError",
+    ("BoyuanJackChen/human-eval", FILE, 60): "a lone ``` with no block after it: a SyntaxError, not counted apart",
 }
 
 
