@@ -36,8 +36,8 @@ two graders agree with each other. The sets:
   `(6,31,-1)`, `52_8`) and batch 9's (`"batch": 9`: the same repository's reports under another prompt condition,
   OpenMath definitions injected into the system prompt, and two more models' gaokao answers) and batch 10's
   (`"batch": 10`: the batch-8 baseline reports' next problems, MATH500 problems past those batch 8 took) and batch
-  11's (`"batch": 11`: the batch-9 openmath reports' next problems) were each measured once before any change made
-  for them.
+  11's (`"batch": 11`: the batch-9 openmath reports' next problems) and batch 12's (`"batch": 12`: the baseline reports'
+  problems past batch 10's) were each measured once before any change made for them.
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ BATCH_SOURCES = {
     9: {"labrem/neus2026-labre": "MATH500 reports, batch 9 (openmath prompts; the same three models)",
         "iamyb/llm-gaokao-math-eval": "gaokao 2026, batch 9 (Qwen3.6-27B, gemma-4-26B; LLM judge)"},
     10: {"labrem/neus2026-labre": "MATH500 reports, batch 10 (baseline, problems past batch 8's)"},
-    11: {"labrem/neus2026-labre": "MATH500 reports, batch 11 (openmath prompts, problems past batch 9's)"}}
+    11: {"labrem/neus2026-labre": "MATH500 reports, batch 11 (openmath prompts, problems past batch 9's)"},
+    12: {"labrem/neus2026-labre": "MATH500 reports, batch 12 (baseline, problems past batch 10's)"}}
 
 
 def source_name(row: dict) -> str:
