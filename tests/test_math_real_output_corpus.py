@@ -238,10 +238,33 @@ SIMPLEST = "Write $\\sqrt{12.25}$ in simplest form."
         ("$\\boxed{2\\sqrt{60.5}}$", ROOT, "What is the length of $DE$?", 1.0),
         ("$\\boxed{\\sqrt{2.5}}$", "\\sqrt{2.5}", "Simplify $\\sqrt{2.5}$.", 1.0),
         ("$\\boxed{3.5}$", "3.5", SIMPLEST, 1.0),
+        # batch 8 (gemma2-2b, a held-out false accept read after its number was recorded): the answer only
+        # restates the expression the question asks to simplify. Still accepted: a chain that ends in the
+        # simplified form, a reference that is the quoted expression, the same answer to another question.
+        ("**5. FORMAT:**\n\n$\\boxed{\\sqrt{242} \\approx 15.6}$", ROOT, SIMPLIFY, 0.0),
+        ("$\\boxed{\\sqrt{242}}$", ROOT, SIMPLIFY, 0.0),
+        ("$\\boxed{x = \\sqrt{242}}$", ROOT, SIMPLIFY, 0.0),
+        ("$\\boxed{\\sqrt{242} = 11\\sqrt{2}}$", ROOT, SIMPLIFY, 1.0),
+        ("$\\boxed{\\frac{2}{3}}$", "\\frac{2}{3}", "Simplify $\\frac{2}{3}$.", 1.0),
+        ("$\\boxed{\\sqrt{242} \\approx 15.6}$", ROOT, "What is $\\sqrt{242}$ exactly?", 1.0),
+        ("$\\boxed{\\sqrt{242}}$", ROOT, None, 1.0),
     ],
 )
 def test_forms_that_the_question_decides(response, reference, prompt, reward):
     assert score(response, reference, prompt) == reward
+
+
+# batch 10 (gemma2-2b, a held-out false accept read after its number was recorded): `S = 3G` ("a squig weighs
+# three goolees") for "how many treeks ...?", reference 3: a one-letter unit symbol is matched as SI writes it, so
+# an upper-case letter after a number is a variable, not grams. Units written the usual ways still drop.
+@pytest.mark.parametrize(
+    ("answer", "reference", "reward"),
+    [("S = 3G", "3", 0.0), ("3G", "3", 0.0), ("2M", "2", 0.0), ("4H", "4", 0.0), ("5S", "5", 0.0),
+     ("3g", "3", 1.0), ("3 g", "3", 1.0), ("5m", "5", 1.0), ("2 h", "2", 1.0), ("30s", "30", 1.0),
+     ("2L", "2", 1.0), ("2 l", "2", 1.0), ("3 grams", "3", 1.0), ("5 Meters", "5", 1.0), ("S = 3", "3", 1.0)],
+)
+def test_an_upper_case_letter_after_a_number_is_a_variable(answer, reference, reward):
+    assert score(f"$\\boxed{{{answer}}}$", reference) == reward, answer
 
 
 def test_the_corpus_rows_name_their_source_and_split():
