@@ -222,6 +222,16 @@ OPTION_CONTENT = [
 ]
 
 
+# batch 9 (gemma2-2b, a held-out false reject read after its number was recorded): an answer sentence that states
+# the value and the form it simplifies to; the form is the value stated. Not after a denial, nor a wrong form.
+REWRITTEN_AS = [
+    ("* The answer is √117, which can be simplified to 3√13.\n\n**5. FORMAT:**", "3\\sqrt{13}", None, 1.0),
+    ("The answer is 117 halves, which can be written as $58.5$.", "58.5", None, 1.0),
+    ("The answer is √117, which cannot be simplified to 3√13.", "3\\sqrt{13}", None, 0.0),
+    ("The answer is √117, which can be simplified to 3√12.", "3\\sqrt{13}", None, 0.0),
+]
+
+
 # Forms the question decides. Batch 9 (gemma2-9b): "Which student ...?" answered by a closing sentence in the
 # question's own words. Not without the question, another name, another predicate, a contrast, a denial, an
 # alternative, a hedge, no full stop, more reasoning after it.
@@ -270,7 +280,7 @@ SIMPLEST = "Write $\\sqrt{12.25}$ in simplest form."
         ("$\\boxed{\\frac{2}{3}}$", "\\frac{2}{3}", "Simplify $\\frac{2}{3}$.", 1.0),
         ("$\\boxed{\\sqrt{242} \\approx 15.6}$", ROOT, "What is $\\sqrt{242}$ exactly?", 1.0),
         ("$\\boxed{\\sqrt{242}}$", ROOT, None, 1.0),
-    ] + OPTION_CONTENT,
+    ] + OPTION_CONTENT + REWRITTEN_AS,
 )
 def test_forms_that_the_question_decides(response, reference, prompt, reward):
     assert score(response, reference, prompt) == reward
