@@ -200,6 +200,38 @@ def test_final_answer_forms_from_the_dev_split(form, response, reference, reward
     assert score(response, reference) == reward, form
 
 
+# batch 7 (deepseek-v4-flash on the gaokao paper, two held-out false rejects read after their numbers were
+# recorded): a multiple-choice question answered in a box by the content of the reference's option. Not another
+# option's content, a value no option holds, a value two options hold, nor any content without the prompt's options.
+MEDIAN = "1. 样本数据6,8,4,5,12的中位数为（ ）\nA. 5\nB. 6\nC. 8\nD. 9\n\n请将答案放在 \\boxed{} 中。"
+FOCI = "5. 距离为（ ）\nA. 12\nB. 4\\sqrt{5}\nC. 6\nD. \\frac{\\sqrt{65}}{2}\n"
+TWINS = "Which is 6? (  )\nA. 6\nB. 12/2\nC. 8\n"
+
+
+OPTION_CONTENT = [
+    ("中位数是中间第 3 个数，即 6。\n\n\\[\n\\boxed{6}\n\\]", "B", MEDIAN, 1.0),
+    ("\\[\n\\boxed{\\frac{\\sqrt{65}}{2}}\n\\]\n\n答案选 D。", "D", FOCI, 1.0),
+    ("$\\boxed{\\frac{\\sqrt{65}}{2}}$", "D", FOCI.replace("\n", "\n\n"), 1.0),
+    ("$\\boxed{B}$", "B", MEDIAN, 1.0),
+    ("$\\boxed{5}$", "B", MEDIAN, 0.0),
+    ("$\\boxed{7}$", "B", MEDIAN, 0.0),
+    ("$\\boxed{6}$", "B", None, 0.0),
+    ("$\\boxed{6}$", "A", TWINS, 0.0),
+    ("$\\boxed{6}$", "B", "A. 5\nC. 6\nB. 9\n", 0.0),
+    ("$\\boxed{6}$", "B", "Pick one: 5, 6 or 9.", 0.0),
+]
+
+
+# batch 9 (gemma2-2b, a held-out false reject read after its number was recorded): an answer sentence that states
+# the value and the form it simplifies to; the form is the value stated. Not after a denial, nor a wrong form.
+REWRITTEN_AS = [
+    ("* The answer is √117, which can be simplified to 3√13.\n\n**5. FORMAT:**", "3\\sqrt{13}", None, 1.0),
+    ("The answer is 117 halves, which can be written as $58.5$.", "58.5", None, 1.0),
+    ("The answer is √117, which cannot be simplified to 3√13.", "3\\sqrt{13}", None, 0.0),
+    ("The answer is √117, which can be simplified to 3√12.", "3\\sqrt{13}", None, 0.0),
+]
+
+
 # Forms the question decides. Batch 9 (gemma2-9b): "Which student ...?" answered by a closing sentence in the
 # question's own words. Not without the question, another name, another predicate, a contrast, a denial, an
 # alternative, a hedge, no full stop, more reasoning after it.
@@ -238,7 +270,17 @@ SIMPLEST = "Write $\\sqrt{12.25}$ in simplest form."
         ("$\\boxed{2\\sqrt{60.5}}$", ROOT, "What is the length of $DE$?", 1.0),
         ("$\\boxed{\\sqrt{2.5}}$", "\\sqrt{2.5}", "Simplify $\\sqrt{2.5}$.", 1.0),
         ("$\\boxed{3.5}$", "3.5", SIMPLEST, 1.0),
-    ],
+        # batch 8 (gemma2-2b, a held-out false accept read after its number was recorded): the answer only
+        # restates the expression the question asks to simplify. Still accepted: a chain that ends in the
+        # simplified form, a reference that is the quoted expression, the same answer to another question.
+        ("**5. FORMAT:**\n\n$\\boxed{\\sqrt{242} \\approx 15.6}$", ROOT, SIMPLIFY, 0.0),
+        ("$\\boxed{\\sqrt{242}}$", ROOT, SIMPLIFY, 0.0),
+        ("$\\boxed{x = \\sqrt{242}}$", ROOT, SIMPLIFY, 0.0),
+        ("$\\boxed{\\sqrt{242} = 11\\sqrt{2}}$", ROOT, SIMPLIFY, 1.0),
+        ("$\\boxed{\\frac{2}{3}}$", "\\frac{2}{3}", "Simplify $\\frac{2}{3}$.", 1.0),
+        ("$\\boxed{\\sqrt{242} \\approx 15.6}$", ROOT, "What is $\\sqrt{242}$ exactly?", 1.0),
+        ("$\\boxed{\\sqrt{242}}$", ROOT, None, 1.0),
+    ] + OPTION_CONTENT + REWRITTEN_AS,
 )
 def test_forms_that_the_question_decides(response, reference, prompt, reward):
     assert score(response, reference, prompt) == reward
@@ -264,3 +306,27 @@ def test_dev_split_agrees_with_a_careful_grader():
     wrong = [r["id"] for r, got in graded if got != label[r["id"]]]
     assert not false_accepts
     assert not wrong, wrong
+
+
+# batch 7 (gemma-4-31B on the gaokao paper, a held-out false reject read after its number was recorded): two blanks
+# answered in one box, each value labelled by what it is, a function's value at a given point among them. Not a
+# wrong value, another point against a labelled reference, an expression with a variable.
+@pytest.mark.parametrize(
+    ("answer", "reference", "reward"),
+    [
+        ("\\theta = \\frac{3\\pi}{2}, f(\\frac{2\\pi}{3}) = 1", "\\frac{3\\pi}{2}, 1", 1.0),
+        ("f(2) = 5", "5", 1.0),
+        ("f(\\sqrt{2}) = 5", "5", 1.0),
+        ("\\theta = \\frac{3\\pi}{2}, f(\\frac{2\\pi}{3}) = 2", "\\frac{3\\pi}{2}, 1", 0.0),
+        ("f(2) = 5", "6", 0.0),
+        ("f(3) = 5", "f(2) = 5", 0.0),
+        ("f(2) = x + 3", "5", 0.0),
+        # batch 10 (gemma2-2b, a held-out false accept): `S = 3G` for "how many treeks ...", reference 3: a one-letter
+        # unit symbol is matched as SI writes it, so an upper-case letter after a number is a variable, not grams.
+        ("S = 3G", "3", 0.0), ("3G", "3", 0.0), ("2M", "2", 0.0), ("4H", "4", 0.0), ("5S", "5", 0.0),
+        ("3g", "3", 1.0), ("3 g", "3", 1.0), ("5m", "5", 1.0), ("2 h", "2", 1.0), ("30s", "30", 1.0),
+        ("2L", "2", 1.0), ("2 l", "2", 1.0), ("3 grams", "3", 1.0), ("5 Meters", "5", 1.0), ("S = 3", "3", 1.0),
+    ],
+)
+def test_boxed_forms_read_after_the_held_out_numbers(answer, reference, reward):
+    assert score(f"$\\boxed{{{answer}}}$", reference) == reward, answer

@@ -331,6 +331,10 @@ _BOLD_VALUE_RE = re.compile(r"\*\*\s*(\$[^$*]+\$|[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)
 _BOLD_BLOCK_RE = re.compile(r"\b(?:or|not|never|either|than)\b|n't", re.IGNORECASE)
 # A colon between digits is a time or a ratio (`7:05`, `3:4`), never a label before a value.
 _COPULA_RE = re.compile(r"\b(?:is|are|was|were|equals|be)\b|=|(?<!\d):|:(?!\d)")
+# "..., which can be simplified to 3√13": a form the value is rewritten in leads the value it states (not after a
+# denial: "cannot be simplified to").
+_REWRITTEN_AS_RE = re.compile(r"^(?:simplified|rewritten|written|expressed|reduced)\s+(?:to|as)\s+", re.IGNORECASE)
+_DENIED_BEFORE_RE = re.compile(r"(?:\bnot|n't|\bcannot|\bnever)\s*$", re.IGNORECASE)
 
 
 def sentence_value(answer: str) -> str:
@@ -351,6 +355,8 @@ def sentence_value(answer: str) -> str:
     copulas = [m for m in _COPULA_RE.finditer(answer) if not _inside_math(answer, m.start(), spans)]
     if copulas:
         tail = answer[copulas[-1].end():].strip()
+        if not _DENIED_BEFORE_RE.search(answer[:copulas[-1].start()]):
+            tail = _REWRITTEN_AS_RE.sub("", tail)
         if _MATH_OR_NUMBER_RE.search(tail):
             return tail
     values = _MATH_OR_NUMBER_RE.findall(answer)

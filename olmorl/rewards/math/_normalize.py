@@ -84,13 +84,16 @@ _NAMED_VALUE_RE = re.compile(
 _UNITS = (
     "square units|square feet|square meters|square inches|square centimeters|sq units|cubic units|cubic feet|"
     "cubic meters|cubic centimeters|units|unit|degrees|degree|radians|radian|dollars|dollar|cents|cent|"
-    "meters|meter|metres|metre|centimeters|centimeter|millimeters|kilometers|kilometer|km|cm|mm|m|inches|inch|"
-    "in|feet|foot|ft|yards|yard|yd|miles|mile|mi|mph|km/h|kmh|m/s|hours|hour|hrs|hr|h|minutes|minute|min|"
-    "seconds|second|sec|s|days|day|weeks|week|months|month|years|year|kilograms|kilogram|kg|grams|gram|g|"
-    "pounds|pound|lbs|lb|ounces|ounce|oz|liters|liter|litres|litre|l|milliliters|ml|gallons|gallon|"
+    "meters|meter|metres|metre|centimeters|centimeter|millimeters|kilometers|kilometer|km|cm|mm|inches|inch|"
+    "in|feet|foot|ft|yards|yard|yd|miles|mile|mi|mph|km/h|kmh|m/s|hours|hour|hrs|hr|minutes|minute|min|"
+    "seconds|second|sec|days|day|weeks|week|months|month|years|year|kilograms|kilogram|kg|grams|gram|"
+    "pounds|pound|lbs|lb|ounces|ounce|oz|liters|liter|litres|litre|milliliters|ml|gallons|gallon|"
     "people|students|apples|cookies|books|pages|marbles|ways|times|points|items|boxes|cars|eggs|coins|"
     "tickets|pieces|cups|bags|employees|persons|children|trees|games|questions|balls|candies|pencils|"
-    "mps|sq ft|cm\\^2|cm\\^3|m\\^2|m\\^3|ft\\^2|in\\^2|units\\^2|cm\\^\\{2\\}|m\\^\\{2\\}|cm\\^\\{3\\}"
+    "mps|sq ft|cm\\^2|cm\\^3|m\\^2|m\\^3|ft\\^2|in\\^2|units\\^2|cm\\^\\{2\\}|m\\^\\{2\\}|cm\\^\\{3\\}|"
+    # one-letter symbols as SI writes them (case-sensitive): after a number `3G` and `2M` are a coefficient and a
+    # variable, not grams and metres
+    "(?-i:[hsgml]|L)"
 )
 _UNIT_TAIL_RE = re.compile(
     rf"(?:(?<=[\d}}.])|(?<=\\pi))\s*(?:\\\s)?\s*(?:{_UNITS})(?:\s*\^\s*\{{?[23]\}}?)?(?:\s+(?:per|/)\s*\w+)?\s*$",

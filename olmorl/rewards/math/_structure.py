@@ -199,8 +199,13 @@ def equation_sides(text: str) -> list[str]:
     return top_level_split(text, ("=",))
 
 
+# A function's value at a given point ("f(2) = 5", "f(\\frac{2\\pi}{3}) = 1"): the point holds no variable.
+_VALUE_AT_POINT_RE = re.compile(r"^[a-zA-Z](?:_\{?\w+\}?)?\s*\((?:[^()a-zA-Z=]|\\(?:frac|sqrt|pi|cdot)\b)+\)$")
+
+
 def is_simple_lhs(text: str) -> bool:
-    return bool(_SIMPLE_LHS_RE.match(text.strip()))
+    text = text.strip()
+    return bool(_SIMPLE_LHS_RE.match(text) or _VALUE_AT_POINT_RE.match(text))
 
 
 def canonical_set_text(text: str) -> str:

@@ -14,6 +14,7 @@ from olmorl.rewards._settings import Settings
 from olmorl.rewards.judge._verifier import JudgeVerifier
 from olmorl.rewards.math import _judge_fallback as fallback
 from olmorl.rewards.math import _structure as st
+from olmorl.rewards.math._choices import chosen_letter
 from olmorl.rewards.math._equivalence import Verdict, equivalent
 from olmorl.rewards.math._extract import Extraction, extract_answer
 from olmorl.rewards.math._normalize import normalize_answer
@@ -264,6 +265,9 @@ class _MathFamily(Verifier):
                       and (percent_ans := _percent_fraction(extraction.candidates[0]))):
                     verdict, compared = self.compare(ref, replace(extraction, candidates=(percent_ans,)),
                                                      task.options.rel_tol)
+            if (not verdict.match and len(extraction.candidates) == 1 and st.as_letter(ref) is not None
+                    and (letter := chosen_letter(prompt, extraction.candidates[0], task.options.rel_tol))):
+                verdict = equivalent(ref, letter, task.options.rel_tol)  # an option's content names its letter
             if verdict.match and (imprecise := _precision_missed(prompt, compared_ref, compared)) is not None:
                 verdict = Verdict(False, "mismatch")  # the value, but not at the precision the question asks for
             if verdict.match and (not_simplified := unsimplified(prompt, compared_ref, compared)):
