@@ -116,7 +116,7 @@ def test_as_root_the_code_under_test_can_still_rewrite_the_check_and_put_it_back
     session = client.open("swe", {"path": "harbor-root"})
     session.call("write_file", path="/app/answer.py", content=REWRITE_CHECK)
     result = session.verify("done")
-    assert result.status == "ok" and result.reward == 1.0, result.details
+    assert result.status == "ok" and result.reward == 1.0, (result.error, result.details)
     assert "ATTACK uid 0" in result.details["output_tail"], result.details["output_tail"]
 
 
