@@ -78,6 +78,10 @@ def test_each_objective_trains_the_toy_task(objective, toy, tmp_path, reward_ser
     assert all(math.isfinite(h["loss"]) and h["loss"] != 0.0 and math.isfinite(h["grad_norm"]) for h in history)
     moved = sum(not torch.equal(b, p.detach()) for b, p in zip(before, trainer.learner.model.parameters()))
     assert moved == len(before)  # every tensor of the policy was updated
+    # an async run's last swap is applied before run() returns, not dropped by the engine's stop
+    assert trainer.engine.version == 2
+    for name, value in trainer.engine.model.state_dict().items():
+        torch.testing.assert_close(value, trainer.learner.model.state_dict()[name], rtol=0, atol=0)
 
 
 def test_resumed_run_ends_with_the_parameters_of_an_uninterrupted_one(toy, tmp_path, reward_server):

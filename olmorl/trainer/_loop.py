@@ -313,7 +313,9 @@ class Trainer:
             while self.engine.in_flight_groups > 0:
                 await asyncio.sleep(0.01)
             self.draining = False
-        self.engine.update_weights(self.learner.weights(), self.step, wait=self.config.async_steps == 0)
+        # the last step's weights are applied before run() returns: stopping the engine would drop a queued swap
+        last = self.step >= self.config.total_steps
+        self.engine.update_weights(self.learner.weights(), self.step, wait=self.config.async_steps == 0 or last)
 
     def _step_metrics(self, batch: list[ScoredGroup], stats: dict, lags: Counter) -> dict:
         metrics = step_metrics(batch, stats, lags, self.tally, self.counters, self.config, self.scorer, self.teacher)
