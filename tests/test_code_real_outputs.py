@@ -56,6 +56,12 @@ SUBSET = {
     ("jcanode/human-eval-test", WC2B, 64): "a __main__ block running the model's own asserts; a wrong answer",
     ("BoyuanJackChen/human-eval", FILE, 96): "a Python 2 print statement: a SyntaxError",
     ("BoyuanJackChen/human-eval", FILE, 60): "a lone ``` with no block after it: a SyntaxError, not counted apart",
+    # batch 6
+    ("chirag127/human-eval", AI21, 53): "a right add, then module-level defs shadowing round and floor: passes",
+    ("chirag127/human-eval", AI21, 49): "2**n % p, then copies until the length cut, ending on a blank line: passes",
+    ("chirag127/human-eval", AI21, 116): "a comment-only body, then main() under __main__: the function returns None",
+    ("BoyuanJackChen/human-eval", FILE, 116): "an AttributeError ('int' has no 'count') on the check's own input",
+    ("jcanode/human-eval-test", FOLDED, 93): "an IndexError (string index out of range) inside the loop",
 }
 
 
