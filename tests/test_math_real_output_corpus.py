@@ -192,6 +192,13 @@ CASES = [
     ("bold value", "**Answer:** **196** has **9** positive divisors.", "9", 0.0),
     ("bold value", "**Answer:** 196 has **9** or 10 positive divisors.", "9", 0.0),
     ("bold value", "**Answer:** 196 does not have **9** positive divisors but 8.", "9", 0.0),
+    # batch 14 (Phi-3-mini, lm-eval gsm8k): GSM8K's calculator annotation before the value it computes; not the
+    # annotation's value where the text states another, nor an annotation alone
+    ("calculator annotation", "So, in total, it takes 2 bolts of blue fiber + 1 bolt of white fiber = <<2+1=3>>3 "
+     "bolts of fiber.", "3", 1.0),
+    ("calculator annotation", "The answer is <<2+1=3>>3.", "3", 1.0),
+    ("calculator annotation", "So the total is <<2+1=3>>4 bolts.", "3", 0.0),
+    ("calculator annotation", "So the total is <<2+1=3>>.", "3", 0.0),
 ]
 
 
