@@ -199,6 +199,14 @@ CASES = [
     ("calculator annotation", "The answer is <<2+1=3>>3.", "3", 1.0),
     ("calculator annotation", "So the total is <<2+1=3>>4 bolts.", "3", 0.0),
     ("calculator annotation", "So the total is <<2+1=3>>.", "3", 0.0),
+    # batch 14: "Together," opens a conclusion as "Altogether," does; not "together with" (a given joined to
+    # another), a second value offered, or a chain's other side
+    ("together", "Together, Toulouse, Charleston, and Seattle have 160 + 80 + 20 = <<160+80+20=260>>260 sheep.", "260",
+     1.0),
+    ("together", "Together, they have 160 + 80 + 20 = 260 sheep.", "260", 1.0),
+    ("together", "Together, they have 160 + 80 + 20 = 260 sheep.", "160", 0.0),
+    ("together", "Together, they have 260 or 270 sheep.", "260", 0.0),
+    ("together", "Together with the 3 cats, they have 260 sheep.", "260", 0.0),
 ]
 
 

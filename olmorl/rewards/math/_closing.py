@@ -4,7 +4,7 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
 
 - the last math span when it ends the response (`... so $x = 5$.`, a last display equation `\\[ A = 189 \\]`),
   with at most a short unit after it; an equation chain gives its last side (`$3 + 4 = 7$` -> `7`);
-- a closing sentence that opens with a conclusion word (Therefore, Thus, So, Hence, In total, Donc, Por lo
+- a closing sentence that opens with a conclusion word (Therefore, Thus, So, Hence, In total, Together, Donc, Por lo
   tanto, 所以, ...) and ends with a number (`Therefore, the total is 42 dollars.`, `So it rose by 25 percent.`,
   `所以，小明一共有11个苹果。`), or states a count as its only number (`Therefore, there are 12 sequences
   that ...`); of several numbers, a restated given ("all 12 racquets") is not the answer (`_restated`);
@@ -54,7 +54,8 @@ _AFTER_FINAL_RE = re.compile(
 _ENDED_RE = re.compile(r"[.!。]\s*$")
 _SENTENCE_BOUNDARY_RE = re.compile(r"(?<=[.!?。])\s+|\n")
 _CONCLUSION_RE = re.compile(
-    r"^\W*(?:therefore|thus|so|hence|consequently|finally|overall|altogether|in (?:total|conclusion|summary|all)|"
+    r"^\W*(?:therefore|thus|so|hence|consequently|finally|overall|altogether|together(?!\s+with\b)|"
+    r"in (?:total|conclusion|summary|all)|"
     r"as a result|this (?:means|gives)|that means|donc|ainsi|par cons[ée]quent|por lo tanto|entonces|as[ií] que|"
     r"daher|somit|portanto|quindi|pertanto|итак|следовательно|поэтому|таким образом|значит|因此|所以|故)\b",
     re.IGNORECASE,
