@@ -207,6 +207,14 @@ CASES = [
     ("together", "Together, they have 160 + 80 + 20 = 260 sheep.", "160", 0.0),
     ("together", "Together, they have 260 or 270 sheep.", "260", 0.0),
     ("together", "Together with the 3 cats, they have 260 sheep.", "260", 0.0),
+    # batch 14: a named subject and "to" and a second verb ("needs to pay"), its other numbers restated givens;
+    # not another value left beside it, a denial, a distributive given, or the restated given itself
+    ("named subject, restated given", "Kylar needs to pay $64 for the 16 glasses.", "64", 1.0),
+    ("named subject, restated given", "Tim has to sell 28 tickets on all 3 days.", "28", 1.0),
+    ("named subject, restated given", "Kylar needs to pay $64 for the 16 glasses.", "16", 0.0),
+    ("named subject, restated given", "Kylar needs to pay $64 for 16 glasses.", "64", 0.0),
+    ("named subject, restated given", "Kylar does not need to pay $64 for the 16 glasses.", "64", 0.0),
+    ("named subject, restated given", "Kylar needs to pay $64 for each of the 16 glasses.", "64", 0.0),
 ]
 
 

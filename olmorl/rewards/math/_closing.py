@@ -13,7 +13,8 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
   written in plain text (`The polar coordinates are (3, π/2).`), then right after the copula and ending the
   sentence;
 - the short closing after a program's output block (tool-integrated reasoning): `Janet has 18 apples left.`;
-- a closing sentence whose subject is a name and whose only number follows its verb (`Jojo scored 54 points.`);
+- a closing sentence whose subject is a name and whose number follows its verb (`Jojo scored 54 points.`, `Kylar
+  needs to pay $64 for the 16 glasses.`: other numbers only restating givens);
 - a response that is nothing but a value and its unit (`2 shelves.`);
 - for a question "Which student has the greatest average speed?" (or "Who ...?"), a closing sentence that names
   one in the question's own words: `Evelyn has the greatest average speed at approximately 3.6 miles per hour.`
@@ -96,12 +97,14 @@ _NAMED_ANSWER_BLOCK_RE = re.compile(
 _COUNT_RE = re.compile(
     r"\bthere (?:are|is|were|was|will be|would be) (?:exactly |a total of )?\d[\d,]*\b", re.IGNORECASE
 )
-# "Jojo scored 54 points.": a closing sentence whose subject is a name, its final number right after the verb
-# (an auxiliary may come first: "Tim will need 48 lemons."). Words that open reasoning are not names.
+# "Jojo scored 54 points.": a closing sentence whose subject is a name, its value right after the verb (an auxiliary
+# may come first: "Tim will need 48 lemons."; or "to" and a second verb: "Kylar needs to pay $64"). Words that open
+# reasoning are not names.
 _NAMED_SUBJECT_RE = re.compile(
     r"^(?!(?:If|When|Then|So|But|And|Now|First|Next|Since|After|Before|Let|We|It|He|She|They|You|There|This|"
     r"That|These|Those|Each|Every|All|Both|Total|Step)\b)[A-Z][a-z]+(?:\s+(?:and\s+)?[A-Z][a-z]+)?"
-    r"\s+(?:(?:will|would|can|could|must|should|did)\s+)?[a-z]{2,12}\s+(?:a total of\s+|exactly\s+)?\$?(?=\d)"
+    r"\s+(?:(?:will|would|can|could|must|should|did)\s+)?[a-z]{2,12}(?:\s+to\s+[a-z]{2,12})?"
+    r"\s+(?:a total of\s+|exactly\s+)?\$?(?=\d)"
 )
 # A response that is one short sentence: a value and its unit ("2 shelves.", "6 cupcakes"); words that make it
 # a comment on the value ("5 is wrong.", "7 or more") rule it out.
@@ -171,9 +174,10 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     if (plain := _plain_tuple(sentence)) is not None:
         return (plain,), None
     numbers = list(_NUMBER_RE.finditer(sentence))
-    named = len(numbers) == 1 and (subject := _NAMED_SUBJECT_RE.match(sentence)) is not None \
+    named = bool(numbers) and (subject := _NAMED_SUBJECT_RE.match(sentence)) is not None \
         and subject.end() == numbers[0].start()
-    if not (named or _CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or _after_tool_output(body)):
+    anchored = bool(_CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or _after_tool_output(body))
+    if not (named or anchored):
         return None
     if len(numbers) == 1 and _ENDED_RE.search(sentence) and _CONCLUSION_RE.match(sentence):
         # "Therefore, there are 12 distinct sequences that meet the conditions.": a count, its only number.
@@ -189,6 +193,10 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     # racquets"); None when the sentence does not single one out.
     value = numbers[0] if len(numbers) == 1 else stated_value(sentence, numbers)
     if value is None or (value is numbers[-1] and not ends) or _negated(sentence, value.start()):
+        return None
+    if not anchored and value is not numbers[0]:
+        # A named subject states the value right after its verb; its sentence's other numbers may only restate
+        # givens ("Kylar needs to pay $64 for the 16 glasses.").
         return None
     return (value.group(0),), None
 
