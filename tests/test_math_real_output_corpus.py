@@ -29,6 +29,10 @@ WAGES = "x </think> <answer> 40 hours x $10 / hour + 5 hours x 1.2 x $10/hour = 
 LISTED = ("**5. FORMAT:**\n\nThe solutions are:  \n* **x = 5** \n\n\n\n"
           "Let me know if you'd like to explore other mathematical problems!")
 
+# A dev row of batch 14 (Phi-3-mini, lm-eval gsm8k), shortened: currency amounts, then a named closing sentence.
+CURRENCY_LINES = ("Every second glass costs $5 * 0.6 = $3\nThe cost for the discounted glasses is 8 * $3 = $24\n"
+                  "The total cost for all 16 glasses is $40 + $24 = $64\nKylar needs to pay $64 for the 16 glasses.")
+
 POLAR = "\\left( 3, \\frac{\\pi}{2} \\right)"  # MATH500's reference for (0, 3) in polar coordinates
 
 # (form, response, reference, reward): each form's 1.0 cases scored 0 before the fix; the 0.0 cases are guards
@@ -215,6 +219,11 @@ CASES = [
     ("named subject, restated given", "Kylar needs to pay $64 for 16 glasses.", "64", 0.0),
     ("named subject, restated given", "Kylar does not need to pay $64 for the 16 glasses.", "64", 0.0),
     ("named subject, restated given", "Kylar needs to pay $64 for each of the 16 glasses.", "64", 0.0),
+    # batch 14: currency amounts on earlier lines (`= $3`, `$40 + $24 = $64`) pair into no math span that would
+    # swallow the closing sentence's own dollar sign; inline math still closes before a non-digit
+    ("currency lines", CURRENCY_LINES, "64", 1.0),
+    ("currency lines", CURRENCY_LINES, "40", 0.0),
+    ("currency lines", "Every second glass costs $5 * 0.6 = $3\nThus the value is $21$.", "21", 1.0),
 ]
 
 

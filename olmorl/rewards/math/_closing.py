@@ -37,7 +37,9 @@ import re
 
 from olmorl.rewards.math._restated import restates_given, stated_value
 
-_MATH_RE = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$((?:\\.|[^$\\])+?)\$", re.DOTALL)
+# An inline `$...$` does not close right before a digit (as in Pandoc): the dollar signs of currency amounts
+# (`$5 * 0.6 = $3`, `$40 + $24 = $64`) pair into no math span.
+_MATH_RE = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$((?:\\.|[^$\\])+?)\$(?!\d)", re.DOTALL)
 _SIGN_OFF_RE = re.compile(
     r"\s*(?:I hope (?:it|this) is correct|Hope (?:this|that) helps)[.!]?\s*$|"
     # an offer on its own last line ("Let me know if you'd like to explore other problems!") adds no answer
