@@ -40,7 +40,9 @@ two graders agree with each other. The sets:
   11's (`"batch": 11`: the batch-9 openmath reports' next problems) and batch 12's (`"batch": 12`: the baseline reports'
   problems past batch 10's) were each measured once before any change made for them. Their held-out misses were
   read only after those numbers were recorded (`--show-heldout` lists the ones left on today's code), so batch 3's
-  and batches 7-10's held-out splits are seen now.
+  and batches 7-10's held-out splits are seen now. Batch 14 (`"batch": 14`: lm-evaluation-harness `--log_samples`
+  rows, GSM8K 5-shot and hendrycks_math, with the harness's own `exact_match`) was measured the same way, its first
+  part before the changes made for it.
 """
 
 from __future__ import annotations
