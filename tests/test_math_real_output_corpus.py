@@ -224,6 +224,15 @@ CASES = [
     ("currency lines", CURRENCY_LINES, "64", 1.0),
     ("currency lines", CURRENCY_LINES, "40", 0.0),
     ("currency lines", "Every second glass costs $5 * 0.6 = $3\nThus the value is $21$.", "21", 1.0),
+    # batch 14 (gpt-4o-mini traces): a closing sentence's value followed by words that only qualify it; not a
+    # comparison, a condition, a contrast, or a sentence left unfinished
+    ("qualifying tail", "Thus, Ingrid was **165 minutes late** to the party.", "165", 1.0),
+    ("qualifying tail", "Therefore, Theo and Tia spent a total of **$60** on the entire contents of their picnic basket.",
+     "60", 1.0),
+    ("qualifying tail", "Thus, Ingrid was 165 minutes later than Paul.", "165", 0.0),
+    ("qualifying tail", "Thus, Ingrid was 165 minutes late if the party started at 8.", "165", 0.0),
+    ("qualifying tail", "So Ingrid was 165 minutes late, but Paul was on time.", "165", 0.0),
+    ("qualifying tail", "Thus, Ingrid was 165 minutes late to the party", "165", 0.0),
 ]
 
 

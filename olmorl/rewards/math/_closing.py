@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-from olmorl.rewards.math._restated import restates_given, stated_value
+from olmorl.rewards.math._restated import plain_tail, restates_given, stated_value
 
 # An inline `$...$` does not close right before a digit (as in Pandoc): the dollar signs of currency amounts
 # (`$5 * 0.6 = $3`, `$40 + $24 = $64`) pair into no math span.
@@ -194,7 +194,10 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     # Several numbers: the one that states the answer, not a restated given ("227 minutes to string all 12
     # racquets"); None when the sentence does not single one out.
     value = numbers[0] if len(numbers) == 1 else stated_value(sentence, numbers)
-    if value is None or (value is numbers[-1] and not ends) or _negated(sentence, value.start()):
+    # The last value may be followed by more than a unit when the rest only qualifies it ("Thus, Ingrid was 165
+    # minutes late to the party."); a condition, contrast, comparison or more arithmetic there says something else.
+    if value is None or (value is numbers[-1] and not ends and not plain_tail(sentence[value.end():])) \
+            or _negated(sentence, value.start()):
         return None
     if not anchored and value is not numbers[0]:
         # A named subject states the value right after its verb; its sentence's other numbers may only restate
