@@ -41,8 +41,9 @@ two graders agree with each other. The sets:
   problems past batch 10's) were each measured once before any change made for them. Their held-out misses were
   read only after those numbers were recorded (`--show-heldout` lists the ones left on today's code), so batch 3's
   and batches 7-10's held-out splits are seen now. Batch 14 (`"batch": 14`: lm-evaluation-harness `--log_samples`
-  rows, GSM8K 5-shot and hendrycks_math, with the harness's own `exact_match`) was measured the same way, its first
-  part before the changes made for it.
+  rows, GSM8K 5-shot and hendrycks_math, with the harness's own `exact_match`; then gpt-4o-mini's zero-shot GSM8K
+  traces graded by an LLM extractor) was measured the same way, its first and fourth parts before the changes made
+  for them.
 """
 
 from __future__ import annotations
