@@ -40,7 +40,10 @@ two graders agree with each other. The sets:
   11's (`"batch": 11`: the batch-9 openmath reports' next problems) and batch 12's (`"batch": 12`: the baseline reports'
   problems past batch 10's) were each measured once before any change made for them. Their held-out misses were
   read only after those numbers were recorded (`--show-heldout` lists the ones left on today's code), so batch 3's
-  and batches 7-10's held-out splits are seen now.
+  and batches 7-10's held-out splits are seen now. Batch 14 (`"batch": 14`: lm-evaluation-harness `--log_samples`
+  rows, GSM8K 5-shot and hendrycks_math, with the harness's own `exact_match`; then gpt-4o-mini's zero-shot GSM8K
+  traces graded by an LLM extractor) was measured the same way, its first and fourth parts before the changes made
+  for them.
 """
 
 from __future__ import annotations
@@ -69,7 +72,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 11: one row per repository.
+# Batches 3 to 14: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -85,7 +88,9 @@ BATCH_SOURCES = {
         "iamyb/llm-gaokao-math-eval": "gaokao 2026, batch 9 (Qwen3.6-27B, gemma-4-26B; LLM judge)"},
     10: {"labrem/neus2026-labre": "MATH500 reports, batch 10 (baseline, problems past batch 8's)"},
     11: {"labrem/neus2026-labre": "MATH500 reports, batch 11 (openmath prompts, problems past batch 9's)"},
-    12: {"labrem/neus2026-labre": "MATH500 reports, batch 12 (baseline, problems past batch 10's)"}}
+    12: {"labrem/neus2026-labre": "MATH500 reports, batch 12 (baseline, problems past batch 10's)"},
+    14: {"pmemoli/Data-Science-Thesis": "lm-eval --log_samples, batch 14 (gsm8k 5-shot, hendrycks_math)",
+         "shreyshahi/gsm8k-evals": "GPT-4o-mini GSM8K traces, batch 14 (LLM extractor, string compare)"}}
 
 
 def source_name(row: dict) -> str:

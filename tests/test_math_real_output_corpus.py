@@ -29,6 +29,10 @@ WAGES = "x </think> <answer> 40 hours x $10 / hour + 5 hours x 1.2 x $10/hour = 
 LISTED = ("**5. FORMAT:**\n\nThe solutions are:  \n* **x = 5** \n\n\n\n"
           "Let me know if you'd like to explore other mathematical problems!")
 
+# A dev row of batch 14 (Phi-3-mini, lm-eval gsm8k), shortened: currency amounts, then a named closing sentence.
+CURRENCY_LINES = ("Every second glass costs $5 * 0.6 = $3\nThe cost for the discounted glasses is 8 * $3 = $24\n"
+                  "The total cost for all 16 glasses is $40 + $24 = $64\nKylar needs to pay $64 for the 16 glasses.")
+
 POLAR = "\\left( 3, \\frac{\\pi}{2} \\right)"  # MATH500's reference for (0, 3) in polar coordinates
 
 # (form, response, reference, reward): each form's 1.0 cases scored 0 before the fix; the 0.0 cases are guards
@@ -192,6 +196,43 @@ CASES = [
     ("bold value", "**Answer:** **196** has **9** positive divisors.", "9", 0.0),
     ("bold value", "**Answer:** 196 has **9** or 10 positive divisors.", "9", 0.0),
     ("bold value", "**Answer:** 196 does not have **9** positive divisors but 8.", "9", 0.0),
+    # batch 14 (Phi-3-mini, lm-eval gsm8k): GSM8K's calculator annotation before the value it computes; not the
+    # annotation's value where the text states another, nor an annotation alone
+    ("calculator annotation", "So, in total, it takes 2 bolts of blue fiber + 1 bolt of white fiber = <<2+1=3>>3 "
+     "bolts of fiber.", "3", 1.0),
+    ("calculator annotation", "The answer is <<2+1=3>>3.", "3", 1.0),
+    ("calculator annotation", "So the total is <<2+1=3>>4 bolts.", "3", 0.0),
+    ("calculator annotation", "So the total is <<2+1=3>>.", "3", 0.0),
+    # batch 14: "Together," opens a conclusion as "Altogether," does; not "together with" (a given joined to
+    # another), a second value offered, or a chain's other side
+    ("together", "Together, Toulouse, Charleston, and Seattle have 160 + 80 + 20 = <<160+80+20=260>>260 sheep.", "260",
+     1.0),
+    ("together", "Together, they have 160 + 80 + 20 = 260 sheep.", "260", 1.0),
+    ("together", "Together, they have 160 + 80 + 20 = 260 sheep.", "160", 0.0),
+    ("together", "Together, they have 260 or 270 sheep.", "260", 0.0),
+    ("together", "Together with the 3 cats, they have 260 sheep.", "260", 0.0),
+    # batch 14: a named subject and "to" and a second verb ("needs to pay"), its other numbers restated givens;
+    # not another value left beside it, a denial, a distributive given, or the restated given itself
+    ("named subject, restated given", "Kylar needs to pay $64 for the 16 glasses.", "64", 1.0),
+    ("named subject, restated given", "Tim has to sell 28 tickets on all 3 days.", "28", 1.0),
+    ("named subject, restated given", "Kylar needs to pay $64 for the 16 glasses.", "16", 0.0),
+    ("named subject, restated given", "Kylar needs to pay $64 for 16 glasses.", "64", 0.0),
+    ("named subject, restated given", "Kylar does not need to pay $64 for the 16 glasses.", "64", 0.0),
+    ("named subject, restated given", "Kylar needs to pay $64 for each of the 16 glasses.", "64", 0.0),
+    # batch 14: currency amounts on earlier lines (`= $3`, `$40 + $24 = $64`) pair into no math span that would
+    # swallow the closing sentence's own dollar sign; inline math still closes before a non-digit
+    ("currency lines", CURRENCY_LINES, "64", 1.0),
+    ("currency lines", CURRENCY_LINES, "40", 0.0),
+    ("currency lines", "Every second glass costs $5 * 0.6 = $3\nThus the value is $21$.", "21", 1.0),
+    # batch 14 (gpt-4o-mini traces): a closing sentence's value followed by words that only qualify it; not a
+    # comparison, a condition, a contrast, or a sentence left unfinished
+    ("qualifying tail", "Thus, Ingrid was **165 minutes late** to the party.", "165", 1.0),
+    ("qualifying tail", "Therefore, Theo and Tia spent a total of **$60** on the entire contents of their picnic basket.",
+     "60", 1.0),
+    ("qualifying tail", "Thus, Ingrid was 165 minutes later than Paul.", "165", 0.0),
+    ("qualifying tail", "Thus, Ingrid was 165 minutes late if the party started at 8.", "165", 0.0),
+    ("qualifying tail", "So Ingrid was 165 minutes late, but Paul was on time.", "165", 0.0),
+    ("qualifying tail", "Thus, Ingrid was 165 minutes late to the party", "165", 0.0),
 ]
 
 

@@ -4,7 +4,7 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
 
 - the last math span when it ends the response (`... so $x = 5$.`, a last display equation `\\[ A = 189 \\]`),
   with at most a short unit after it; an equation chain gives its last side (`$3 + 4 = 7$` -> `7`);
-- a closing sentence that opens with a conclusion word (Therefore, Thus, So, Hence, In total, Donc, Por lo
+- a closing sentence that opens with a conclusion word (Therefore, Thus, So, Hence, In total, Together, Donc, Por lo
   tanto, 所以, ...) and ends with a number (`Therefore, the total is 42 dollars.`, `So it rose by 25 percent.`,
   `所以，小明一共有11个苹果。`), or states a count as its only number (`Therefore, there are 12 sequences
   that ...`); of several numbers, a restated given ("all 12 racquets") is not the answer (`_restated`);
@@ -13,7 +13,8 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
   written in plain text (`The polar coordinates are (3, π/2).`), then right after the copula and ending the
   sentence;
 - the short closing after a program's output block (tool-integrated reasoning): `Janet has 18 apples left.`;
-- a closing sentence whose subject is a name and whose only number follows its verb (`Jojo scored 54 points.`);
+- a closing sentence whose subject is a name and whose number follows its verb (`Jojo scored 54 points.`, `Kylar
+  needs to pay $64 for the 16 glasses.`: other numbers only restating givens);
 - a response that is nothing but a value and its unit (`2 shelves.`);
 - for a question "Which student has the greatest average speed?" (or "Who ...?"), a closing sentence that names
   one in the question's own words: `Evelyn has the greatest average speed at approximately 3.6 miles per hour.`
@@ -34,9 +35,11 @@ from __future__ import annotations
 
 import re
 
-from olmorl.rewards.math._restated import restates_given, stated_value
+from olmorl.rewards.math._restated import plain_tail, restates_given, stated_value
 
-_MATH_RE = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$((?:\\.|[^$\\])+?)\$", re.DOTALL)
+# An inline `$...$` does not close right before a digit (as in Pandoc): the dollar signs of currency amounts
+# (`$5 * 0.6 = $3`, `$40 + $24 = $64`) pair into no math span.
+_MATH_RE = re.compile(r"\$\$(.+?)\$\$|\\\[(.+?)\\\]|\\\((.+?)\\\)|\$((?:\\.|[^$\\])+?)\$(?!\d)", re.DOTALL)
 _SIGN_OFF_RE = re.compile(
     r"\s*(?:I hope (?:it|this) is correct|Hope (?:this|that) helps)[.!]?\s*$|"
     # an offer on its own last line ("Let me know if you'd like to explore other problems!") adds no answer
@@ -54,7 +57,8 @@ _AFTER_FINAL_RE = re.compile(
 _ENDED_RE = re.compile(r"[.!。]\s*$")
 _SENTENCE_BOUNDARY_RE = re.compile(r"(?<=[.!?。])\s+|\n")
 _CONCLUSION_RE = re.compile(
-    r"^\W*(?:therefore|thus|so|hence|consequently|finally|overall|altogether|in (?:total|conclusion|summary|all)|"
+    r"^\W*(?:therefore|thus|so|hence|consequently|finally|overall|altogether|together(?!\s+with\b)|"
+    r"in (?:total|conclusion|summary|all)|"
     r"as a result|this (?:means|gives)|that means|donc|ainsi|par cons[ée]quent|por lo tanto|entonces|as[ií] que|"
     r"daher|somit|portanto|quindi|pertanto|итак|следовательно|поэтому|таким образом|значит|因此|所以|故)\b",
     re.IGNORECASE,
@@ -95,12 +99,14 @@ _NAMED_ANSWER_BLOCK_RE = re.compile(
 _COUNT_RE = re.compile(
     r"\bthere (?:are|is|were|was|will be|would be) (?:exactly |a total of )?\d[\d,]*\b", re.IGNORECASE
 )
-# "Jojo scored 54 points.": a closing sentence whose subject is a name, its final number right after the verb
-# (an auxiliary may come first: "Tim will need 48 lemons."). Words that open reasoning are not names.
+# "Jojo scored 54 points.": a closing sentence whose subject is a name, its value right after the verb (an auxiliary
+# may come first: "Tim will need 48 lemons."; or "to" and a second verb: "Kylar needs to pay $64"). Words that open
+# reasoning are not names.
 _NAMED_SUBJECT_RE = re.compile(
     r"^(?!(?:If|When|Then|So|But|And|Now|First|Next|Since|After|Before|Let|We|It|He|She|They|You|There|This|"
     r"That|These|Those|Each|Every|All|Both|Total|Step)\b)[A-Z][a-z]+(?:\s+(?:and\s+)?[A-Z][a-z]+)?"
-    r"\s+(?:(?:will|would|can|could|must|should|did)\s+)?[a-z]{2,12}\s+(?:a total of\s+|exactly\s+)?\$?(?=\d)"
+    r"\s+(?:(?:will|would|can|could|must|should|did)\s+)?[a-z]{2,12}(?:\s+to\s+[a-z]{2,12})?"
+    r"\s+(?:a total of\s+|exactly\s+)?\$?(?=\d)"
 )
 # A response that is one short sentence: a value and its unit ("2 shelves.", "6 cupcakes"); words that make it
 # a comment on the value ("5 is wrong.", "7 or more") rule it out.
@@ -170,9 +176,10 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     if (plain := _plain_tuple(sentence)) is not None:
         return (plain,), None
     numbers = list(_NUMBER_RE.finditer(sentence))
-    named = len(numbers) == 1 and (subject := _NAMED_SUBJECT_RE.match(sentence)) is not None \
+    named = bool(numbers) and (subject := _NAMED_SUBJECT_RE.match(sentence)) is not None \
         and subject.end() == numbers[0].start()
-    if not (named or _CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or _after_tool_output(body)):
+    anchored = bool(_CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or _after_tool_output(body))
+    if not (named or anchored):
         return None
     if len(numbers) == 1 and _ENDED_RE.search(sentence) and _CONCLUSION_RE.match(sentence):
         # "Therefore, there are 12 distinct sequences that meet the conditions.": a count, its only number.
@@ -187,7 +194,14 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     # Several numbers: the one that states the answer, not a restated given ("227 minutes to string all 12
     # racquets"); None when the sentence does not single one out.
     value = numbers[0] if len(numbers) == 1 else stated_value(sentence, numbers)
-    if value is None or (value is numbers[-1] and not ends) or _negated(sentence, value.start()):
+    # The last value may be followed by more than a unit when the rest only qualifies it ("Thus, Ingrid was 165
+    # minutes late to the party."); a condition, contrast, comparison or more arithmetic there says something else.
+    if value is None or (value is numbers[-1] and not ends and not plain_tail(sentence[value.end():])) \
+            or _negated(sentence, value.start()):
+        return None
+    if not anchored and value is not numbers[0]:
+        # A named subject states the value right after its verb; its sentence's other numbers may only restate
+        # givens ("Kylar needs to pay $64 for the 16 glasses.").
         return None
     return (value.group(0),), None
 

@@ -91,6 +91,9 @@ _MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$((?:\\.|[^$\\])+)\$|\\\((.+?)\
 _SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|。|।|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
 # Chat-template tokens a response may end with ("... I hope it is correct. <|im_start|>user"): not part of it.
 _TEMPLATE_TAIL_RE = re.compile(r"(?:\s*(?:<\|[A-Za-z_]{2,20}\|>(?:user|assistant|system)?|</s>))+\s*$")
+# GSM8K's calculator annotation (`$<<9*2=18>>18`, `= <<2+1=3>>3 bolts`): models trained on GSM8K solutions write it
+# before the value it computes; a reader sees the value, so the annotation is dropped before any anchor is read.
+_CALCULATOR_RE = re.compile(r"<<[^<>\n]{1,200}?=[^<>\n]{1,60}?>>")
 _HINDI_COPULA_RE = re.compile(r"\s+(?:है|हैं)\s*$")
 _OR_SPLIT_RE = re.compile(r"\s+(?:or|\\text\{\s*or\s*\}|\\vee|\\lor)\s+|\\text\{\s*or\s*\}", re.IGNORECASE)
 _GAP_NOISE_RE = re.compile(
@@ -249,6 +252,8 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
     if not closed:
         return Extraction(None, reason="no_answer", notes={"think": "unterminated"})
     text = clean_text(text)
+    if "<<" in text:
+        text = _CALCULATOR_RE.sub("", text)
     if text[-40:].rstrip().endswith((">", ">user", ">assistant", ">system")):
         text = _TEMPLATE_TAIL_RE.sub("", text)
     if minerva_only:

@@ -79,8 +79,13 @@ def stated_value(sentence: str, numbers: Sequence[re.Match[str]]) -> re.Match[st
         return None
     if value is numbers[-1]:
         return value
-    tail = sentence[value.end():]
-    return value if _TAIL_RE.match(tail) and not _TAIL_BLOCK_RE.search(tail) else None
+    return value if plain_tail(sentence[value.end():]) else None
+
+
+def plain_tail(tail: str) -> bool:
+    """Whether what follows a sentence's value only qualifies it and ends the sentence ("minutes late to the party.",
+    "on the entire picnic basket."): words, no condition, contrast, denial, comparison or further arithmetic."""
+    return bool(_TAIL_RE.match(tail)) and not _TAIL_BLOCK_RE.search(tail)
 
 
 def restates_given(sentence: str, value_start: int, value_end: int) -> bool:
