@@ -69,7 +69,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 11: one row per repository.
+# Batches 3 to 13: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -85,7 +85,8 @@ BATCH_SOURCES = {
         "iamyb/llm-gaokao-math-eval": "gaokao 2026, batch 9 (Qwen3.6-27B, gemma-4-26B; LLM judge)"},
     10: {"labrem/neus2026-labre": "MATH500 reports, batch 10 (baseline, problems past batch 8's)"},
     11: {"labrem/neus2026-labre": "MATH500 reports, batch 11 (openmath prompts, problems past batch 9's)"},
-    12: {"labrem/neus2026-labre": "MATH500 reports, batch 12 (baseline, problems past batch 10's)"}}
+    12: {"labrem/neus2026-labre": "MATH500 reports, batch 12 (baseline, problems past batch 10's)"},
+    13: {"labrem/neus2026-labre": "MATH500 reports, batch 13 (baseline, problems past batch 12's)"}}
 
 
 def source_name(row: dict) -> str:
