@@ -330,3 +330,29 @@ def test_dev_split_agrees_with_a_careful_grader():
 )
 def test_boxed_forms_read_after_the_held_out_numbers(answer, reference, reward):
     assert score(f"$\\boxed{{{answer}}}$", reference) == reward, answer
+
+
+# batch 13 (gemma2-9b, a dev row): a boxed matrix, then under VERIFY "The final answer is consistent with the given
+# information and the steps taken." The phrase judges the answer given before it and states no value of its own,
+# so the box stays the answer (the phrase replaced it before). Not where the phrase's statement holds a value, a
+# denial, a wrong box, or a verdict with no answer before it.
+VECTOR = "\\begin{pmatrix} -2 \\\\ -14 \\\\ -7 \\end{pmatrix}"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "reward"),
+    [
+        ("\\[\\mathbf{A} \\mathbf{v} = \\boxed{" + VECTOR + "}\\]\n\n**4. VERIFY:**\n\nThe calculations are "
+         "straightforward. The final answer is consistent with the given information and the steps taken.", VECTOR,
+         1.0),
+        ("So $x = 5$, that is \\boxed{5}. The final answer is correct.", "5", 1.0),
+        ("So \\boxed{5}. The answer is verified by substitution.", "5", 1.0),
+        ("So \\boxed{5}. The final answer is correct: 7.", "5", 0.0),
+        ("So \\boxed{5}. The final answer is correct, it is $7$.", "5", 0.0),
+        ("So \\boxed{5}. The final answer is not correct.", "5", 0.0),
+        ("So \\boxed{4}. The final answer is consistent with the given information.", "5", 0.0),
+        ("The final answer is correct.", "5", 0.0),
+    ],
+)
+def test_a_verdict_on_the_answer_does_not_replace_it(response, reference, reward):
+    assert score(response, reference) == reward, response
