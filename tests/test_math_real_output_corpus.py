@@ -356,3 +356,37 @@ VECTOR = "\\begin{pmatrix} -2 \\\\ -14 \\\\ -7 \\end{pmatrix}"
 )
 def test_a_verdict_on_the_answer_does_not_replace_it(response, reference, reward):
     assert score(response, reference) == reward, response
+
+
+# batch 13 (gemma2-2b, a dev row): "How many possible numbers could they be thinking of?" answered by the closing
+# "There are **four** possible numbers that Rick and Steve could be thinking of." A count followed by the question's
+# own words, in digits or a number word, answers it (its "could be" repeats the question; no answer before). Not
+# without the question, with other words, a wrong count, an alternative, a hedge, a denial, a second number, a
+# condition, or a word that is no number.
+RICK = ("Problem: Rick is thinking of a positive factor of $14$ and Steve is thinking of a positive factor of $42$.  "
+        "If Rick and Steve are thinking of the same number, how many possible numbers could they be thinking of?")
+FACTORS = ("* The common factors are: 1, 2, 7, 14\n\n**4. VERIFY:**\n\nThe possible numbers Rick and Steve could be "
+           "thinking of are 1, 2, 7, and 14.\n\n\n**5. FORMAT:**\n\n")
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        (FACTORS + "There are **four** possible numbers that Rick and Steve could be thinking of. \n", "4", RICK, 1.0),
+        ("There are 4 possible numbers that they could be thinking of.", "4", RICK, 1.0),
+        ("There are exactly twelve possible numbers.", "12", RICK, 1.0),
+        ("There are four possible numbers.", "4", "How many possible numbers are there?", 1.0),
+        ("There are four possible numbers.", "4", None, 0.0),
+        ("There are four possible numbers.", "5", RICK, 0.0),
+        ("There are four possible pairs.", "4", "How many possible numbers are there?", 0.0),
+        ("There are four possible numbers or five.", "4", RICK, 0.0),
+        ("There are maybe four possible numbers.", "4", RICK, 0.0),
+        ("There are four possible numbers that are not 14.", "4", RICK, 0.0),
+        ("There are four possible numbers that perhaps they mean.", "4", RICK, 0.0),
+        ("There are four possible numbers, but only 2 are even.", "4", RICK, 0.0),
+        ("There are four possible numbers if 14 counts", "4", RICK, 0.0),
+        ("There are umpteen possible numbers.", "4", RICK, 0.0),
+    ],
+)
+def test_a_count_in_the_question_own_words_answers_how_many(response, reference, prompt, reward):
+    assert score(response, reference, prompt) == reward, response
