@@ -365,6 +365,9 @@ def test_a_verdict_on_the_answer_does_not_replace_it(response, reference, reward
 # condition, or a word that is no number.
 RICK = ("Problem: Rick is thinking of a positive factor of $14$ and Steve is thinking of a positive factor of $42$.  "
         "If Rick and Steve are thinking of the same number, how many possible numbers could they be thinking of?")
+PARABOLA = "Problem: How many $y$-intercepts does the graph of the parabola $x = y^2 - 4y - 1$ have?"
+INTERCEPTS = ("* y = 2 + √5\n* y = 2 - √5\n\nThese are the points where the parabola intersects the y-axis.\n\n\n"
+              "**5. FORMAT:**\n\n")
 FACTORS = ("* The common factors are: 1, 2, 7, 14\n\n**4. VERIFY:**\n\nThe possible numbers Rick and Steve could be "
            "thinking of are 1, 2, 7, and 14.\n\n\n**5. FORMAT:**\n\n")
 
@@ -386,6 +389,19 @@ FACTORS = ("* The common factors are: 1, 2, 7, 14\n\n**4. VERIFY:**\n\nThe possi
         ("There are four possible numbers, but only 2 are even.", "4", RICK, 0.0),
         ("There are four possible numbers if 14 counts", "4", RICK, 0.0),
         ("There are umpteen possible numbers.", "4", RICK, 0.0),
+        # batch 13 second part (gemma2-2b, a dev row): a subject that "has" the count, then a colon and the items
+        (INTERCEPTS + "The graph of the parabola has **two** y-intercepts: (0, 2 + √5) and (0, 2 - √5). \n\n", "2",
+         PARABOLA, 1.0),
+        ("The graph of the parabola has two y-intercepts.", "2", PARABOLA, 1.0),
+        ("The graph has 2 y-intercepts: (0, 1) and (0, 3).", "2", PARABOLA, 1.0),
+        ("There are four possible numbers: 1, 2, 7 and 14.", "4", RICK, 1.0),
+        ("The graph of the parabola has two y-intercepts.", "2", None, 0.0),
+        ("The graph of the parabola has two x-intercepts.", "2", PARABOLA, 0.0),
+        ("The graph of the parabola has three y-intercepts: (0, 1), (0, 2) and (0, 3).", "2", PARABOLA, 0.0),
+        ("The graph of the parabola has two y-intercepts: (0, 1) or (0, 3).", "2", PARABOLA, 0.0),
+        ("The graph of the parabola has maybe two y-intercepts.", "2", PARABOLA, 0.0),
+        ("The graph of the parabola has two y-intercepts that are not real.", "2", PARABOLA, 0.0),
+        ("Its graph has 3 points and two y-intercepts.", "2", PARABOLA, 0.0),
     ],
 )
 def test_a_count_in_the_question_own_words_answers_how_many(response, reference, prompt, reward):

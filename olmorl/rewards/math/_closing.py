@@ -19,7 +19,7 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
   one in the question's own words: `Evelyn has the greatest average speed at approximately 3.6 miles per hour.`
   gives Evelyn (not when the sentence goes on with a contrast, a denial or an alternative);
 - for a question "How many possible numbers ...?", a closing count in the question's own words (`There are four
-  possible numbers that ...`), in digits or a number word.
+  possible numbers that ...`, `The graph has two y-intercepts: ...`), in digits or a number word.
 
 The end is read as rendered: Markdown emphasis is dropped (`is **5 * 45 = 225**.`), a statement ending in "are:"
 with one listed item after it reads as one sentence ("The solutions are:" then `* **x = 5**`), and an offer
@@ -95,10 +95,13 @@ _NAMED_ANSWER_BLOCK_RE = re.compile(
     re.IGNORECASE,
 )
 # "How many possible numbers could they be thinking of?": the words a count answer repeats right after its count
-# ("There are four possible numbers that ..."), the count in digits or a number word up to twenty.
+# ("There are four possible numbers that ...", "The graph has two y-intercepts: ..."), the count in digits or a
+# number word up to twenty; a colon may list the items counted.
 _HOW_MANY_RE = re.compile(r"\bhow many((?:\s+[a-z][a-z-]*){1,4})", re.IGNORECASE)
 _ECHOED_COUNT_RE = re.compile(
-    r"^\W*there (?:are|is|were|was|will be) (?:exactly |a total of )?(\d+|[a-z]+)\s+([^.!?]+)[.!]\s*$", re.IGNORECASE
+    r"^\W*(?:there (?:are|is|were|was|will be)|(?:the|this|its|their)\s[^.!?:\d]{1,80}?\s(?:has|have|had))\s+"
+    r"(?:exactly |a total of )?(\d+|[a-z]+)\s+([^.!?:]+)(:[^.!?]*)?[.!]\s*$",
+    re.IGNORECASE,
 )
 _COUNT_WORDS = {word: str(n) for n, word in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
@@ -257,8 +260,9 @@ def _named_answer(sentence: str, question: str) -> str | None:
 def _echoed_count(sentence: str, question: str) -> str | None:
     """"There are four possible numbers that Rick and Steve could be thinking of." for "How many possible numbers
     could they be thinking of?": a count followed by the question's own words after "how many" (its only number),
-    the rest a relative clause (which may repeat the question's "could be") with no hedge, denial or alternative."""
-    asked = list(_HOW_MANY_RE.finditer(question[-2000:]))
+    the rest a relative clause (which may repeat the question's "could be") or, right after those words, a colon and
+    the items counted ("The graph has two y-intercepts: (0, 1) and (0, 3)."), with no hedge, denial or alternative."""
+    asked = list(_HOW_MANY_RE.finditer(question[-2000:].replace("$", "")))  # "How many $y$-intercepts"
     stated = _ECHOED_COUNT_RE.match(sentence) if asked else None
     if stated is None:
         return None
@@ -268,9 +272,9 @@ def _echoed_count(sentence: str, question: str) -> str | None:
     while echoed < min(len(words), len(asked_words)) and \
             words[echoed].lower().removesuffix("s") == asked_words[echoed].removesuffix("s"):
         echoed += 1
-    clause = " ".join(words[echoed:])
-    if value is None or not echoed or not _CLAUSE_RE.match(clause) or _CLAUSE_BLOCK_RE.search(clause) \
-            or ANCHOR_HEDGE_RE.search(clause):
+    clause, items = " ".join(words[echoed:]), stated.group(3) or ""
+    if value is None or not echoed or not _CLAUSE_RE.match(clause) or (items and clause) \
+            or _CLAUSE_BLOCK_RE.search(clause + items) or ANCHOR_HEDGE_RE.search(clause + items):
         return None
     return value
 
