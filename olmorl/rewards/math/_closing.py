@@ -170,8 +170,8 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     sentence = _last_sentence(masked)
     if not sentence or sentence.rstrip().endswith("?"):
         return None
-    if (count := _echoed_count(sentence, question)) is not None:
-        return (count,), None
+    if (echoed := _echoed_count(sentence, question)) is not None:
+        return (echoed,), None
     if _HEDGE_RE.search(_PLACEHOLDER_RE.sub(" ", sentence)):
         return (), "hedge"
     if sentence == masked.strip() and (lone := _lone_value(sentence)) is not None:
