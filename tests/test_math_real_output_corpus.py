@@ -371,3 +371,79 @@ def test_dev_split_agrees_with_a_careful_grader():
 )
 def test_boxed_forms_read_after_the_held_out_numbers(answer, reference, reward):
     assert score(f"$\\boxed{{{answer}}}$", reference) == reward, answer
+
+
+# batch 13 (gemma2-9b, a dev row): a boxed matrix, then under VERIFY "The final answer is consistent with the given
+# information and the steps taken." The phrase judges the answer given before it and states no value of its own,
+# so the box stays the answer (the phrase replaced it before). Not where the phrase's statement holds a value, a
+# denial, a wrong box, or a verdict with no answer before it.
+VECTOR = "\\begin{pmatrix} -2 \\\\ -14 \\\\ -7 \\end{pmatrix}"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "reward"),
+    [
+        ("\\[\\mathbf{A} \\mathbf{v} = \\boxed{" + VECTOR + "}\\]\n\n**4. VERIFY:**\n\nThe calculations are "
+         "straightforward. The final answer is consistent with the given information and the steps taken.", VECTOR,
+         1.0),
+        ("So $x = 5$, that is \\boxed{5}. The final answer is correct.", "5", 1.0),
+        ("So \\boxed{5}. The answer is verified by substitution.", "5", 1.0),
+        ("So \\boxed{5}. The final answer is correct: 7.", "5", 0.0),
+        ("So \\boxed{5}. The final answer is correct, it is $7$.", "5", 0.0),
+        ("So \\boxed{5}. The final answer is not correct.", "5", 0.0),
+        ("So \\boxed{4}. The final answer is consistent with the given information.", "5", 0.0),
+        ("The final answer is correct.", "5", 0.0),
+    ],
+)
+def test_a_verdict_on_the_answer_does_not_replace_it(response, reference, reward):
+    assert score(response, reference) == reward, response
+
+
+# batch 13 (gemma2-2b, a dev row): "How many possible numbers could they be thinking of?" answered by the closing
+# "There are **four** possible numbers that Rick and Steve could be thinking of." A count followed by the question's
+# own words, in digits or a number word, answers it (its "could be" repeats the question; no answer before). Not
+# without the question, with other words, a wrong count, an alternative, a hedge, a denial, a second number, a
+# condition, or a word that is no number.
+RICK = ("Problem: Rick is thinking of a positive factor of $14$ and Steve is thinking of a positive factor of $42$.  "
+        "If Rick and Steve are thinking of the same number, how many possible numbers could they be thinking of?")
+PARABOLA = "Problem: How many $y$-intercepts does the graph of the parabola $x = y^2 - 4y - 1$ have?"
+INTERCEPTS = ("* y = 2 + √5\n* y = 2 - √5\n\nThese are the points where the parabola intersects the y-axis.\n\n\n"
+              "**5. FORMAT:**\n\n")
+FACTORS = ("* The common factors are: 1, 2, 7, 14\n\n**4. VERIFY:**\n\nThe possible numbers Rick and Steve could be "
+           "thinking of are 1, 2, 7, and 14.\n\n\n**5. FORMAT:**\n\n")
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        (FACTORS + "There are **four** possible numbers that Rick and Steve could be thinking of. \n", "4", RICK, 1.0),
+        ("There are 4 possible numbers that they could be thinking of.", "4", RICK, 1.0),
+        ("There are exactly twelve possible numbers.", "12", RICK, 1.0),
+        ("There are four possible numbers.", "4", "How many possible numbers are there?", 1.0),
+        ("There are four possible numbers.", "4", None, 0.0),
+        ("There are four possible numbers.", "5", RICK, 0.0),
+        ("There are four possible pairs.", "4", "How many possible numbers are there?", 0.0),
+        ("There are four possible numbers or five.", "4", RICK, 0.0),
+        ("There are maybe four possible numbers.", "4", RICK, 0.0),
+        ("There are four possible numbers that are not 14.", "4", RICK, 0.0),
+        ("There are four possible numbers that perhaps they mean.", "4", RICK, 0.0),
+        ("There are four possible numbers, but only 2 are even.", "4", RICK, 0.0),
+        ("There are four possible numbers if 14 counts", "4", RICK, 0.0),
+        ("There are umpteen possible numbers.", "4", RICK, 0.0),
+        # batch 13 second part (gemma2-2b, a dev row): a subject that "has" the count, then a colon and the items
+        (INTERCEPTS + "The graph of the parabola has **two** y-intercepts: (0, 2 + √5) and (0, 2 - √5). \n\n", "2",
+         PARABOLA, 1.0),
+        ("The graph of the parabola has two y-intercepts.", "2", PARABOLA, 1.0),
+        ("The graph has 2 y-intercepts: (0, 1) and (0, 3).", "2", PARABOLA, 1.0),
+        ("There are four possible numbers: 1, 2, 7 and 14.", "4", RICK, 1.0),
+        ("The graph of the parabola has two y-intercepts.", "2", None, 0.0),
+        ("The graph of the parabola has two x-intercepts.", "2", PARABOLA, 0.0),
+        ("The graph of the parabola has three y-intercepts: (0, 1), (0, 2) and (0, 3).", "2", PARABOLA, 0.0),
+        ("The graph of the parabola has two y-intercepts: (0, 1) or (0, 3).", "2", PARABOLA, 0.0),
+        ("The graph of the parabola has maybe two y-intercepts.", "2", PARABOLA, 0.0),
+        ("The graph of the parabola has two y-intercepts that are not real.", "2", PARABOLA, 0.0),
+        ("Its graph has 3 points and two y-intercepts.", "2", PARABOLA, 0.0),
+    ],
+)
+def test_a_count_in_the_question_own_words_answers_how_many(response, reference, prompt, reward):
+    assert score(response, reference, prompt) == reward, response

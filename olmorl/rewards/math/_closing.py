@@ -18,7 +18,9 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
 - a response that is nothing but a value and its unit (`2 shelves.`);
 - for a question "Which student has the greatest average speed?" (or "Who ...?"), a closing sentence that names
   one in the question's own words: `Evelyn has the greatest average speed at approximately 3.6 miles per hour.`
-  gives Evelyn (not when the sentence goes on with a contrast, a denial or an alternative).
+  gives Evelyn (not when the sentence goes on with a contrast, a denial or an alternative);
+- for a question "How many possible numbers ...?", a closing count in the question's own words (`There are four
+  possible numbers that ...`, `The graph has two y-intercepts: ...`), in digits or a number word.
 
 The end is read as rendered: Markdown emphasis is dropped (`is **5 * 45 = 225**.`), a statement ending in "are:"
 with one listed item after it reads as one sentence ("The solutions are:" then `* **x = 5**`), and an offer
@@ -96,6 +98,24 @@ _NAMED_ANSWER_BLOCK_RE = re.compile(
     r"\b(?:but|not|no|never|or|either|however|although|though|while|whereas|except|unless|if|and)\b|n't",
     re.IGNORECASE,
 )
+# "How many possible numbers could they be thinking of?": the words a count answer repeats right after its count
+# ("There are four possible numbers that ...", "The graph has two y-intercepts: ..."), the count in digits or a
+# number word up to twenty; a colon may list the items counted.
+_HOW_MANY_RE = re.compile(r"\bhow many((?:\s+[a-z][a-z-]*){1,4})", re.IGNORECASE)
+_ECHOED_COUNT_RE = re.compile(
+    r"^\W*(?:there (?:are|is|were|was|will be)|(?:the|this|its|their)\s[^.!?:\d]{1,80}?\s(?:has|have|had))\s+"
+    r"(?:exactly |a total of )?(\d+|[a-z]+)\s+([^.!?:]+)(:[^.!?]*)?[.!]\s*$",
+    re.IGNORECASE,
+)
+_COUNT_WORDS = {word: str(n) for n, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty".split())}
+# What may follow the echoed words: a relative clause ("that Rick and Steve could be thinking of"), not a contrast,
+# a denial, an alternative, a condition or another number.
+_CLAUSE_RE = re.compile(r"^(?:(?:that|which|who|whose|in|on|at|for|of|with|from|to)\b[^\d\uE000-\uF8FF]*)?$",
+                        re.IGNORECASE)
+_CLAUSE_BLOCK_RE = re.compile(r"\b(?:but|not|no|never|or|either|however|although|though|unless|if|except)\b|n't",
+                              re.IGNORECASE)
 _COUNT_RE = re.compile(
     r"\bthere (?:are|is|were|was|will be|would be) (?:exactly |a total of )?\d[\d,]*\b", re.IGNORECASE
 )
@@ -156,6 +176,8 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     sentence = _last_sentence(masked)
     if not sentence or sentence.rstrip().endswith("?"):
         return None
+    if (echoed := _echoed_count(sentence, question)) is not None:
+        return (echoed,), None
     if _HEDGE_RE.search(_PLACEHOLDER_RE.sub(" ", sentence)):
         return (), "hedge"
     if sentence == masked.strip() and (lone := _lone_value(sentence)) is not None:
@@ -247,6 +269,28 @@ def _named_answer(sentence: str, question: str) -> str | None:
     if named is None or _NAMED_ANSWER_BLOCK_RE.search(named.group(2)):
         return None
     return named.group(1)
+
+
+def _echoed_count(sentence: str, question: str) -> str | None:
+    """"There are four possible numbers that Rick and Steve could be thinking of." for "How many possible numbers
+    could they be thinking of?": a count followed by the question's own words after "how many" (its only number),
+    the rest a relative clause (which may repeat the question's "could be") or, right after those words, a colon and
+    the items counted ("The graph has two y-intercepts: (0, 1) and (0, 3)."), with no hedge, denial or alternative."""
+    asked = list(_HOW_MANY_RE.finditer(question[-2000:].replace("$", "")))  # "How many $y$-intercepts"
+    stated = _ECHOED_COUNT_RE.match(sentence) if asked else None
+    if stated is None:
+        return None
+    value = stated.group(1) if stated.group(1).isdigit() else _COUNT_WORDS.get(stated.group(1).lower())
+    words, asked_words = stated.group(2).split(), asked[-1].group(1).lower().split()
+    echoed = 0
+    while echoed < min(len(words), len(asked_words)) and \
+            words[echoed].lower().removesuffix("s") == asked_words[echoed].removesuffix("s"):
+        echoed += 1
+    clause, items = " ".join(words[echoed:]), stated.group(3) or ""
+    if value is None or not echoed or not _CLAUSE_RE.match(clause) or (items and clause) \
+            or _CLAUSE_BLOCK_RE.search(clause + items) or ANCHOR_HEDGE_RE.search(clause + items):
+        return None
+    return value
 
 
 def _lone_value(sentence: str) -> str | None:

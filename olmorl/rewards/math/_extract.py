@@ -87,6 +87,10 @@ _CONFIRMATION_RE = re.compile(
     r"\b(?:yes|correct|confirm(?:s|ed)?|indeed|consistent|checks out|verified|is right|holds|matches)\b",
     re.IGNORECASE,
 )
+# "The final answer is consistent with the given information.": a verdict on an answer stated before it, no value
+# of its own, so it does not replace that answer (a statement that holds a digit or math is read as before).
+_VERDICT_ON_ANSWER_RE = re.compile(r"^\W*(?:consistent|correct|accurate|reasonable|verified|confirmed)\b", re.IGNORECASE)
+_VALUE_MARK_RE = re.compile(r"[\d$\\]")
 _MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$((?:\\.|[^$\\])+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
 _SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|。|।|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
 # Chat-template tokens a response may end with ("... I hope it is correct. <|im_start|>user"): not part of it.
@@ -214,6 +218,8 @@ def _anchors(text: str) -> list[_Anchor]:
         if any(start < m.start() < end for start, end in tags):
             continue
         answer, end = _statement(text, m.end())
+        if _VERDICT_ON_ANSWER_RE.match(answer) and not _VALUE_MARK_RE.search(answer):
+            continue
         if answer.strip(" *:.\n"):
             anchors.append(_Anchor(m.start(), end, "phrase", answer))
     return anchors
