@@ -85,7 +85,8 @@ BATCH_SOURCES = {
         "iamyb/llm-gaokao-math-eval": "gaokao 2026, batch 9 (Qwen3.6-27B, gemma-4-26B; LLM judge)"},
     10: {"labrem/neus2026-labre": "MATH500 reports, batch 10 (baseline, problems past batch 8's)"},
     11: {"labrem/neus2026-labre": "MATH500 reports, batch 11 (openmath prompts, problems past batch 9's)"},
-    12: {"labrem/neus2026-labre": "MATH500 reports, batch 12 (baseline, problems past batch 10's)"}}
+    12: {"labrem/neus2026-labre": "MATH500 reports, batch 12 (baseline, problems past batch 10's)"},
+    15: {"labrem/neus2026-labre": "MATH500 reports, batch 15 (openmath prompts, problems past batch 11's)"}}
 
 
 def source_name(row: dict) -> str:
