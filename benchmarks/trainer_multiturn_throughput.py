@@ -62,6 +62,14 @@ def session_requests(url: str) -> float:
         r'^olmorl_requests_total\{[^}]*route="/v1/sessions[^"]*"[^}]*\} (\S+)$', text, re.M))
 
 
+def machine_cpu_s() -> float:
+    """CPU seconds every process on the machine has used so far (both cores: the run's and everyone else's)."""
+    import psutil
+
+    times = psutil.cpu_times()
+    return times.user + times.nice + times.system + times.irq + times.softirq
+
+
 def cpu_seconds(server_pid: int, engine_pid: int | None) -> dict[str, float]:
     """CPU seconds so far: the multi-turn loop's thread (HTTP client, tokenizer, parser), the whole trainer
     process (with the engine's child process, if any), and the reward server with its sandboxes (the CPU the run
@@ -159,14 +167,20 @@ def main() -> None:
         takes_before, requests_before = pool_takes(server.url), session_requests(server.url)
         pids = server.process.pid, engine_pid(multi.inner)
         before, cpu_before, load = multi.stats(), cpu_seconds(*pids), os.getloadavg()[0]
+        machine = machine_cpu_s()
         start = time.perf_counter()
         multi.submit([GenerationRequest(i, list(p.prompt_ids), args.group_size, meta=p) for i, p in enumerate(prompts)])
         groups = drain(multi, len(prompts))
         wall = time.perf_counter() - start
+        refilled = httpx.get(f"{server.url}/readyz", timeout=5.0).json()["sessions"]["warm_interpreters_ready"]
         stats = {k: v - before.get(k, 0.0) for k, v in multi.stats().items()}
-        stats.update({f"cpu/{k}": v - cpu_before[k] for k, v in cpu_seconds(*pids).items()}, load=load)
+        stats.update({f"cpu/{k}": v - cpu_before[k] for k, v in cpu_seconds(*pids).items()}, load=load,
+                     machine_cpu_s=machine_cpu_s() - machine)
         stats.update({f"takes/{k}": v - takes_before.get(k, 0.0) for k, v in pool_takes(server.url).items()})
         stats["session_requests"] = session_requests(server.url) - requests_before
+        # interpreters the pool started again during the run: each took a sandbox start's CPU (about 40 ms) from the
+        # cores the engine runs on (hits past the pool's size were misses, started on the open's path instead)
+        stats["refilled"] = refilled - max(pool - stats.get("takes/hit", 0.0), 0.0)
         multi.stop()
         return [c for g in groups for c in g.completions], wall, stats
 
@@ -175,13 +189,16 @@ def main() -> None:
         single.start()
         single.submit([GenerationRequest("warm-up", list(prompts[0].prompt_ids), 1, max_new_tokens=4)])
         drain(single, 1)  # a child process's start-up (spawn, model load) is not the measured run's
-        load, start = os.getloadavg()[0], time.perf_counter()
+        before, machine, load = single.stats(), machine_cpu_s(), os.getloadavg()[0]
+        start = time.perf_counter()
         single.submit([GenerationRequest(i, list(p.prompt_ids), args.group_size, max_new_tokens=length,
                                          ignore_eos=True) for i, p in enumerate(prompts)])
         drain(single, len(prompts))
         wall = time.perf_counter() - start
+        stats = {k: single.stats()[k] - before[k] for k in ("busy_s", "cpu_s", "forwards")}
+        stats.update(load=load, machine_cpu_s=machine_cpu_s() - machine)
         single.stop()
-        return wall, load
+        return wall, stats
 
     # Single-turn runs once per repeat, right after that repeat's multi-turn pair, so each ratio compares runs
     # seconds apart (the single-turn row alone varied 2-3x over a loaded window).
@@ -208,9 +225,11 @@ def main() -> None:
     print(f"| rollouts ({n}) | completion tokens | wall s | tokens/s | multi / single (same repeat) | turns "
           "| tool calls | solved |")
     print("|---|---|---|---|---|---|---|---|")
-    for name, (single_s, load) in singles.items():
-        print(f"| single-turn, {name} (EOS off, {length} tokens each; load {load:.1f}) | {n * length} "
-              f"| {single_s:.2f} | {n * length / single_s:.0f} | | | | |")
+    for name, (single_s, single) in singles.items():
+        print(f"| single-turn, {name} (EOS off, {length} tokens each; load {single['load']:.1f}; engine busy "
+              f"{single['busy_s']:.2f} s, CPU {single['cpu_s']:.2f} s, {single['forwards']:.0f} forwards; all "
+              f"processes' CPU {single['machine_cpu_s']:.2f} s) | {n * length} | {single_s:.2f} "
+              f"| {n * length / single_s:.0f} | | | | |")
     for name, (done, wall, stats) in runs.items():
         tokens = sum(len(c.token_ids) for c in done)
         solved = sum(c.result.reward == 1.0 for c in done)
@@ -222,6 +241,8 @@ def main() -> None:
     print_breakdown(runs, n)
     print("| pool takes (hit / miss) | " + " | ".join(
         f"{runs[m][2].get('takes/hit', 0):.0f} / {runs[m][2].get('takes/miss', 0):.0f}" for m in runs) + " |")
+    print("| interpreters the pool started again during the run | " + " | ".join(
+        f"{runs[m][2]['refilled']:.0f}" for m in runs) + " |")
 
 
 def print_breakdown(runs, n: int) -> None:
@@ -253,6 +274,8 @@ def print_breakdown(runs, n: int) -> None:
     print("| CPU s: engine thread / multi-turn loop thread / trainer process (and engine's) / reward server | "
           + " | ".join("{cpu_s:.2f} / {cpu/olmorl-multiturn:.2f} / {cpu/process:.2f} / {cpu/server:.2f}".format_map(
             runs[m][2]) for m in names) + " |")
+    print("| all processes' CPU s during the run (the machine's 2 cores) | " + " | ".join(
+        f"{runs[m][2]['machine_cpu_s']:.2f}" for m in names) + " |")
     print("| session HTTP requests per rollout (at the server) | " + " | ".join(
         f"{runs[m][2]['session_requests'] / n:.2f}" for m in names) + " |")
     print("| rows per decode step | " + " | ".join(
