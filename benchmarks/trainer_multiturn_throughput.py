@@ -14,9 +14,12 @@ each, started in turn; the runs wait until its pool is full). A pool smaller tha
 (groups x group size) misses for the rest. Then a breakdown of where a rollout's time goes (the engine's and
 MultiTurnEngine's timers) and the pool's hits and misses (the server's metrics). Single-turn runs once per
 repeat, right after it, and each multi-turn row's ratio is to its own repeat's single-turn run.
+`--engine-process` runs both arms' engine in a child process (`ProcessEngine`, as `TrainConfig.engine_process`):
+the multi-turn loop's thread (HTTP client, tokenizer, parser) then no longer holds the interpreter lock the
+engine's forwards need.
 
 Usage: python benchmarks/trainer_multiturn_throughput.py [--groups 16 --group-size 4 --batch 32 --repeats 2
-    --warm-interpreters 0,64]
+    --warm-interpreters 0,64 --engine-process]
 """
 
 from __future__ import annotations
@@ -59,19 +62,31 @@ def session_requests(url: str) -> float:
         r'^olmorl_requests_total\{[^}]*route="/v1/sessions[^"]*"[^}]*\} (\S+)$', text, re.M))
 
 
-def cpu_seconds(server_pid: int) -> dict[str, float]:
-    """CPU seconds so far: the engine thread, the multi-turn loop's thread (HTTP client, tokenizer, parser), the
-    whole trainer process, and the reward server with its sandboxes (the CPU the run competes for)."""
+def machine_cpu_s() -> float:
+    """CPU seconds every process on the machine has used so far (both cores: the run's and everyone else's)."""
+    import psutil
+
+    times = psutil.cpu_times()
+    return times.user + times.nice + times.system + times.irq + times.softirq
+
+
+def cpu_seconds(server_pid: int, engine_pid: int | None) -> dict[str, float]:
+    """CPU seconds so far: the multi-turn loop's thread (HTTP client, tokenizer, parser), the whole trainer
+    process (with the engine's child process, if any), and the reward server with its sandboxes (the CPU the run
+    competes for). The engine thread's own CPU is the engine's `cpu_s`, wherever it runs."""
     import psutil
 
     names = {t.native_id: t.name for t in threading.enumerate()}
     me = psutil.Process()
-    out = {"olmorl-engine": 0.0, "olmorl-multiturn": 0.0}
+    out = {"olmorl-multiturn": 0.0}
     for t in me.threads():
         if names.get(t.id) in out:
             out[names[t.id]] += t.user_time + t.system_time
     times = me.cpu_times()
     out["process"] = times.user + times.system
+    if engine_pid is not None:
+        times = psutil.Process(engine_pid).cpu_times()
+        out["process"] += times.user + times.system
     out["server"] = 0.0
     server = psutil.Process(server_pid)
     for proc in [server, *server.children(recursive=True)]:
@@ -91,6 +106,8 @@ def main() -> None:
     ap.add_argument("--warm-interpreters", default="0,64",
                     help="comma-separated pool sizes (sessions.warm_interpreters), one reward server each")
     ap.add_argument("--warm-max-starting", type=int, default=4, help="sessions.warm_max_starting of each server")
+    ap.add_argument("--engine-process", action="store_true",
+                    help="both arms' engine in a child process (TrainConfig.engine_process), not the benchmark's")
     args = ap.parse_args()
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -101,13 +118,14 @@ def main() -> None:
     from olmorl.trainer._sessions import SessionCalls
     from olmorl.trainer._tiny import TOOL_CHAT_TEMPLATE, build_tiny_llama, product_rows, product_trace, supervised
     from olmorl.trainer._toolcalls import HermesToolCalls, ToolChat
-    from olmorl.trainer.engines import TorchEngine
+    from olmorl.trainer.engines import ProcessEngine, TorchEngine
     from olmorl.trainer.engines._types import GenerationRequest
 
     torch.set_num_threads(1)
     root = tempfile.mkdtemp(prefix="olmorl-mt-bench-")
     build_tiny_llama(root, hidden=64, layers=1, heads=2, chat_template=TOOL_CHAT_TEMPLATE)
-    print(f"{os.cpu_count()} cores; sandbox backend {os.environ.get('OLMORL_SANDBOX_BACKEND', 'auto')}", flush=True)
+    print(f"{os.cpu_count()} cores; sandbox backend {os.environ.get('OLMORL_SANDBOX_BACKEND', 'auto')}; engine "
+          f"{'in a child process' if args.engine_process else 'in the benchmark process'}", flush=True)
     chat = ToolChat(AutoTokenizer.from_pretrained(root), HermesToolCalls())
     tok = chat.tokenizer
     train = product_rows(64, seed=1)
@@ -117,9 +135,14 @@ def main() -> None:
     pools = [int(n) for n in args.warm_interpreters.split(",")]
 
     def engine(kept_caches: int | None):
-        model = AutoModelForCausalLM.from_pretrained(root)
-        return TorchEngine(model, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, max_new_tokens=128,
-                           max_batch_size=args.batch, kept_caches=kept_caches)
+        kwargs = dict(eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, max_new_tokens=128,
+                      max_batch_size=args.batch, kept_caches=kept_caches)
+        if args.engine_process:
+            return ProcessEngine(root, threads=1, **kwargs)
+        return TorchEngine(AutoModelForCausalLM.from_pretrained(root), **kwargs)
+
+    def engine_pid(e) -> int | None:
+        return e.pid if isinstance(e, ProcessEngine) else None
 
     def drain(e, n):
         groups = []
@@ -142,28 +165,40 @@ def main() -> None:
         # taken now, so no measured burst pays it (it put 0.2 s into one run's loop thread)
         gc.collect()
         takes_before, requests_before = pool_takes(server.url), session_requests(server.url)
-        before, cpu_before, load = multi.stats(), cpu_seconds(server.process.pid), os.getloadavg()[0]
+        pids = server.process.pid, engine_pid(multi.inner)
+        before, cpu_before, load = multi.stats(), cpu_seconds(*pids), os.getloadavg()[0]
+        machine = machine_cpu_s()
         start = time.perf_counter()
         multi.submit([GenerationRequest(i, list(p.prompt_ids), args.group_size, meta=p) for i, p in enumerate(prompts)])
         groups = drain(multi, len(prompts))
         wall = time.perf_counter() - start
+        refilled = httpx.get(f"{server.url}/readyz", timeout=5.0).json()["sessions"]["warm_interpreters_ready"]
         stats = {k: v - before.get(k, 0.0) for k, v in multi.stats().items()}
-        stats.update({f"cpu/{k}": v - cpu_before[k] for k, v in cpu_seconds(server.process.pid).items()}, load=load)
+        stats.update({f"cpu/{k}": v - cpu_before[k] for k, v in cpu_seconds(*pids).items()}, load=load,
+                     machine_cpu_s=machine_cpu_s() - machine)
         stats.update({f"takes/{k}": v - takes_before.get(k, 0.0) for k, v in pool_takes(server.url).items()})
         stats["session_requests"] = session_requests(server.url) - requests_before
+        # interpreters the pool started again during the run: each took a sandbox start's CPU (about 40 ms) from the
+        # cores the engine runs on (hits past the pool's size were misses, started on the open's path instead)
+        stats["refilled"] = refilled - max(pool - stats.get("takes/hit", 0.0), 0.0)
         multi.stop()
         return [c for g in groups for c in g.completions], wall, stats
 
     def run_single(length: int):
         single = engine(0)
         single.start()
-        load, start = os.getloadavg()[0], time.perf_counter()
+        single.submit([GenerationRequest("warm-up", list(prompts[0].prompt_ids), 1, max_new_tokens=4)])
+        drain(single, 1)  # a child process's start-up (spawn, model load) is not the measured run's
+        before, machine, load = single.stats(), machine_cpu_s(), os.getloadavg()[0]
+        start = time.perf_counter()
         single.submit([GenerationRequest(i, list(p.prompt_ids), args.group_size, max_new_tokens=length,
                                          ignore_eos=True) for i, p in enumerate(prompts)])
         drain(single, len(prompts))
         wall = time.perf_counter() - start
+        stats = {k: single.stats()[k] - before[k] for k in ("busy_s", "cpu_s", "forwards")}
+        stats.update(load=load, machine_cpu_s=machine_cpu_s() - machine)
         single.stop()
-        return wall, load
+        return wall, stats
 
     # Single-turn runs once per repeat, right after that repeat's multi-turn pair, so each ratio compares runs
     # seconds apart (the single-turn row alone varied 2-3x over a loaded window).
@@ -190,9 +225,11 @@ def main() -> None:
     print(f"| rollouts ({n}) | completion tokens | wall s | tokens/s | multi / single (same repeat) | turns "
           "| tool calls | solved |")
     print("|---|---|---|---|---|---|---|---|")
-    for name, (single_s, load) in singles.items():
-        print(f"| single-turn, {name} (EOS off, {length} tokens each; load {load:.1f}) | {n * length} "
-              f"| {single_s:.2f} | {n * length / single_s:.0f} | | | | |")
+    for name, (single_s, single) in singles.items():
+        print(f"| single-turn, {name} (EOS off, {length} tokens each; load {single['load']:.1f}; engine busy "
+              f"{single['busy_s']:.2f} s, CPU {single['cpu_s']:.2f} s, {single['forwards']:.0f} forwards; all "
+              f"processes' CPU {single['machine_cpu_s']:.2f} s) | {n * length} | {single_s:.2f} "
+              f"| {n * length / single_s:.0f} | | | | |")
     for name, (done, wall, stats) in runs.items():
         tokens = sum(len(c.token_ids) for c in done)
         solved = sum(c.result.reward == 1.0 for c in done)
@@ -204,6 +241,8 @@ def main() -> None:
     print_breakdown(runs, n)
     print("| pool takes (hit / miss) | " + " | ".join(
         f"{runs[m][2].get('takes/hit', 0):.0f} / {runs[m][2].get('takes/miss', 0):.0f}" for m in runs) + " |")
+    print("| interpreters the pool started again during the run | " + " | ".join(
+        f"{runs[m][2]['refilled']:.0f}" for m in runs) + " |")
 
 
 def print_breakdown(runs, n: int) -> None:
@@ -232,9 +271,11 @@ def print_breakdown(runs, n: int) -> None:
     print("| load (1 min average) at the start | " + " | ".join(f"{runs[m][2]['load']:.1f}" for m in names) + " |")
     print("| engine forwards / pad tokens fed | " + " | ".join(
         f"{runs[m][2]['forwards']:.0f} / {runs[m][2]['forward_pad_tokens']:.0f}" for m in names) + " |")
-    print("| CPU s: engine thread / multi-turn loop thread / trainer process / reward server | " + " | ".join(
-        "{cpu/olmorl-engine:.2f} / {cpu/olmorl-multiturn:.2f} / {cpu/process:.2f} / {cpu/server:.2f}".format_map(
+    print("| CPU s: engine thread / multi-turn loop thread / trainer process (and engine's) / reward server | "
+          + " | ".join("{cpu_s:.2f} / {cpu/olmorl-multiturn:.2f} / {cpu/process:.2f} / {cpu/server:.2f}".format_map(
             runs[m][2]) for m in names) + " |")
+    print("| all processes' CPU s during the run (the machine's 2 cores) | " + " | ".join(
+        f"{runs[m][2]['machine_cpu_s']:.2f}" for m in names) + " |")
     print("| session HTTP requests per rollout (at the server) | " + " | ".join(
         f"{runs[m][2]['session_requests'] / n:.2f}" for m in names) + " |")
     print("| rows per decode step | " + " | ".join(

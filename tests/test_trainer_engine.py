@@ -1,6 +1,8 @@
 """The continuous-batching engine: exact logprobs, continuous vs static batching, inflight and abort updates."""
 
 import copy
+import threading
+import time
 
 import pytest
 import torch
@@ -163,6 +165,44 @@ def test_process_engine_generates_and_takes_inflight_updates(model, tmp_path):
         assert torch.equal(engine.get_rng_state(), state)
     finally:
         engine.stop()
+
+
+def test_process_engine_takes_a_turn_while_get_groups_waits_and_keeps_its_kv_cache(model, tmp_path):
+    """Multi-turn over a child-process engine: a rollout's next turn is submitted (from the rollouts' event loop)
+    while the loop's reader waits in get_groups; the submit must not wait for that reader, and the turn after it
+    reads the first turn's KV cache kept in the child (cache_key), prefilling only the new tokens."""
+    from olmorl.trainer.engines._process import ProcessEngine
+
+    model.save_pretrained(str(tmp_path / "m"))
+    engine = ProcessEngine(str(tmp_path / "m"), eos_token_id=NEVER, pad_token_id=0, max_new_tokens=4, seed=3)
+    engine.start()
+    try:
+        engine.submit([GenerationRequest("warm-up", [9], 1)])  # the child is up and generating
+        assert [g.request_id for g in _collect(engine, 1)] == ["warm-up"]
+        got = []
+        reader = threading.Thread(target=lambda: got.extend(engine.get_groups(timeout=10.0)))
+        reader.start()
+        time.sleep(0.3)  # the reader is waiting for results
+        start = time.monotonic()
+        engine.submit([GenerationRequest("turn-1", [5, 6, 7], 1, cache_key="rollout")])
+        submit_s = time.monotonic() - start
+        reader.join()
+        assert submit_s < 1.0, f"submit waited {submit_s:.1f} s for the reader's get_groups"
+        assert [g.request_id for g in got] == ["turn-1"]
+        first = got[0].completions[0].token_ids
+        engine.submit([GenerationRequest("turn-2", [5, 6, 7] + first + [20, 21], 1, cache_key="rollout")])
+        assert [g.request_id for g in _collect(engine, 1)] == ["turn-2"]
+        assert engine.stats()["prefill_tokens_reused"] == 3 + len(first) - 1
+        assert engine.in_flight_groups == 0
+    finally:
+        engine.stop()
+
+
+def _collect(engine, n, timeout_s=60.0):
+    groups, deadline = [], time.monotonic() + timeout_s
+    while len(groups) < n and time.monotonic() < deadline:
+        groups += engine.get_groups(timeout=1.0)
+    return groups
 
 
 # -- top-k / top-p (hand-made logits in test_trainer_sampling.py) ---------------------------------------------------

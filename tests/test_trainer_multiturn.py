@@ -25,7 +25,7 @@ from olmorl.trainer._sessions import SessionCalls
 from olmorl.trainer._tiny import (TOOL_CHAT_TEMPLATE, addition_rows, build_char_tokenizer, build_tiny_llama,
                                   product_rows, product_trace, supervised, write_jsonl)
 from olmorl.trainer._toolcalls import HermesToolCalls, ToolCall, ToolChat
-from olmorl.trainer.engines import TorchEngine
+from olmorl.trainer.engines import ProcessEngine, TorchEngine
 from olmorl.trainer.engines._types import GenerationRequest
 from olmorl.trainer.learners._plain import Learner
 from olmorl.trainer.learners._samples import TrainSample
@@ -137,14 +137,18 @@ def _tool_calls(url: str) -> float:
     return sum(float(v) for v in re.findall(r'^olmorl_tool_calls_total\{[^}]*\} (\S+)$', httpx.get(f"{url}/metrics").text, re.M))
 
 
-def test_rollouts_match_hand_built_transcripts(tool_model, reward_server):
+@pytest.mark.parametrize("placement", ["in process", "child process"])
+def test_rollouts_match_hand_built_transcripts(tool_model, reward_server, placement):
+    """The same rollouts whether the engine runs in the trainer's process or in its own (engine_process): per-turn
+    submits and kept KV caches work across the process boundary."""
     root, chat, rows = tool_model
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(root)
     tok = chat.tokenizer
     url = reward_server(workers=1)
-    engine = TorchEngine(model, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, max_new_tokens=128)
+    kwargs = dict(eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, max_new_tokens=128)
+    engine = TorchEngine(model, **kwargs) if placement == "in process" else ProcessEngine(str(root), **kwargs)
     rollouts = MultiTurnEngine(engine, chat, SessionCalls([url]),
                                RolloutLimits(max_turns=3, max_total_tokens=250, max_new_tokens=128))
     prompts = build_prompts(rows[:3], tok, source="rows", max_prompt_tokens=64)

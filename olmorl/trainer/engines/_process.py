@@ -88,7 +88,10 @@ class ProcessEngine:
         self._acks: dict[int, Any] = {}
         self._ready: list[Group] = []
         self._stats: dict[str, float] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held while reading the results queue (waits up to a get_groups timeout)
+        # the in-flight count has its own: a submit (a multi-turn rollout's next turn, from its event loop) must
+        # not wait behind a get_groups that is waiting for results
+        self._count_lock = threading.Lock()
         self._weight_dtypes: WeightDtypes | None = None  # the child's model's, asked once it runs
 
     def start(self) -> None:
@@ -111,7 +114,8 @@ class ProcessEngine:
             return
         if msg[0] == "groups":
             self._ready.extend(msg[1])
-            self._in_flight -= len(msg[1])
+            with self._count_lock:
+                self._in_flight -= len(msg[1])
             self._stats = msg[2]
         elif msg[0] == "ack":
             self._acks[msg[1]] = msg[2]
@@ -127,7 +131,7 @@ class ProcessEngine:
             return self._acks.pop(token)
 
     def submit(self, requests: list[GenerationRequest]) -> None:
-        with self._lock:
+        with self._count_lock:
             self._in_flight += len(requests)
         self._commands.put(("submit", list(requests)))
 
@@ -163,6 +167,11 @@ class ProcessEngine:
 
     def resume(self) -> None:
         self._commands.put(("resume",))
+
+    @property
+    def pid(self) -> int | None:
+        """The child process's id (None before start): for measuring its CPU."""
+        return self._process.pid
 
     @property
     def in_flight_groups(self) -> int:
