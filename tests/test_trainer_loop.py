@@ -54,7 +54,8 @@ def test_async_grpo_raises_held_out_accuracy(toy, tmp_path, reward_server):
     gain = after["eval/accuracy"] - before["eval/accuracy"]
     print(f"held-out sampled accuracy {before['eval/accuracy']:.3f} -> {after['eval/accuracy']:.3f}; "
           f"greedy {before['eval/greedy_accuracy']:.3f} -> {after['eval/greedy_accuracy']:.3f}")
-    assert gain >= 0.04, (before, after)  # 1,600 sampled completions per evaluation: noise ~0.016
+    # 1,600 sampled completions per evaluation: noise ~0.016; the slack is float rounding (0.3075 - 0.2675 < 0.04)
+    assert gain >= 0.04 - 1e-9, (before, after)
     # async: the learner trained on tokens sampled by the previous policy, within the bound. async_steps only
     # caps how far submission runs ahead (AReaL's admission rule): a group that finishes after later ones can
     # still lag 2 when trained (seen in CI). max_staleness is the per-token bound, so the run sets it.
