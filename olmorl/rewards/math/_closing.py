@@ -15,6 +15,9 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
 - the short closing after a program's output block (tool-integrated reasoning): `Janet has 18 apples left.`;
 - a closing sentence whose subject is a name and whose number follows its verb (`Jojo scored 54 points.`, `Kylar
   needs to pay $64 for the 16 glasses.`: other numbers only restating givens);
+- a closing sentence that computes its value in one plain-text arithmetic chain and ends with the result (`She
+  makes 9 * $2 = $18 per day at the farmers' market.`: the chain's last side, as a math span's; not after a
+  condition or a denial, nor with a second chain);
 - a response that is nothing but a value and its unit (`2 shelves.`);
 - for a question "Which student has the greatest average speed?" (or "Who ...?"), a closing sentence that names
   one in the question's own words: `Evelyn has the greatest average speed at approximately 3.6 miles per hour.`
@@ -125,6 +128,13 @@ _NEGATED_RE = re.compile(
     r"\bbetween\s+\S{1,20}\s+and\s+)\W{0,3}$",
     re.IGNORECASE,
 )
+# A plain-text arithmetic chain: "=" right before the value, an operator between two numbers before it ("9 * $2",
+# "$200,000 - $130,000", "180 meters/session * 3 sessions/week"); a clause break separates two chains.
+_CHAIN_EQUALS_RE = re.compile(r"=[ \t]*\$?[ \t]*\Z")
+_ARITHMETIC_RE = re.compile(r"\d[^=\d]{0,25}?(?:[-+*/×÷·−]|\\times|\\cdot|\bx\b)[ \t]*\$?\(?[ \t]*\d")
+_CLAUSE_BREAK_RE = re.compile(r",\s|;|\b(?:and|then)\b", re.IGNORECASE)
+_DENIAL_RE = re.compile(r"\b(?:not|never|cannot|no)\b|n't", re.IGNORECASE)
+_CONDITION_RE = re.compile(r"^\W*(?:if|when|suppose|assume|assuming|let|check|checking|verify)\b", re.IGNORECASE)
 _OR_RE = re.compile(r"\bor\b|\\text\{\s*or\s*\}", re.IGNORECASE)
 _JOIN_RE = re.compile(r"^[\s,;]*(?:and|,|\\text\{\s*and\s*\})?[\s,;]*$", re.IGNORECASE)
 # Markdown emphasis around prose or a value (`is **225**.`, `*a + b = **5***.`): an opening run of 1-3 asterisks
@@ -179,6 +189,8 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     named = bool(numbers) and (subject := _NAMED_SUBJECT_RE.match(sentence)) is not None \
         and subject.end() == numbers[0].start()
     anchored = bool(_CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or _after_tool_output(body))
+    if (result := _chain_result(sentence, numbers)) is not None:
+        return (result,), None
     if not (named or anchored):
         return None
     if len(numbers) == 1 and _ENDED_RE.search(sentence) and _CONCLUSION_RE.match(sentence):
@@ -204,6 +216,27 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
         # givens ("Kylar needs to pay $64 for the 16 glasses.").
         return None
     return (value.group(0),), None
+
+
+def _chain_result(sentence: str, numbers: list[re.Match[str]]) -> str | None:
+    """"She makes 9 * $2 = $18 per day at the farmers' market.": the result of the one arithmetic chain a closing
+    sentence computes, its last value, read as the last side of a math span's chain is. Only a finished sentence
+    whose chain ends it (then a unit, or words that only qualify the value); not a condition, a denial, or a
+    sentence with a second chain."""
+    if not numbers or _CONDITION_RE.match(sentence):
+        return None
+    value = numbers[-1]
+    equals = _CHAIN_EQUALS_RE.search(sentence, 0, value.start())
+    if equals is None or not _ARITHMETIC_RE.search(sentence[max(0, equals.start() - 60):equals.start()]):
+        return None
+    clause = max((b.end() for b in _CLAUSE_BREAK_RE.finditer(sentence, 0, equals.start())), default=0)
+    if "=" in sentence[:clause]:  # "9 * 2 = 18 per day and 3 * 2 = 6 per night": which one is asked?
+        return None
+    after = sentence[value.end():]
+    ends = bool(_AFTER_FINAL_RE.match(after)) and bool(_ENDED_RE.search(after))
+    if not (ends or plain_tail(after)) or _DENIAL_RE.search(sentence, 0, value.start()):
+        return None
+    return value.group(0)
 
 
 def _listed_value(body: str) -> str:
