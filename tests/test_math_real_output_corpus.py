@@ -371,32 +371,3 @@ def test_dev_split_agrees_with_a_careful_grader():
 )
 def test_boxed_forms_read_after_the_held_out_numbers(answer, reference, reward):
     assert score(f"$\\boxed{{{answer}}}$", reference) == reward, answer
-
-
-# batch 14 (Phi-3-mini, lm-eval gsm8k; four held-out false rejects read after their numbers were recorded): a
-# closing sentence that computes its value in a plain-text arithmetic chain and ends with the result, then a unit
-# or words that only qualify it, as a math span's chain gives its last side. Not an operand, a sentence with two
-# chains, a condition, a denial, a contrast, an unfinished sentence, nor a value with no chain (the pronoun guard).
-@pytest.mark.parametrize(
-    ("response", "reference", "reward"),
-    [
-        ("She has 16 - 7 = <<16-7=9>>9 eggs.\nShe makes 9 * $2 = $<<9*2=18>>18 per day at the farmers' market.", "18",
-         1.0),
-        ("He made a profit of $200,000 - $130,000 = $<<200000-130000=70000>>70,000.", "70000", 1.0),
-        ("Since he runs 3 times a week, he runs a total of 180 meters/session * 3 sessions/week = 540 meters per week.",
-         "540", 1.0),
-        ("To meet the daily requirement of 60 cups, she needs to give her chickens 60 - 40 = 20 cups of feed in the "
-         "final meal of the day.", "20", 1.0),
-        ("She makes 9 * $2 = $18 per day.", "2", 0.0),
-        ("She makes 9 * $2 = $18 per day and 3 * $2 = $6 per night.", "6", 0.0),
-        ("She makes 9 * $2 = $18 per day and 3 * $2 = $6 per night.", "18", 0.0),
-        ("If she sells 9 * $2 = $18 per day.", "18", 0.0),
-        ("She does not make 9 * $2 = $18 per day.", "18", 0.0),
-        ("She makes 9 * $2 = $18 per day, but she spends it.", "18", 0.0),
-        ("She makes 9 * $2 = $18 per day at the", "18", 0.0),
-        ("Check: 9 * 2 = 18.", "18", 0.0),
-        ("She makes $18 per day.", "18", 0.0),
-    ],
-)
-def test_a_closing_arithmetic_chain_states_its_result(response, reference, reward):
-    assert score(response, reference) == reward, response

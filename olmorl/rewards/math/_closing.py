@@ -18,6 +18,8 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
 - a closing sentence that computes its value in one plain-text arithmetic chain and ends with the result (`She
   makes 9 * $2 = $18 per day at the farmers' market.`: the chain's last side, as a math span's; not after a
   condition or a denial, nor with a second chain);
+- for a question that asks a difference ("How much more ... than Grant?"), a closing sentence whose value comes
+  before that comparative: `Therefore, Juanita spends $60.00 more annually on the newspaper than Grant.`;
 - a response that is nothing but a value and its unit (`2 shelves.`);
 - for a question "Which student has the greatest average speed?" (or "Who ...?"), a closing sentence that names
   one in the question's own words: `Evelyn has the greatest average speed at approximately 3.6 miles per hour.`
@@ -135,6 +137,10 @@ _ARITHMETIC_RE = re.compile(r"\d[^=\d]{0,25}?(?:[-+*/×÷·−]|\\times|\\cdot|\
 _CLAUSE_BREAK_RE = re.compile(r",\s|;|\b(?:and|then)\b", re.IGNORECASE)
 _DENIAL_RE = re.compile(r"\b(?:not|never|cannot|no)\b|n't", re.IGNORECASE)
 _CONDITION_RE = re.compile(r"^\W*(?:if|when|suppose|assume|assuming|let|check|checking|verify)\b", re.IGNORECASE)
+# "How much more money does Juanita spend ... than Grant?", "How many minutes longer ... than ...?": a question
+# that asks for a difference, and its comparative.
+_ASKED_DIFFERENCE_RE = re.compile(r"\bhow\s+(?:much|many)\b[^?]{0,60}?\b(more|less|fewer|[a-z]{3,}er)\b[^?]*?\bthan\b",
+                                  re.IGNORECASE)
 _OR_RE = re.compile(r"\bor\b|\\text\{\s*or\s*\}", re.IGNORECASE)
 _JOIN_RE = re.compile(r"^[\s,;]*(?:and|,|\\text\{\s*and\s*\})?[\s,;]*$", re.IGNORECASE)
 # Markdown emphasis around prose or a value (`is **225**.`, `*a + b = **5***.`): an opening run of 1-3 asterisks
@@ -208,7 +214,8 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     value = numbers[0] if len(numbers) == 1 else stated_value(sentence, numbers)
     # The last value may be followed by more than a unit when the rest only qualifies it ("Thus, Ingrid was 165
     # minutes late to the party."); a condition, contrast, comparison or more arithmetic there says something else.
-    if value is None or (value is numbers[-1] and not ends and not plain_tail(sentence[value.end():])) \
+    if value is None or (value is numbers[-1] and not ends and not plain_tail(sentence[value.end():])
+                         and not _asked_difference(sentence[value.end():], question)) \
             or _negated(sentence, value.start()):
         return None
     if not anchored and value is not numbers[0]:
@@ -237,6 +244,17 @@ def _chain_result(sentence: str, numbers: list[re.Match[str]]) -> str | None:
     if not (ends or plain_tail(after)) or _DENIAL_RE.search(sentence, 0, value.start()):
         return None
     return value.group(0)
+
+
+def _asked_difference(tail: str, question: str) -> bool:
+    """"$60.00 more annually on the newspaper than Grant." for "How much more money does Juanita spend ... than
+    Grant?": the value comes before the comparative the question asks about, so it states the difference asked for
+    ("more than 60", a bound, is no answer: `_negated`). The rest only qualifies it (no condition or contrast)."""
+    asked = _ASKED_DIFFERENCE_RE.search(question[-2000:])
+    if asked is None:
+        return False
+    stated = re.match(rf"[ \t]*(?:{_UNIT_WORD}[ \t]+){{0,3}}?{asked.group(1)}\b(.*?)\bthan\b(.*)$", tail, re.IGNORECASE)
+    return stated is not None and plain_tail(f"{stated.group(1)} {stated.group(2)}")
 
 
 def _listed_value(body: str) -> str:
