@@ -72,7 +72,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 14: one row per repository.
+# Batches 3 to 16: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -90,7 +90,8 @@ BATCH_SOURCES = {
     11: {"labrem/neus2026-labre": "MATH500 reports, batch 11 (openmath prompts, problems past batch 9's)"},
     12: {"labrem/neus2026-labre": "MATH500 reports, batch 12 (baseline, problems past batch 10's)"},
     14: {"pmemoli/Data-Science-Thesis": "lm-eval --log_samples, batch 14 (gsm8k 5-shot, hendrycks_math)",
-         "shreyshahi/gsm8k-evals": "GPT-4o-mini GSM8K traces, batch 14 (LLM extractor, string compare)"}}
+         "shreyshahi/gsm8k-evals": "GPT-4o-mini GSM8K traces, batch 14 (LLM extractor, string compare)"},
+    16: {"shreyshahi/gsm8k-evals": "GPT-4o GSM8K traces, batch 16 (LLM extractor, string compare)"}}
 
 
 def source_name(row: dict) -> str:
