@@ -1,7 +1,8 @@
 """Closing sentences of batch 14's held-out false rejects (benchmarks/data/real_outputs.jsonl), read after the
 split's never-tuned number was recorded (docs/fidelity.md, "Held-out misses read after their numbers were recorded"):
 a plain-text arithmetic chain whose result ends the sentence, and a difference stated before the comparative the
-question asks about. Each 1.0 case scored 0 before its fix; the 0.0 cases are guards."""
+question asks about; and closing forms of batch 16's dev rows. Each 1.0 case scored 0 before its fix; the 0.0
+cases are guards."""
 
 from __future__ import annotations
 
@@ -73,3 +74,22 @@ MORE = "Therefore, Juanita spends **$60.00** more annually on the newspaper than
 )
 def test_a_value_before_the_asked_comparative_states_the_difference(response, reference, prompt, reward):
     assert score(response, reference, prompt) == reward, response
+
+
+# batch 16 (gpt-4o traces, a dev row): a conclusion sentence whose value is an inline math span, then words that only
+# qualify it, as after a plain value. Not a condition or a contrast after it, an unfinished sentence, a sentence with
+# no conclusion word, another value.
+@pytest.mark.parametrize(
+    ("response", "reference", "reward"),
+    [
+        ("Amoura was \\( 55 \\) minutes late.\n\nThus, Ingrid was \\( 165 \\) minutes late to the party.", "165", 1.0),
+        ("So the class gathered $1150$ dollars from all of its students.", "1150", 1.0),
+        ("Thus, Ingrid was \\( 165 \\) minutes late to the party.", "55", 0.0),
+        ("Thus, Ingrid was \\( 165 \\) minutes late if the party started at 8.", "165", 0.0),
+        ("Thus, Ingrid was \\( 165 \\) minutes late, but Paul was on time.", "165", 0.0),
+        ("Thus, Ingrid was \\( 165 \\) minutes late to the party", "165", 0.0),
+        ("Ingrid was \\( 165 \\) minutes late to the party.", "165", 0.0),
+    ],
+)
+def test_a_span_value_may_be_followed_by_words_that_qualify_it(response, reference, reward):
+    assert score(response, reference) == reward, response

@@ -177,7 +177,10 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     if sentence == masked.strip() and (lone := _lone_value(sentence)) is not None:
         return (lone,), None
     final = list(_PLACEHOLDER_RE.finditer(sentence))
-    if final and _AFTER_FINAL_RE.match(after := sentence[final[-1].end():]):
+    # After a span in a conclusion sentence, words that only qualify its value may follow, as after a plain value
+    # ("Thus, Ingrid was \\( 165 \\) minutes late to the party.").
+    if final and (_AFTER_FINAL_RE.match(after := sentence[final[-1].end():])
+                  or (_CONCLUSION_RE.match(sentence) and plain_tail(after))):
         # An inline span must end a finished sentence (a full stop, or alone on its line): a response cut
         # off right after "... we get $21$" has not stated an answer yet. A display equation stands alone, and
         # so does a statement of what the value is ("The solution is $x \neq 5$" as the last line).
