@@ -141,6 +141,9 @@ _CONDITION_RE = re.compile(r"^\W*(?:if|when|suppose|assume|assuming|let|check|ch
 # that asks for a difference, and its comparative.
 _ASKED_DIFFERENCE_RE = re.compile(r"\bhow\s+(?:much|many)\b[^?]{0,60}?\b(more|less|fewer|[a-z]{3,}er)\b[^?]*?\bthan\b",
                                   re.IGNORECASE)
+# A display equation on its own lines inside a sentence that goes on in lower case after it ("Thus, they spent:\n
+# \\[ 60 \\text{ dollars} \\]\non the entire basket."): one sentence, the display in its place.
+_DISPLAY_IN_SENTENCE_RE = re.compile("(?<![.!?\u3002])[ \t]*\n[ \t]*([\uE000-\uF8FF])[ \t]*\n(?=[ \t]*[a-z])")
 _OR_RE = re.compile(r"\bor\b|\\text\{\s*or\s*\}", re.IGNORECASE)
 _JOIN_RE = re.compile(r"^[\s,;]*(?:and|,|\\text\{\s*and\s*\})?[\s,;]*$", re.IGNORECASE)
 # Markdown emphasis around prose or a value (`is **225**.`, `*a + b = **5***.`): an opening run of 1-3 asterisks
@@ -169,7 +172,7 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
         return chr(_PLACEHOLDER_BASE + min(len(spans) - 1, 0x18FF))
 
     masked = _without_emphasis(_MATH_RE.sub(mask, body[-4000:]))
-    sentence = _last_sentence(masked)
+    sentence = _last_sentence(_DISPLAY_IN_SENTENCE_RE.sub(r" \1 ", masked))
     if not sentence or sentence.rstrip().endswith("?"):
         return None
     if _HEDGE_RE.search(_PLACEHOLDER_RE.sub(" ", sentence)):
