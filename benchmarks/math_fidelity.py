@@ -43,7 +43,7 @@ two graders agree with each other. The sets:
   and batches 7-10's held-out splits are seen now. Batch 14 (`"batch": 14`: lm-evaluation-harness `--log_samples`
   rows, GSM8K 5-shot and hendrycks_math, with the harness's own `exact_match`; then gpt-4o-mini's zero-shot GSM8K
   traces graded by an LLM extractor) was measured the same way, its first and fourth parts before the changes made
-  for them.
+  for them; so was batch 16 (`"batch": 16`: gpt-4o's traces of the same repository), before the changes made for it.
 """
 
 from __future__ import annotations
