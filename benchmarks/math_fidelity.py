@@ -43,7 +43,8 @@ two graders agree with each other. The sets:
   and batches 7-10's held-out splits are seen now. Batch 14 (`"batch": 14`: lm-evaluation-harness `--log_samples`
   rows, GSM8K 5-shot and hendrycks_math, with the harness's own `exact_match`; then gpt-4o-mini's zero-shot GSM8K
   traces graded by an LLM extractor) was measured the same way, its first and fourth parts before the changes made
-  for them; so was batch 16 (`"batch": 16`: gpt-4o's traces of the same repository), before the changes made for it.
+  for them; so was batch 16 (`"batch": 16`: gpt-4o's and the first run's traces of the same repository), its first
+  part before the changes made for it.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ BATCH_SOURCES = {
     12: {"labrem/neus2026-labre": "MATH500 reports, batch 12 (baseline, problems past batch 10's)"},
     14: {"pmemoli/Data-Science-Thesis": "lm-eval --log_samples, batch 14 (gsm8k 5-shot, hendrycks_math)",
          "shreyshahi/gsm8k-evals": "GPT-4o-mini GSM8K traces, batch 14 (LLM extractor, string compare)"},
-    16: {"shreyshahi/gsm8k-evals": "GPT-4o GSM8K traces, batch 16 (LLM extractor, string compare)"}}
+    16: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 16 (gpt-4o, the first run; LLM extractor, string compare)"}}
 
 
 def source_name(row: dict) -> str:
