@@ -43,7 +43,8 @@ two graders agree with each other. The sets:
   and batches 7-10's held-out splits are seen now. Batch 14 (`"batch": 14`: lm-evaluation-harness `--log_samples`
   rows, GSM8K 5-shot and hendrycks_math, with the harness's own `exact_match`; then gpt-4o-mini's zero-shot GSM8K
   traces graded by an LLM extractor) was measured the same way, its first and fourth parts before the changes made
-  for them.
+  for them; so was batch 16 (`"batch": 16`: gpt-4o's and the first run's traces of the same repository), its first
+  part before the changes made for it.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 15: one row per repository.
+# Batches 3 to 16: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -92,7 +93,8 @@ BATCH_SOURCES = {
     13: {"labrem/neus2026-labre": "MATH500 reports, batch 13 (baseline, problems past batch 12's)"},
     14: {"pmemoli/Data-Science-Thesis": "lm-eval --log_samples, batch 14 (gsm8k 5-shot, hendrycks_math)",
          "shreyshahi/gsm8k-evals": "GPT-4o-mini GSM8K traces, batch 14 (LLM extractor, string compare)"},
-    15: {"labrem/neus2026-labre": "MATH500 reports, batch 15 (openmath prompts, problems past batch 11's)"}}
+    15: {"labrem/neus2026-labre": "MATH500 reports, batch 15 (openmath prompts, problems past batch 11's)"},
+    16: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 16 (gpt-4o, the first run; LLM extractor, string compare)"}}
 
 
 def source_name(row: dict) -> str:

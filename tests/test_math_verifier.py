@@ -109,7 +109,10 @@ def test_gsm8k_numeric_verifier():
     assert score("She sells 48 + 24 = 72 clips.\n#### 72", "Natalia sold ... #### 72", "gsm8k").reward == 1.0
     assert score("The answer is $1,200 dollars.", "1200", "gsm8k").reward == 1.0
     assert score("The answer is 71.", "72", "gsm8k").reward == 0.0
-    assert score("She sold 48 + 24 = 72 clips.", "72", "gsm8k").details["reason"] == "no_answer"
+    # a closing arithmetic chain states its result (GSM8K's own solutions end so); a sentence that computes
+    # nothing and has no anchor states no answer
+    assert score("She sold 48 + 24 = 72 clips.", "72", "gsm8k").reward == 1.0
+    assert score("She sold 48 clips in April and 24 clips in May.", "72", "gsm8k").details["reason"] == "no_answer"
     verifier = VERIFIERS["gsm8k"](Settings())
     with pytest.raises(InvalidInput, match="not a number"):
         verifier.make_task("#### 3", "three", {}, None)

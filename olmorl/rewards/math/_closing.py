@@ -15,6 +15,11 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
 - the short closing after a program's output block (tool-integrated reasoning): `Janet has 18 apples left.`;
 - a closing sentence whose subject is a name and whose number follows its verb (`Jojo scored 54 points.`, `Kylar
   needs to pay $64 for the 16 glasses.`: other numbers only restating givens);
+- a closing sentence that computes its value in one plain-text arithmetic chain and ends with the result (`She
+  makes 9 * $2 = $18 per day at the farmers' market.`: the chain's last side, as a math span's; not after a
+  condition or a denial, nor with a second chain);
+- for a question that asks a difference ("How much more ... than Grant?"), a closing sentence whose value comes
+  before that comparative: `Therefore, Juanita spends $60.00 more annually on the newspaper than Grant.`;
 - a response that is nothing but a value and its unit (`2 shelves.`);
 - for a question "Which student has the greatest average speed?" (or "Who ...?"), a closing sentence that names
   one in the question's own words: `Evelyn has the greatest average speed at approximately 3.6 miles per hour.`
@@ -145,6 +150,20 @@ _NEGATED_RE = re.compile(
     r"\bbetween\s+\S{1,20}\s+and\s+)\W{0,3}$",
     re.IGNORECASE,
 )
+# A plain-text arithmetic chain: "=" right before the value, an operator between two numbers before it ("9 * $2",
+# "$200,000 - $130,000", "180 meters/session * 3 sessions/week"); a clause break separates two chains.
+_CHAIN_EQUALS_RE = re.compile(r"=[ \t]*\$?[ \t]*\Z")
+_ARITHMETIC_RE = re.compile(r"\d[^=\d]{0,25}?(?:[-+*/×÷·−]|\\times|\\cdot|\bx\b)[ \t]*\$?\(?[ \t]*\d")
+_CLAUSE_BREAK_RE = re.compile(r",\s|;|\b(?:and|then)\b", re.IGNORECASE)
+_DENIAL_RE = re.compile(r"\b(?:not|never|cannot|no)\b|n't", re.IGNORECASE)
+_CONDITION_RE = re.compile(r"^\W*(?:if|when|suppose|assume|assuming|let|check|checking|verify)\b", re.IGNORECASE)
+# "How much more money does Juanita spend ... than Grant?", "How many minutes longer ... than ...?": a question
+# that asks for a difference, and its comparative.
+_ASKED_DIFFERENCE_RE = re.compile(r"\bhow\s+(?:much|many)\b[^?]{0,60}?\b(more|less|fewer|[a-z]{3,}er)\b[^?]*?\bthan\b",
+                                  re.IGNORECASE)
+# A display equation on its own lines inside a sentence that goes on in lower case after it ("Thus, they spent:\n
+# \\[ 60 \\text{ dollars} \\]\non the entire basket."): one sentence, the display in its place.
+_DISPLAY_IN_SENTENCE_RE = re.compile("(?<![.!?\u3002])[ \t]*\n[ \t]*([\uE000-\uF8FF])[ \t]*\n(?=[ \t]*[a-z])")
 _OR_RE = re.compile(r"\bor\b|\\text\{\s*or\s*\}", re.IGNORECASE)
 _JOIN_RE = re.compile(r"^[\s,;]*(?:and|,|\\text\{\s*and\s*\})?[\s,;]*$", re.IGNORECASE)
 # Markdown emphasis around prose or a value (`is **225**.`, `*a + b = **5***.`): an opening run of 1-3 asterisks
@@ -173,7 +192,7 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
         return chr(_PLACEHOLDER_BASE + min(len(spans) - 1, 0x18FF))
 
     masked = _without_emphasis(_MATH_RE.sub(mask, body[-4000:]))
-    sentence = _last_sentence(masked)
+    sentence = _last_sentence(_DISPLAY_IN_SENTENCE_RE.sub(r" \1 ", masked))
     if not sentence or sentence.rstrip().endswith("?"):
         return None
     if (echoed := _echoed_count(sentence, question)) is not None:
@@ -183,7 +202,10 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     if sentence == masked.strip() and (lone := _lone_value(sentence)) is not None:
         return (lone,), None
     final = list(_PLACEHOLDER_RE.finditer(sentence))
-    if final and _AFTER_FINAL_RE.match(after := sentence[final[-1].end():]):
+    # After a span in a conclusion sentence, words that only qualify its value may follow, as after a plain value
+    # ("Thus, Ingrid was \\( 165 \\) minutes late to the party.").
+    if final and (_AFTER_FINAL_RE.match(after := sentence[final[-1].end():])
+                  or (_CONCLUSION_RE.match(sentence) and plain_tail(after))):
         # An inline span must end a finished sentence (a full stop, or alone on its line): a response cut
         # off right after "... we get $21$" has not stated an answer yet. A display equation stands alone, and
         # so does a statement of what the value is ("The solution is $x \neq 5$" as the last line).
@@ -201,6 +223,8 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     named = bool(numbers) and (subject := _NAMED_SUBJECT_RE.match(sentence)) is not None \
         and subject.end() == numbers[0].start()
     anchored = bool(_CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or _after_tool_output(body))
+    if (result := _chain_result(sentence, numbers)) is not None:
+        return (result,), None
     if not (named or anchored):
         return None
     if len(numbers) == 1 and _ENDED_RE.search(sentence) and _CONCLUSION_RE.match(sentence):
@@ -218,7 +242,8 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     value = numbers[0] if len(numbers) == 1 else stated_value(sentence, numbers)
     # The last value may be followed by more than a unit when the rest only qualifies it ("Thus, Ingrid was 165
     # minutes late to the party."); a condition, contrast, comparison or more arithmetic there says something else.
-    if value is None or (value is numbers[-1] and not ends and not plain_tail(sentence[value.end():])) \
+    if value is None or (value is numbers[-1] and not ends and not plain_tail(sentence[value.end():])
+                         and not _asked_difference(sentence[value.end():], question)) \
             or _negated(sentence, value.start()):
         return None
     if not anchored and value is not numbers[0]:
@@ -226,6 +251,38 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
         # givens ("Kylar needs to pay $64 for the 16 glasses.").
         return None
     return (value.group(0),), None
+
+
+def _chain_result(sentence: str, numbers: list[re.Match[str]]) -> str | None:
+    """"She makes 9 * $2 = $18 per day at the farmers' market.": the result of the one arithmetic chain a closing
+    sentence computes, its last value, read as the last side of a math span's chain is. Only a finished sentence
+    whose chain ends it (then a unit, or words that only qualify the value); not a condition, a denial, or a
+    sentence with a second chain."""
+    if not numbers or _CONDITION_RE.match(sentence):
+        return None
+    value = numbers[-1]
+    equals = _CHAIN_EQUALS_RE.search(sentence, 0, value.start())
+    if equals is None or not _ARITHMETIC_RE.search(sentence[max(0, equals.start() - 60):equals.start()]):
+        return None
+    clause = max((b.end() for b in _CLAUSE_BREAK_RE.finditer(sentence, 0, equals.start())), default=0)
+    if "=" in sentence[:clause]:  # "9 * 2 = 18 per day and 3 * 2 = 6 per night": which one is asked?
+        return None
+    after = sentence[value.end():]
+    ends = bool(_AFTER_FINAL_RE.match(after)) and bool(_ENDED_RE.search(after))
+    if not (ends or plain_tail(after)) or _DENIAL_RE.search(sentence, 0, value.start()):
+        return None
+    return value.group(0)
+
+
+def _asked_difference(tail: str, question: str) -> bool:
+    """"$60.00 more annually on the newspaper than Grant." for "How much more money does Juanita spend ... than
+    Grant?": the value comes before the comparative the question asks about, so it states the difference asked for
+    ("more than 60", a bound, is no answer: `_negated`). The rest only qualifies it (no condition or contrast)."""
+    asked = _ASKED_DIFFERENCE_RE.search(question[-2000:])
+    if asked is None:
+        return False
+    stated = re.match(rf"[ \t]*(?:{_UNIT_WORD}[ \t]+){{0,3}}?{asked.group(1)}\b(.*?)\bthan\b(.*)$", tail, re.IGNORECASE)
+    return stated is not None and plain_tail(f"{stated.group(1)} {stated.group(2)}")
 
 
 def _listed_value(body: str) -> str:

@@ -1,0 +1,106 @@
+"""Closing sentences of batch 14's held-out false rejects (benchmarks/data/real_outputs.jsonl), read after the
+split's never-tuned number was recorded (docs/fidelity.md, "Held-out misses read after their numbers were recorded"):
+a plain-text arithmetic chain whose result ends the sentence, and a difference stated before the comparative the
+question asks about; and closing forms of batch 16's dev rows. Each 1.0 case scored 0 before its fix; the 0.0
+cases are guards."""
+
+from __future__ import annotations
+
+import pytest
+
+from olmorl.rewards._settings import Settings
+from olmorl.rewards.engine._registry import load_verifiers
+
+VERIFIER = load_verifiers()["math"](Settings())
+
+
+def score(response: str, reference: str, prompt: str | None = None) -> float:
+    return VERIFIER.score(VERIFIER.make_task(response, reference, {}, prompt)).reward
+
+
+PICNIC = "Thus, Theo and Tia spent:\n\\[ 60 \\text{ dollars} \\]\non the entire contents of their picnic basket."
+
+# Per form, (response, reference, reward): the 1.0 cases scored 0 before their fix, the 0.0 cases are guards.
+CASES = {
+    # batch 14 (Phi-3-mini, lm-eval gsm8k; four held-out false rejects read after their numbers were recorded): a
+    # closing sentence that computes its value in a plain-text arithmetic chain and ends with the result, then a unit
+    # or words that only qualify it, as a math span's chain gives its last side. Not an operand, a sentence with two
+    # chains, a condition, a denial, a contrast, an unfinished sentence, nor a value with no chain (the pronoun guard).
+    "chain": [
+        ("She has 16 - 7 = <<16-7=9>>9 eggs.\n"
+         "She makes 9 * $2 = $<<9*2=18>>18 per day at the farmers' market.", "18", 1.0),
+        ("He made a profit of $200,000 - $130,000 = $<<200000-130000=70000>>70,000.", "70000", 1.0),
+        ("Since he runs 3 times a week, he runs a total of 180 meters/session * 3 sessions/week = "
+         "540 meters per week.", "540", 1.0),
+        ("To meet the daily requirement of 60 cups, she needs to give her chickens 60 - 40 = 20 cups of feed "
+         "in the final meal of the day.", "20", 1.0),
+        ("She makes 9 * $2 = $18 per day.", "2", 0.0),
+        ("She makes 9 * $2 = $18 per day and 3 * $2 = $6 per night.", "6", 0.0),
+        ("She makes 9 * $2 = $18 per day and 3 * $2 = $6 per night.", "18", 0.0),
+        ("If she sells 9 * $2 = $18 per day.", "18", 0.0),
+        ("She does not make 9 * $2 = $18 per day.", "18", 0.0),
+        ("She makes 9 * $2 = $18 per day, but she spends it.", "18", 0.0),
+        ("She makes 9 * $2 = $18 per day at the", "18", 0.0),
+        ("Check: 9 * 2 = 18.", "18", 0.0),
+        ("She makes $18 per day.", "18", 0.0),
+    ],
+    # batch 16 (gpt-4o traces, a dev row): a conclusion sentence whose value is an inline math span, then words that
+    # only qualify it, as after a plain value. Not another value, a condition or a contrast after it, an unfinished
+    # sentence, a sentence with no conclusion word.
+    "span tail": [
+        ("Amoura: \\( 55 \\) minutes.\n\nThus, Ingrid was \\( 165 \\) minutes late to the party.", "165", 1.0),
+        ("So the class gathered $1150$ dollars from all of its students.", "1150", 1.0),
+        ("Thus, Ingrid was \\( 165 \\) minutes late to the party.", "55", 0.0),
+        ("Thus, Ingrid was \\( 165 \\) minutes late if the party started at 8.", "165", 0.0),
+        ("Thus, Ingrid was \\( 165 \\) minutes late, but Paul was on time.", "165", 0.0),
+        ("Thus, Ingrid was \\( 165 \\) minutes late to the party", "165", 0.0),
+        ("Ingrid was \\( 165 \\) minutes late to the party.", "165", 0.0),
+    ],
+    # batch 16 (gpt-4o traces, a dev row): a display equation inside a conclusion sentence that goes on in lower case
+    # after it: one sentence, read with the display in its place. Not a next line that opens a new sentence, no
+    # conclusion word, a contrast, an unfinished sentence.
+    "display in sentence": [
+        ("The snacks cost:\n\\[ 3 \\times 4 = 12 \\]\n\n" + PICNIC, "60", 1.0),
+        ("Therefore, the total is:\n$$ 42 $$\nfor the whole trip.", "42", 1.0),
+        (PICNIC, "12", 0.0),
+        ("Thus, they spent:\n\\[ 60 \\]\nOn the next day they spent more.", "60", 0.0),
+        ("We computed:\n\\[ 60 \\]\non the entire basket.", "60", 0.0),
+        ("Thus, they spent:\n\\[ 60 \\text{ dollars} \\]\non the entire basket, but only on food.", "60", 0.0),
+        (PICNIC[:-len(" picnic basket.")], "60", 0.0),
+    ],
+}
+
+
+@pytest.mark.parametrize(("form", "response", "reference", "reward"),
+                         [(form, *case) for form, cases in CASES.items() for case in cases])
+def test_closing_forms(form, response, reference, reward):
+    assert score(response, reference) == reward, form
+
+
+# batch 14 (gpt-4o-mini traces, a held-out false reject read after its number was recorded): "How much more ... than
+# Grant?" answered by a closing sentence whose value comes before the comparative the question asks about, then
+# "than". Not without the question, a question that asks no difference, the other comparative, another value, a
+# contrast or a condition after it, an unfinished sentence.
+NEWSPAPER = ("Grant spends $200.00 a year to have the newspaper delivered daily to his house.  How much more money "
+             "does Juanita spend buying the newspaper yearly than Grant?")
+MORE = "Therefore, Juanita spends **$60.00** more annually on the newspaper than Grant."
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        (MORE, "60", NEWSPAPER, 1.0),
+        ("Thus, Ingrid was 165 minutes later to the party than Paul.", "165",
+         "How many minutes later than Paul did Ingrid arrive?", 1.0),
+        (MORE, "60", None, 0.0),
+        (MORE, "60", "How much money does Juanita spend buying the newspaper yearly?", 0.0),
+        (MORE.replace("more", "less"), "60", NEWSPAPER, 0.0),
+        (MORE, "260", NEWSPAPER, 0.0),
+        (MORE[:-1] + ", but only in leap years.", "60", NEWSPAPER, 0.0),
+        (MORE[:-1] + " if she buys it daily.", "60", NEWSPAPER, 0.0),
+        (MORE[:-1], "60", NEWSPAPER, 0.0),
+        ("Thus, Ingrid was 165 minutes later to the party than Paul.", "165", "How late was Ingrid?", 0.0),
+    ],
+)
+def test_a_value_before_the_asked_comparative_states_the_difference(response, reference, prompt, reward):
+    assert score(response, reference, prompt) == reward, response
