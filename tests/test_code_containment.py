@@ -114,7 +114,7 @@ def slot_processes(server_pid: int) -> list[tuple[int, int, str]]:
     return found
 
 
-IDLE_PROCESSES = 2  # an idle slot: the zygote and its test process
+IDLE_PROCESSES = 3  # an idle slot: the zygote, its test process, the next job's program process
 
 
 def assert_nothing_left_behind(server) -> None:

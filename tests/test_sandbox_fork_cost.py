@@ -167,3 +167,66 @@ def _affinity(pid: int) -> set[int] | None:
         return os.sched_getaffinity(pid)
     except ProcessLookupError:
         return None
+
+
+def _children(pid: int) -> list[int]:
+    """`pid`'s live children, oldest first."""
+    from olmorl.sandbox._memory import descendants
+
+    found = [child for child in descendants(pid) if _status(child).get("PPid") == str(pid)]
+
+    def started(child: int) -> int:
+        with open(f"/proc/{child}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+
+    return sorted(found, key=started)
+
+
+def _memory_holds(pid: int, needle: bytes) -> bool:
+    """Whether `needle` is anywhere in the readable memory of `pid` (root reads a non-dumpable process too)."""
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
+        for line in maps:
+            span, perms = line.split()[:2]
+            if not perms.startswith("r"):
+                continue
+            start, end = (int(x, 16) for x in span.split("-"))
+            try:
+                mem.seek(start)
+                if needle in mem.read(end - start):
+                    return True
+            except OSError:  # [vvar] and the like
+                continue
+    return False
+
+
+async def test_the_next_jobs_program_process_waits_forked_before_the_job_and_holds_nothing_of_the_last():
+    """A one-test job (a HumanEval problem) would wait for the zygote to fork its program process. After each job
+    the test process has the next job's forked: a child of the zygote under the zygote's uid (never the program's),
+    which holds nothing of any job, waits for its `go`, and runs the next job's first test; it dies with the slot."""
+    from olmorl.sandbox import SandboxLimits, SandboxPool, TestInput
+
+    pool = SandboxPool(backend="bwrap", slots=1, limits=SandboxLimits())
+    await pool.start()
+    try:
+        marker = "first-job-marker-7f3a"
+        runs, failure = await pool.run(f"x = {marker!r}", [TestInput(code=f"assert x == {marker!r}")])
+        assert failure is None and runs[0].status == "passed", runs[0]
+        zygote = _zygote(pool)
+        deadline = time.monotonic() + 10
+        while len(children := _children(zygote)) < 2 and time.monotonic() < deadline:  # test process, spare
+            await asyncio.sleep(0.02)
+        assert len(children) == 2, children
+        spare = children[1]
+        status = _status(spare)
+        assert status["Uid"].split()[0] == _status(zygote)["Uid"].split()[0]  # not yet the program's uid
+        assert _memory_holds(children[0], marker.encode())  # the test process keeps the test's plan: the check sees
+        assert not _memory_holds(spare, marker.encode())
+        inner_pid = int(status["NSpid"].split()[-1])  # its pid inside the slot's pid namespace
+        runs, failure = await pool.run("import os\npid = os.getpid()", [TestInput(code=f"assert pid == {inner_pid}")])
+        assert failure is None and runs[0].status == "passed", runs[0]
+    finally:
+        await pool.stop()
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{spare}") and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert not os.path.exists(f"/proc/{spare}")

@@ -17,8 +17,8 @@ priority, limits). After every test, with the program's processes gone, a cleane
 program's uid removes everything the program could have made that outlives a process: files in the
 scratch dir and /dev/shm, SysV shared memory, queues and semaphores, POSIX message queues; the test
 process then checks that nothing is left, or gives up the slot. Seccomp and non-dumpable processes
-stay as a second line. The next test's program process is forked while a test runs, keeps the
-zygote's uid until its `go`, and starts only after that test's cleanup.
+stay as a second line. The next test's program process is forked while a test runs (the next job's
+first, once a job has ended), keeps the zygote's uid until its `go`, and starts only after that test's cleanup.
 
 Protocol: control input (fd 0 at start) carries per job a length-prefixed header (JSON: job id,
 program, limits) and a length-prefixed test list; the reply output (fd 1 at start) carries one JSON

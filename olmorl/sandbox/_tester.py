@@ -1,7 +1,7 @@
 """The test process inside a sandbox slot (a harness part, standard library only; see `_harness`).
 
 It reads jobs (a program and its tests) from the control input, has the zygote fork a program process for
-each test (the next one while the current test runs), judges the test against it (`_judge`), cleans up
+each test (the next one while the current test runs, the next job's first once a job ends), judges the test against it (`_judge`), cleans up
 after it (`_cleanup`) and writes one record per test to the reply output. A command in another language
 (`_command`) is built first, in a program process of its own, and reported as test -1.
 """
@@ -46,6 +46,7 @@ def test_process(control, reply, zygote):
     os.chdir("/")
     keep = {1, ZYGOTE, os.getpid()}
     cpus = os.sched_getaffinity(0)
+    spare = [_Program(zygote)]  # the next job's first program process (see `run_job`)
     while True:
         job = read_frame(control)
         if job is None:
@@ -60,7 +61,7 @@ def test_process(control, reply, zygote):
         cpu = this_cpu()
         pinned = cpu is not None and pin_to({cpu})
         try:
-            code = run_job(job, tests, reply, zygote, keep, cpu if pinned else None)
+            code = run_job(job, tests, reply, zygote, keep, cpu if pinned else None, spare)
         finally:
             if pinned:
                 pin_to(cpus)
@@ -68,26 +69,28 @@ def test_process(control, reply, zygote):
             return code
 
 
-def run_job(job, tests, reply, zygote, keep, cpu=None):
+def run_job(job, tests, reply, zygote, keep, cpu, spare):
+    """Run a job's tests. `spare` holds the program process forked for this job's first test (or build)
+    after the job before it ended, while the server read that job's records; on return it holds the next
+    job's. It is a fork of the zygote like every other: it holds nothing of any job until its `go`."""
     budget = job["output_budget"]
     files = {}  # what every test's scratch dir starts with (a command's source or build)
     if job.get("exec"):
-        files, ok = build_command(job, reply, zygote, keep)
+        files, ok = build_command(job, reply, zygote, keep, spare)
         if not ok:
             return 4
         if files is None:  # the build failed: no test runs
             tests = []
     following = None
     if tests:
-        zygote.send(b"fork")
-        following = _Program(zygote)
+        following = spare.pop()
+        following.receive(zygote)
     for index, test in enumerate(tests):
         program, following = following, None
         restore_files(SCRATCH, files)
         program.go(test, job, cpu)
         if index + 1 < len(tests):  # forked while this test runs; it waits for its own go
-            zygote.send(b"fork")
-            following = _Program()
+            following = _Program(zygote)
         record = run_test(job, test, program, following, zygote, keep, budget)
         budget = max(budget - len(record["stdout"]), 0)
         record.update(job=job["id"], i=index)
@@ -95,10 +98,12 @@ def run_job(job, tests, reply, zygote, keep, cpu=None):
         if not cleaned(zygote):
             return 4  # something survived the cleanup: no later test may see it
     write_line(reply, {"end": True, "job": job["id"]})
+    if not spare:
+        spare.append(_Program(zygote))
     return 0
 
 
-def build_command(job, reply, zygote, keep):
+def build_command(job, reply, zygote, keep, spare):
     """(files every test of a command starts with, whether the cleanup held). The files are its source,
     or for a compiled language what its one build step kept: the build runs as a program process of
     its own under the build's limits and is reported as test -1; files is None when it failed."""
@@ -109,10 +114,11 @@ def build_command(job, reply, zygote, keep):
     step = dict(job, exec=build["exec"], timeout=build["timeout"], memory_bytes=build["memory_bytes"],
                 stack_bytes=build.get("stack_bytes"))
     restore_files(SCRATCH, sources)
-    zygote.send(b"fork")
-    program = _Program(zygote)
+    program = spare.pop()
+    program.receive(zygote)
+    spare.append(_Program(zygote))  # for the first test (`run_job`), forked as the build runs
     program.go({"stdin": ""}, step, None)
-    record = run_test(step, {}, program, None, zygote, keep, step["max_output"])
+    record = run_test(step, {}, program, spare[0], zygote, keep, step["max_output"])
     files = keep_files(SCRATCH, build["keep"]) if record["status"] == "passed" else None
     if record["status"] == "passed" and not files:
         record.update(status="error", message="the build produced none of " + ", ".join(build["keep"]))
@@ -126,13 +132,13 @@ def build_command(job, reply, zygote, keep):
 class _Program:
     """A program process for one test, forked by the zygote; it starts the program on `go`."""
 
-    def __init__(self, zygote=None):
+    def __init__(self, zygote):
+        """Asks the zygote for the process now; its pid and fds are read by `receive`."""
         self.pid = None
         self.stdin_fd = None
         self.started = None
         self.mode = None
-        if zygote is not None:
-            self.receive(zygote)
+        zygote.send(b"fork")
 
     def receive(self, zygote):
         """Its pid and fds (read once the current test is judged, for one forked ahead)."""
