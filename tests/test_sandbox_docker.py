@@ -93,13 +93,14 @@ def score(srv: LocalRewardServer, response: str, ground_truth: Any, verifier: st
     return result
 
 
-def _idle(pids: list[int] | None) -> bool:
-    """An idle slot: the zygote (PID 1) and its test process."""
-    return pids is None or (pids[:1] == [1] and len(pids) <= 2)
+def _idle(procs: list[tuple[int, int]] | None) -> bool:
+    """An idle slot: the zygote (PID 1), its test process and the next job's program process forked ahead, all
+    of the harness's uid (the container's root) until a job's `go`: no process of a program's uid is left."""
+    return procs is None or (procs[:1] == [(1, 0)] and len(procs) <= 3 and all(uid == 0 for _, uid in procs))
 
 
 def assert_nothing_left_behind(api: Any, srv: LocalRewardServer) -> None:
-    """At most one container per slot, each holding only the zygote and its test process."""
+    """At most one container per slot, each holding only its idle harness processes (`_idle`)."""
     deadline = time.monotonic() + 10
     while True:
         containers = server_containers(api, srv)
@@ -112,11 +113,21 @@ def assert_nothing_left_behind(api: Any, srv: LocalRewardServer) -> None:
     assert all(_idle(p) for p in procs.values()), f"processes outlived their run: {procs}"
 
 
-_LIST_PIDS = "import os; print(' '.join(p for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()))"
+# pid:real uid (from status: a non-dumpable process's /proc entry is owned by root whatever its uid)
+_LIST_PIDS = """
+import os
+for p in os.listdir('/proc'):
+    if p.isdigit() and int(p) != os.getpid():
+        try:
+            status = open(f'/proc/{p}/status').read()
+        except OSError:
+            continue  # gone meanwhile
+        print(f"{p}:{status.split('Uid:')[1].split()[0]}")
+"""
 
 
-def _processes(api: Any, container: str) -> list[int] | None:
-    """The pids in the container's namespace, zombies included (seen from a `docker exec`), or None
+def _processes(api: Any, container: str) -> list[tuple[int, int]] | None:
+    """The pids and uids in the container's namespace, zombies included (seen from a `docker exec`), or None
     if it is gone meanwhile (`docker top` lists neither zombies nor processes of other cgroups)."""
     import docker
 
@@ -125,7 +136,7 @@ def _processes(api: Any, container: str) -> list[int] | None:
         out = api.exec_start(exec_id).decode()
     except docker.errors.APIError:
         return None
-    return sorted(int(p) for p in out.split())
+    return sorted((int(pid), int(uid)) for pid, uid in (p.split(":") for p in out.split()))
 
 
 # -- formats -------------------------------------------------------------------------------------------
