@@ -1,8 +1,9 @@
-"""Forms a question asks for besides the value, from batch 13's and batch 15's held-out false accepts
-(benchmarks/data/real_outputs.jsonl), read after their splits' never-tuned numbers were recorded (docs/fidelity.md,
-"Held-out misses read after their numbers were recorded"): a radical left in a denominator for "Simplify", a function
-left unevaluated for "a common fraction", a multiple of the equation a normalized form asks for. Each 0.0 case
-with its question scored 1 before its fix; the 1.0 cases are guards (the value decides without such a question)."""
+"""What a question asks for, from batch 13's and batch 15's held-out misses (benchmarks/data/real_outputs.jsonl),
+read after their splits' never-tuned numbers were recorded (docs/fidelity.md, "Held-out misses read after their
+numbers were recorded"). False accepts: a radical left in a denominator for "Simplify", a function left unevaluated
+for "a common fraction", a multiple of the equation a normalized form asks for (each 0.0 case with its question
+scored 1 before its fix; the 1.0 cases are guards: without such a question the value decides). False rejects: the
+expression the question asks for labelling the value (each 1.0 case scored 0 before; the 0.0 cases are guards)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ PLANE = ("Problem: Find the equation of the plane containing the points $(0,-1,-
          "Enter your answer in the form\n\\[Ax + By + Cz + D = 0,\\]where $A,$ $B,$ $C,$ $D$ are integers such that "
          "$A > 0$ and $\\gcd(|A|,|B|,|C|,|D|) = 1.$")
 PLANE_REF = "5x - 7y + 11z + 4 = 0"
+ROOTS = ("Problem: Compute $a+b+c,$ given that $a,$ $b,$ and $c$ are the roots of "
+         "\\[\\frac{1}{x} + 5x^2 = 6x - 24.\\]")
+ASYMPTOTES = ("Problem: The graph of $f(x)=\\frac{2x}{x^2-5x-14}$ has vertical asymptotes $x=a$ and $x=b$, and "
+              "horizontal asymptote $y=c$.  Find $a+b+c$.")
 
 CASES = {
     # batch 13 (Qwen2.5-Math-7B, math_00146): simplest radical form has no radical in a denominator.
@@ -56,6 +61,19 @@ CASES = {
         ("$\\boxed{-5x + 7y - 11z - 4 = 0}$", PLANE_REF, None, 1.0),
         ("$\\boxed{-5x + 7y - 11z - 4 = 0}$", PLANE_REF,
          "Find the equation of the plane containing the points $(0,-1,-1),$ $(-4,4,4),$ and $(4,5,1).$", 1.0),
+    ],
+    # batch 13 (gemma2-2b, math_00157) and batch 15 (gemma2-2b openmath, math_00047): the asked expression labels
+    # the value as `x =` does. Not another expression, one the question only mentions, nor without the question.
+    "asked expression": [
+        ("**5. FORMAT:**\n\n$\\boxed{a + b + c = \\frac{6}{5}}$ \n\n\n\nLet me know if you'd like to explore other "
+         "challenging mathematical problems!", "\\frac65", ROOTS, 1.0),
+        ("**Answer:**  *a + b + c = 5*", "5", ASYMPTOTES, 1.0),
+        ("$\\boxed{a + b + c = 7 + (-2) + 0 = 5}$", "5", ASYMPTOTES, 1.0),  # a chain's last side: 1 before too
+        ("$\\boxed{a+b+c = 5}$", "5", "What is the value of $a + b + c$?", 1.0),
+        ("$\\boxed{a + b = \\frac{6}{5}}$", "\\frac65", ROOTS, 0.0),
+        ("$\\boxed{a + b + c = 7}$", "5", ASYMPTOTES, 0.0),
+        ("$\\boxed{a + b + c = \\frac{6}{5}}$", "\\frac65", None, 0.0),
+        ("$\\boxed{a + b + c = 5}$", "5", "The roots $a,b,c$ have sum $a+b+c$. Find $abc$.", 0.0),
     ],
 }
 

@@ -39,21 +39,21 @@ _COMMON_FRACTION_RE = re.compile(r"\bcommon fraction\b", re.IGNORECASE)
 _FUNCTION_RE = re.compile(r"(?<![a-zA-Z])\\?(?:log|ln|lg|sin|cos|tan|cot|sec|csc|exp)(?![a-zA-Z])")
 
 
-def _key(text: str) -> str:
+def math_key(text: str) -> str:
     return re.sub(r"\s+", "", normalize_answer(text))
 
 
 def _restates(prompt: str, reference: str, answer: str) -> bool:
     """Whether every exact side of the answer is an expression the prompt quotes (approximations after
     `\\approx` state no exact form)."""
-    quoted = {_key(a or b) for a, b in _QUOTED_MATH_RE.findall(prompt)}
-    if not quoted or _key(reference) in quoted:
+    quoted = {math_key(a or b) for a, b in _QUOTED_MATH_RE.findall(prompt)}
+    if not quoted or math_key(reference) in quoted:
         return False
     sides = [_APPROXIMATION_RE.sub("", side).strip() for side in top_level_split(answer, ("=",))]
     if len(sides) > 1 and is_simple_lhs(sides[0]):
         sides = sides[1:]  # `x = \sqrt{242}`: the label states nothing
     exact = [side for side in sides if side]
-    return bool(exact) and all(_key(side) in quoted for side in exact)
+    return bool(exact) and all(math_key(side) in quoted for side in exact)
 
 
 def _radical_denominator(text: str) -> bool:

@@ -14,6 +14,7 @@ from olmorl.rewards._settings import Settings
 from olmorl.rewards.judge._verifier import JudgeVerifier
 from olmorl.rewards.math import _judge_fallback as fallback
 from olmorl.rewards.math import _structure as st
+from olmorl.rewards.math._asked_expression import asked_value
 from olmorl.rewards.math._choices import chosen_letter
 from olmorl.rewards.math._equivalence import Verdict, equivalent
 from olmorl.rewards.math._extract import Extraction, extract_answer
@@ -268,6 +269,10 @@ class _MathFamily(Verifier):
             if (not verdict.match and len(extraction.candidates) == 1 and st.as_letter(ref) is not None
                     and (letter := chosen_letter(prompt, extraction.candidates[0], task.options.rel_tol))):
                 verdict = equivalent(ref, letter, task.options.rel_tol)  # an option's content names its letter
+            if (not verdict.match and len(extraction.candidates) == 1
+                    and (asked := asked_value(prompt, extraction.candidates[0]))):
+                # `a + b + c = \frac{6}{5}` for "Compute $a+b+c$": the asked expression labels the value
+                verdict, compared = self.compare(ref, replace(extraction, candidates=(asked,)), task.options.rel_tol)
             if verdict.match and (imprecise := _precision_missed(prompt, compared_ref, compared)) is not None:
                 verdict = Verdict(False, "mismatch")  # the value, but not at the precision the question asks for
             if verdict.match and (missed_form := unrequested_form(prompt, compared_ref, compared)):
