@@ -100,7 +100,20 @@ MORE = "Therefore, Juanita spends **$60.00** more annually on the newspaper than
         (MORE[:-1] + " if she buys it daily.", "60", NEWSPAPER, 0.0),
         (MORE[:-1], "60", NEWSPAPER, 0.0),
         ("Thus, Ingrid was 165 minutes later to the party than Paul.", "165", "How late was Ingrid?", 0.0),
+        # Seen while testing the rule above: a short comparison ("$60 less than Grant.") fits the three-word unit
+        # allowance and was read as its value whatever the question asks. It states the answer only to a question
+        # that asks a difference with that comparative. The next three cases scored 1 before; the rest are guards.
+        ("Juanita spends $60 less than Grant.", "60", NEWSPAPER, 0.0),
+        ("Therefore, Juanita spends $60 less than Grant.", "60", NEWSPAPER, 0.0),
+        ("Therefore, Juanita spends $60 more than Grant.", "60", None, 0.0),
+        ("Therefore, Tom is 3 years older than Ann.", "3", "How old is Tom?", 0.0),
+        ("Therefore, Juanita spends $60 more than Grant.", "60", NEWSPAPER, 1.0),
+        ("Grant spends $60 less than Juanita.", "60",
+         "How much less money does Grant spend buying the newspaper yearly than Juanita?", 1.0),
+        ("Therefore, Tom is 3 years older than Ann.", "3", "How many years older is Tom than Ann?", 1.0),
+        ("Therefore, Juanita spends $60 per year.", "60", NEWSPAPER, 1.0),
     ],
 )
 def test_a_value_before_the_asked_comparative_states_the_difference(response, reference, prompt, reward):
     assert score(response, reference, prompt) == reward, response
+

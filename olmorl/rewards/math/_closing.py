@@ -62,6 +62,10 @@ _AFTER_FINAL_RE = re.compile(
     rf"^[ \t]*(?:\\?%|{_UNIT_WORD}(?:[ \t]+{_UNIT_WORD}){{0,2}}|[\u4e00-\u9fff]{{1,6}})?[ \t]*[.!。]?\s*$"
 )
 _ENDED_RE = re.compile(r"[.!。]\s*$")
+# A value then a comparative and "than" ("$60 less than Grant", "3 years older than Tom"): a comparison.
+_COMPARISON_AFTER_RE = re.compile(
+    rf"[ \t]*(?:{_UNIT_WORD}[ \t]+){{0,3}}?(?!other\b|rather\b)(?:more|less|fewer|[a-z]{{3,}}er)[ \t]+than\b",
+    re.IGNORECASE)
 _SENTENCE_BOUNDARY_RE = re.compile(r"(?<=[.!?。])\s+|\n")
 _CONCLUSION_RE = re.compile(
     r"^\W*(?:therefore|thus|so|hence|consequently|finally|overall|altogether|together(?!\s+with\b)|"
@@ -244,7 +248,7 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     # minutes late to the party."); a condition, contrast, comparison or more arithmetic there says something else.
     if value is None or (value is numbers[-1] and not ends and not plain_tail(sentence[value.end():])
                          and not _asked_difference(sentence[value.end():], question)) \
-            or _negated(sentence, value.start()):
+            or _negated(sentence, value.start()) or _unasked_comparison(sentence[value.end():], question):
         return None
     if not anchored and value is not numbers[0]:
         # A named subject states the value right after its verb; its sentence's other numbers may only restate
@@ -283,6 +287,12 @@ def _asked_difference(tail: str, question: str) -> bool:
         return False
     stated = re.match(rf"[ \t]*(?:{_UNIT_WORD}[ \t]+){{0,3}}?{asked.group(1)}\b(.*?)\bthan\b(.*)$", tail, re.IGNORECASE)
     return stated is not None and plain_tail(f"{stated.group(1)} {stated.group(2)}")
+
+
+def _unasked_comparison(tail: str, question: str) -> bool:
+    """"$60 less than Grant." states a comparison, short enough to pass for a unit: it answers only a question that
+    asks a difference with that comparative ("How much less ...?"), not "How much more ...?" nor no question."""
+    return bool(_COMPARISON_AFTER_RE.match(tail)) and not _asked_difference(tail, question)
 
 
 def _listed_value(body: str) -> str:

@@ -5,44 +5,103 @@ An answer equal in value to the reference but with a decimal left under a radica
 for; nor has one that only restates the expression the question quotes (`\\sqrt{242}`, or `\\sqrt{242} \\approx
 15.6`, for "Simplify $\\sqrt{242}$"; `\\sqrt{242} = 11\\sqrt{2}` states the simplified form and passes). Without
 such a question, or where the reference itself keeps a decimal under a radical or is the quoted expression, the
-value decides.
+value decides. Simplest radical form has no radical in a denominator: `\\frac{1}{\\sqrt{3}}` for "Simplify
+$\\frac{3}{\\sqrt{27}}$" (reference `\\frac{\\sqrt{3}}{3}`) has not simplified (a reference that keeps one decides
+by value).
+
+"Express your answer as a common fraction" asks for a ratio of integers: an answer that leaves a function
+unevaluated (`x = 1 + \\log_4(2)` for `\\frac{3}{2}`) has not given it, though its value is right.
+
+An equation asked for "in the form \\[Ax + By + Cz + D = 0\\], where ... $A > 0$ and $\\gcd(...) = 1$" has one right
+writing: a multiple of the reference (`-5x + 7y - 11z - 4 = 0` for `5x - 7y + 11z + 4 = 0`, or twice it) is the same
+plane but not the form asked. Without such conditions an equation still equals its multiples (`2x + 2y = 2`).
 """
 
 from __future__ import annotations
 
 import re
 
-from olmorl.rewards.math._normalize import normalize_answer
+from olmorl.rewards.math._normalize import matching_brace, normalize_answer
 from olmorl.rewards.math._structure import is_simple_lhs, top_level_split
+from olmorl.rewards.math._sympy import parse_latex, same_function
 
 _SIMPLIFY_RE = re.compile(r"\bsimplif(?:y|ied)\b|\bsimplest\b", re.IGNORECASE)
 _DECIMAL_RADICAND_RE = re.compile(r"\\sqrt(?:\[[^\]]*\])?\{[^{}]*\d\.\d")
 _QUOTED_MATH_RE = re.compile(r"\$\$?(.+?)\$\$?|\\\((.+?)\\\)", re.DOTALL)
 _APPROXIMATION_RE = re.compile(r"\\approx.*$", re.DOTALL)
+_FRACTION_RE = re.compile(r"\\[dt]?frac\s*")
+_SLASH_RADICAL_RE = re.compile(r"/\s*(?:\\sqrt|√|\([^()]*(?:\\sqrt|√)[^()]*\))")  # `1/\sqrt{3}`, `1/(2\sqrt{3})`
+# "in the form ... where A > 0" / "... gcd(|A|,|B|) = 1": the form fixes the coefficients' sign and scale.
+_NORMALIZED_FORM_RE = re.compile(r"\bin the form\b.*?(?:(?<![a-zA-Z])[A-Za-z]\$?\s*>\s*0|\\gcd)",
+                                 re.IGNORECASE | re.DOTALL)
+_COMMON_FRACTION_RE = re.compile(r"\bcommon fraction\b", re.IGNORECASE)
+# A function left unevaluated: `\log_4(2)`, `log_4 2`, `\ln 3`, `\sin 30^\circ` (not a letter inside a word).
+_FUNCTION_RE = re.compile(r"(?<![a-zA-Z])\\?(?:log|ln|lg|sin|cos|tan|cot|sec|csc|exp)(?![a-zA-Z])")
 
 
-def _key(text: str) -> str:
+def math_key(text: str) -> str:
     return re.sub(r"\s+", "", normalize_answer(text))
 
 
 def _restates(prompt: str, reference: str, answer: str) -> bool:
     """Whether every exact side of the answer is an expression the prompt quotes (approximations after
     `\\approx` state no exact form)."""
-    quoted = {_key(a or b) for a, b in _QUOTED_MATH_RE.findall(prompt)}
-    if not quoted or _key(reference) in quoted:
+    quoted = {math_key(a or b) for a, b in _QUOTED_MATH_RE.findall(prompt)}
+    if not quoted or math_key(reference) in quoted:
         return False
     sides = [_APPROXIMATION_RE.sub("", side).strip() for side in top_level_split(answer, ("=",))]
     if len(sides) > 1 and is_simple_lhs(sides[0]):
         sides = sides[1:]  # `x = \sqrt{242}`: the label states nothing
     exact = [side for side in sides if side]
-    return bool(exact) and all(_key(side) in quoted for side in exact)
+    return bool(exact) and all(math_key(side) in quoted for side in exact)
 
 
-def unsimplified(prompt: str, reference: str, compared: list[str]) -> bool:
-    """Whether the prompt asks to simplify and the matched answer still has a decimal under a radical sign or
-    only restates the expression the prompt quotes."""
-    if not _SIMPLIFY_RE.search(prompt):
+def _radical_denominator(text: str) -> bool:
+    """Whether a fraction in the text has a radical sign in its denominator."""
+    if _SLASH_RADICAL_RE.search(text):
+        return True
+    for match in _FRACTION_RE.finditer(text):
+        if not text.startswith("{", match.end()) or (numerator_end := matching_brace(text, match.end())) < 0:
+            continue
+        if text.startswith("{", numerator_end + 1) and (end := matching_brace(text, numerator_end + 1)) >= 0:
+            denominator = text[numerator_end + 2:end]
+            if "\\sqrt" in denominator or "√" in denominator:
+                return True
+    return False
+
+
+def _rescaled_equation(reference: str, answer: str) -> bool:
+    """Whether the answer equation is a multiple of the reference equation other than itself (the same when the
+    value comparison matched them: their `left - right` differ by a constant factor)."""
+    ref_sides, ans_sides = top_level_split(reference, ("=",)), top_level_split(answer, ("=",))
+    if len(ref_sides) != 2 or len(ans_sides) != 2:
         return False
-    return any(_restates(prompt, reference, answer) for answer in compared) or (
-        not _DECIMAL_RADICAND_RE.search(reference)
-        and any(_DECIMAL_RADICAND_RE.search(answer) for answer in compared))
+    try:
+        ref_diff = parse_latex(ref_sides[0]) - parse_latex(ref_sides[1])
+        ans_diff = parse_latex(ans_sides[0]) - parse_latex(ans_sides[1])
+        return not same_function(ref_diff, ans_diff, 1e-9)
+    except Exception:  # noqa: BLE001  # a side that does not parse: the value comparison decided
+        return False
+
+
+def unrequested_form(prompt: str, reference: str, compared: list[str]) -> str | None:
+    """The form the prompt asks for that the matched answer, equal in value, does not give ("simplified": a
+    decimal under a radical, a radical in a denominator, or only the quoted expression restated; "common
+    fraction": a function left unevaluated; "normalized equation": a multiple of the reference equation where the
+    prompt fixes its coefficients' sign or scale), or None."""
+    if _NORMALIZED_FORM_RE.search(prompt) and any(_rescaled_equation(reference, answer) for answer in compared):
+        return "normalized equation"
+    if _COMMON_FRACTION_RE.search(prompt) and not _FUNCTION_RE.search(reference) and any(
+            _FUNCTION_RE.search(answer) for answer in compared):
+        return "common fraction"
+    if not _SIMPLIFY_RE.search(prompt):
+        return None
+    if any(_restates(prompt, reference, answer) for answer in compared):
+        return "simplified"
+    if not _DECIMAL_RADICAND_RE.search(reference) and any(_DECIMAL_RADICAND_RE.search(answer) for answer in compared):
+        return "simplified"
+    # A chain's last side is the form it ends in: `\frac{3}{\sqrt{27}} = \frac{\sqrt{3}}{3}` has simplified.
+    if not _radical_denominator(reference) and any(
+            _radical_denominator(top_level_split(answer, ("=",))[-1]) for answer in compared):
+        return "simplified"
+    return None

@@ -14,13 +14,14 @@ from olmorl.rewards._settings import Settings
 from olmorl.rewards.judge._verifier import JudgeVerifier
 from olmorl.rewards.math import _judge_fallback as fallback
 from olmorl.rewards.math import _structure as st
+from olmorl.rewards.math._asked_expression import asked_value
 from olmorl.rewards.math._choices import chosen_letter
 from olmorl.rewards.math._equivalence import Verdict, equivalent
 from olmorl.rewards.math._extract import Extraction, extract_answer
 from olmorl.rewards.math._normalize import normalize_answer
 from olmorl.rewards.math._numbers import numbers_match, parse_number
 from olmorl.rewards.math._precision import at_requested_precision, exact_value, prompt_text, requested_places
-from olmorl.rewards.math._requested_form import unsimplified
+from olmorl.rewards.math._requested_form import unrequested_form
 from olmorl.rewards.math._sympy import TooLarge, parse_latex
 
 MathGroundTruth = str | int | float | list[str | int | float]
@@ -247,7 +248,7 @@ class _MathFamily(Verifier):
         verdict, compared = Verdict(False, "mismatch"), list[str]()
         percent_allowed = task.options.percent_as_fraction or bool(_PERCENT_PROMPT_RE.search(prompt))
         imprecise: int | None = None
-        not_simplified = False
+        missed_form: str | None = None
         for raw, ref in zip(references(task.ground_truth), refs):
             verdict, compared = self.compare(ref, extraction, task.options.rel_tol)
             compared_ref = ref
@@ -268,10 +269,14 @@ class _MathFamily(Verifier):
             if (not verdict.match and len(extraction.candidates) == 1 and st.as_letter(ref) is not None
                     and (letter := chosen_letter(prompt, extraction.candidates[0], task.options.rel_tol))):
                 verdict = equivalent(ref, letter, task.options.rel_tol)  # an option's content names its letter
+            if (not verdict.match and len(extraction.candidates) == 1
+                    and (asked := asked_value(prompt, extraction.candidates[0]))):
+                # `a + b + c = \frac{6}{5}` for "Compute $a+b+c$": the asked expression labels the value
+                verdict, compared = self.compare(ref, replace(extraction, candidates=(asked,)), task.options.rel_tol)
             if verdict.match and (imprecise := _precision_missed(prompt, compared_ref, compared)) is not None:
                 verdict = Verdict(False, "mismatch")  # the value, but not at the precision the question asks for
-            if verdict.match and (not_simplified := unsimplified(prompt, compared_ref, compared)):
-                verdict = Verdict(False, "mismatch")  # the value, but not simplified as the question asks
+            if verdict.match and (missed_form := unrequested_form(prompt, compared_ref, compared)):
+                verdict = Verdict(False, "mismatch")  # the value, but not in the form the question asks for
             if verdict.match:
                 break
         if verdict.reason == "unparseable" and not any(_reference_parses(ref) for ref in refs):
@@ -280,8 +285,8 @@ class _MathFamily(Verifier):
         details = _details(extraction, refs, compared, verdict.reason)
         if imprecise is not None and not verdict.match:
             details["requested_decimal_places"] = imprecise
-        if not_simplified and not verdict.match:
-            details["requested_form"] = "simplified"
+        if missed_form and not verdict.match:
+            details["requested_form"] = missed_form
         return self._scored(task, float(verdict.match), details)
 
     @staticmethod

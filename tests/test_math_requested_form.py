@@ -1,0 +1,84 @@
+"""What a question asks for, from batch 13's and batch 15's held-out misses (benchmarks/data/real_outputs.jsonl),
+read after their splits' never-tuned numbers were recorded (docs/fidelity.md, "Held-out misses read after their
+numbers were recorded"). False accepts: a radical left in a denominator for "Simplify", a function left unevaluated
+for "a common fraction", a multiple of the equation a normalized form asks for (each 0.0 case with its question
+scored 1 before its fix; the 1.0 cases are guards: without such a question the value decides). False rejects: the
+expression the question asks for labelling the value (each 1.0 case scored 0 before; the 0.0 cases are guards)."""
+
+from __future__ import annotations
+
+import pytest
+
+from olmorl.rewards._settings import Settings
+from olmorl.rewards.engine._registry import load_verifiers
+
+VERIFIER = load_verifiers()["math"](Settings())
+
+
+def score(response: str, reference: str, prompt: str | None = None) -> float:
+    return VERIFIER.score(VERIFIER.make_task(response, reference, {}, prompt)).reward
+
+
+SIMPLIFY = "Simplify the following:$$\\frac{3}{\\sqrt{27}}$$"
+RATIONAL = "\\frac{\\sqrt{3}}{3}"
+POWER = "Problem: What power of 4 is equal to 8? Express your answer as a common fraction."
+PLANE = ("Problem: Find the equation of the plane containing the points $(0,-1,-1),$ $(-4,4,4),$ and $(4,5,1).$  "
+         "Enter your answer in the form\n\\[Ax + By + Cz + D = 0,\\]where $A,$ $B,$ $C,$ $D$ are integers such that "
+         "$A > 0$ and $\\gcd(|A|,|B|,|C|,|D|) = 1.$")
+PLANE_REF = "5x - 7y + 11z + 4 = 0"
+ROOTS = ("Problem: Compute $a+b+c,$ given that $a,$ $b,$ and $c$ are the roots of "
+         "\\[\\frac{1}{x} + 5x^2 = 6x - 24.\\]")
+ASYMPTOTES = ("Problem: The graph of $f(x)=\\frac{2x}{x^2-5x-14}$ has vertical asymptotes $x=a$ and $x=b$, and "
+              "horizontal asymptote $y=c$.  Find $a+b+c$.")
+
+CASES = {
+    # batch 13 (Qwen2.5-Math-7B, math_00146): simplest radical form has no radical in a denominator.
+    "radical in a denominator": [
+        ("Thus, the simplified form is:\n\\[\n\\boxed{\\frac{1}{\\sqrt{3}}}\n\\]", RATIONAL, SIMPLIFY, 0.0),
+        ("$\\boxed{1/\\sqrt{3}}$", RATIONAL, SIMPLIFY, 0.0),
+        ("$\\boxed{\\dfrac{2}{3\\sqrt{3}}}$", "\\frac{2\\sqrt{3}}{9}", "Simplify $\\frac{2}{\\sqrt{27}}$.", 0.0),
+        ("$\\boxed{\\frac{\\sqrt{3}}{3}}$", RATIONAL, SIMPLIFY, 1.0),
+        ("$\\boxed{\\sqrt{3}/3}$", RATIONAL, SIMPLIFY, 1.0),
+        ("$\\boxed{\\frac{3}{\\sqrt{27}} = \\frac{\\sqrt{3}}{3}}$", RATIONAL, SIMPLIFY, 1.0),
+        ("$\\boxed{\\frac{1}{\\sqrt{3}}}$", RATIONAL, None, 1.0),
+        ("$\\boxed{\\frac{1}{\\sqrt{3}}}$", RATIONAL, "Compute $\\frac{3}{\\sqrt{27}}$.", 1.0),
+        ("$\\boxed{\\frac{1}{\\sqrt{3}}}$", "\\frac{1}{\\sqrt{3}}", SIMPLIFY, 1.0),
+    ],
+    # batch 15 (gemma2-9b openmath, math_00048): a common fraction is a ratio of integers, not a log of one.
+    "common fraction": [
+        ("**5. FORMAT:**\n\n\n\\boxed{x = 1 + \\log_4(2)}", "\\frac{3}{2}", POWER, 0.0),
+        ("$\\boxed{\\log_4 8}$", "\\frac{3}{2}", POWER, 0.0),
+        ("$\\boxed{\\frac{3}{2}}$", "\\frac{3}{2}", POWER, 1.0),
+        ("$\\boxed{x = \\frac{3}{2}}$", "\\frac{3}{2}", POWER, 1.0),
+        ("$\\boxed{x = 1 + \\log_4(2)}$", "\\frac{3}{2}", "What power of 4 is equal to 8?", 1.0),
+    ],
+    # batch 13 (gemma2-9b, math_00179): "where A > 0 and gcd(...) = 1" fixes the equation's sign and scale.
+    "normalized equation": [
+        ("**5. FORMAT:**\n\n\n\\[\\boxed{-5x + 7y - 11z - 4 = 0}\\]", PLANE_REF, PLANE, 0.0),
+        ("$\\boxed{10x - 14y + 22z + 8 = 0}$", PLANE_REF, PLANE, 0.0),
+        ("$\\boxed{5x - 7y + 11z + 4 = 0}$", PLANE_REF, PLANE, 1.0),
+        ("$\\boxed{5x - 7y + 11z = -4}$", PLANE_REF, PLANE, 1.0),
+        ("$\\boxed{-5x + 7y - 11z - 4 = 0}$", PLANE_REF, None, 1.0),
+        ("$\\boxed{-5x + 7y - 11z - 4 = 0}$", PLANE_REF,
+         "Find the equation of the plane containing the points $(0,-1,-1),$ $(-4,4,4),$ and $(4,5,1).$", 1.0),
+    ],
+    # batch 13 (gemma2-2b, math_00157) and batch 15 (gemma2-2b openmath, math_00047): the asked expression labels
+    # the value as `x =` does. Not another expression, one the question only mentions, nor without the question.
+    "asked expression": [
+        ("**5. FORMAT:**\n\n$\\boxed{a + b + c = \\frac{6}{5}}$ \n\n\n\nLet me know if you'd like to explore other "
+         "challenging mathematical problems!", "\\frac65", ROOTS, 1.0),
+        ("**Answer:**  *a + b + c = 5*", "5", ASYMPTOTES, 1.0),
+        ("$\\boxed{a + b + c = 7 + (-2) + 0 = 5}$", "5", ASYMPTOTES, 1.0),  # a chain's last side: 1 before too
+        ("$\\boxed{a+b+c = 5}$", "5", "What is the value of $a + b + c$?", 1.0),
+        ("$\\boxed{a + b = \\frac{6}{5}}$", "\\frac65", ROOTS, 0.0),
+        ("$\\boxed{a + b + c = 7}$", "5", ASYMPTOTES, 0.0),
+        ("$\\boxed{a + b + c = \\frac{6}{5}}$", "\\frac65", None, 0.0),
+        ("$\\boxed{a + b + c = 5}$", "5", "The roots $a,b,c$ have sum $a+b+c$. Find $abc$.", 0.0),
+    ],
+}
+
+
+@pytest.mark.parametrize(("response", "reference", "prompt", "reward"),
+                         [case for cases in CASES.values() for case in cases])
+def test_the_form_the_question_asks_for(response, reference, prompt, reward):
+    assert score(response, reference, prompt) == reward
