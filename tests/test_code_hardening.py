@@ -483,30 +483,45 @@ print("PWNED" if hits else "blocked", hits)
 
 def test_the_harness_holds_no_more_fds_after_many_tests():
     """The slot's processes are long-lived: every test must give back each fd it took."""
-    def harness_fds(pool: SandboxPool) -> int:
+    def harness_fds(pool: SandboxPool) -> tuple[int, int]:
         root = pool._slots[0].channel.proc.pid  # bwrap; the zygote and test process run below it
         pids = [p for p in os.listdir("/proc") if p.isdigit()]
-        counts = 0
+        processes = counts = 0
         for pid in pids:
             try:
-                if b"harness.py" in Path(f"/proc/{pid}/cmdline").read_bytes() and \
-                        str(root) in Path(f"/proc/{pid}/stat").read_text() + _ancestors(int(pid)):
+                # under this slot's bwrap (a pid compared whole: as a substring, another pool's processes matched)
+                if b"harness.py" in Path(f"/proc/{pid}/cmdline").read_bytes() and root in _ancestors(int(pid)):
                     counts += len(os.listdir(f"/proc/{pid}/fd"))
+                    processes += 1
             except OSError:
                 continue
-        return counts
+        return processes, counts
+
+    def idle_fds(pool: SandboxPool, idle: int) -> int:
+        """The fds of an idle slot: its `idle` processes, the next job's program process forked ahead among them
+        (it is forked after the reply, so counting right away raced it), the count held for three reads."""
+        deadline = time.monotonic() + 10
+        seen: list[tuple[int, int]] = []
+        while time.monotonic() < deadline:
+            seen = [*seen[-2:], harness_fds(pool)]
+            if len(seen) == 3 and len(set(seen)) == 1 and seen[0][0] == idle:
+                break
+            time.sleep(0.05)
+        return seen[-1][1]
 
     async def run() -> tuple[int, int]:
         pool = SandboxPool("bwrap", slots=1, limits=SandboxLimits(test_timeout_s=5.0))
         await pool.start()
         try:
+            time.sleep(0.5)  # the first program process is forked ahead right after the start
+            idle = harness_fds(pool)[0]
             tests = [Input(code="assert x == 1"), Input(stdin="", expected_stdout="1"),
                      Input(code="print(1)\nassert x == 2")] * 20
             await pool.run("x = 1\nprint(x)", tests)
-            before = harness_fds(pool)
+            before = idle_fds(pool, idle)
             runs, failure = await pool.run("x = 1\nprint(x)", tests)
             assert failure is None and [r.status for r in runs[:3]] == ["passed", "passed", "failed"]
-            return before, harness_fds(pool)
+            return before, idle_fds(pool, idle)
         finally:
             await pool.stop()
 
@@ -514,15 +529,15 @@ def test_the_harness_holds_no_more_fds_after_many_tests():
     assert before > 0 and after == before, (before, after)
 
 
-def _ancestors(pid: int) -> str:
-    chain = []
+def _ancestors(pid: int) -> list[int]:
+    chain = [pid]
     while pid > 1:
         try:
             pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError):
             break
-        chain.append(str(pid))
-    return " ".join(chain)
+        chain.append(pid)
+    return chain
 
 
 def test_a_small_memory_option_limits_the_program_not_the_judge(server):
