@@ -14,7 +14,6 @@ import torch
 
 pytest.importorskip("deepspeed", reason="the [deepspeed] extra is not installed (scripts/test installs it)")
 
-from olmorl.rewards.service._local import free_port  # noqa: E402
 from olmorl.trainer.learners._plain import Learner  # noqa: E402
 from olmorl.trainer.learners._samples import TrainSample
 from olmorl.trainer._objective import LossSettings  # noqa: E402
@@ -78,8 +77,8 @@ def test_two_rank_deepspeed_matches_the_single_process_learner(setup):
     root, batches = setup
     cases = [{**SETTINGS, **case} for case in CASES]
     out = root / "ds.pt"
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
-           "--master_port", str(free_port()), str(WORKER), str(root / "m"), str(root / "samples.pt"),
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--standalone",
+           str(WORKER), str(root / "m"), str(root / "samples.pt"),
            json.dumps(cases), str(out)]
     start = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env={**os.environ, "OMP_NUM_THREADS": "1"})

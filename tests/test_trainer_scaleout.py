@@ -60,11 +60,10 @@ def test_loop_generates_on_two_engine_processes_and_pushes_every_version(task, t
 
 def test_cli_trains_with_a_two_rank_deepspeed_learner(task, tmp_path, reward_server):
     pytest.importorskip("deepspeed", reason="the [deepspeed] extra is not installed (scripts/test installs it)")
-    from olmorl.rewards.service._local import free_port
 
     url = reward_server()
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
-           "--master_port", str(free_port()), "-m", "olmorl.trainer._cli", "--model", str(task / "model"),
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--standalone",
+           "-m", "olmorl.trainer._cli", "--model", str(task / "model"),
            "--train-files", f"[{task / 'train.jsonl'}]", "--output-dir", str(tmp_path / "ds"), "--group-size", "4",
            "--prompts-per-step", "4", "--max-new-tokens", "1", "--learning-rate", "0.01", "--total-steps", "2",
            "--tensorboard", "false", "--reward-urls", f"[{url}]", "--learner-backend", "deepspeed",

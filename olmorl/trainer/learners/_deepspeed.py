@@ -36,10 +36,8 @@ def ensure_launcher_env() -> None:
     """A lone process without a launcher becomes a world of one; a partial launcher environment is an error."""
     present = [k for k in LAUNCHER_ENV if k in os.environ]
     if not present:
-        from olmorl.rewards.service._local import free_port
-
-        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), RANK="0", WORLD_SIZE="1",
-                          LOCAL_RANK="0")
+        # port 0: rank 0 binds whatever port is free itself (a port picked first and bound later can be taken between)
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT="0", RANK="0", WORLD_SIZE="1", LOCAL_RANK="0")
     elif len(present) < len(LAUNCHER_ENV):
         missing = [k for k in LAUNCHER_ENV if k not in os.environ]
         raise RuntimeError(f"the DeepSpeed learner needs {', '.join(LAUNCHER_ENV)} (set by torchrun / deepspeed); "
