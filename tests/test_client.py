@@ -199,3 +199,16 @@ async def test_a_raise_cancels_the_other_chunks(fake):
             await client.verify(items)
         await asyncio.sleep(1.2)  # time enough for a few more chunks, had they not been cancelled
     assert len(fake.requests) <= 2  # the failed chunk and the one in flight beside it
+
+
+def test_free_port_is_outside_the_ephemeral_range_outgoing_connections_take():
+    """A port from the ephemeral range can be taken by any outgoing connection before the server binds it (CI saw a
+    torchrun rendezvous fail with EADDRINUSE that way)."""
+    import socket
+
+    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    ports = {free_port() for _ in range(20)}
+    assert all(20000 <= p < low for p in ports) and len(ports) > 1
+    for port in ports:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", port))  # free when returned

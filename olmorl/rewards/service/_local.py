@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -16,9 +17,30 @@ from pydantic import BaseModel
 
 
 def free_port() -> int:
+    """A loopback port free now, for a server that binds it a moment later.
+
+    Picked at random below the kernel's ephemeral range: a port from that range (what binding port 0 returns) is
+    what every outgoing connection takes, so it can be gone before the server binds it. Ray's worker ports
+    (10002-19999 by default) are left alone too."""
+    low = _ephemeral_low()
+    for port in random.sample(range(20000, low), min(64, max(0, low - 20000))):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def _ephemeral_low() -> int:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
 
 
 def stop_process_group(process: subprocess.Popen[bytes] | None, grace_s: float = 15.0) -> None:
