@@ -44,7 +44,8 @@ two graders agree with each other. The sets:
   rows, GSM8K 5-shot and hendrycks_math, with the harness's own `exact_match`; then gpt-4o-mini's zero-shot GSM8K
   traces graded by an LLM extractor) was measured the same way, its first and fourth parts before the changes made
   for them; so was batch 16 (`"batch": 16`: gpt-4o's and the first run's traces of the same repository), its first
-  part before the changes made for it. Batches 13's and 15's held-out misses were read after their numbers were
+  part before the changes made for it; so was batch 20 (`"batch": 20`: RFT LLaMA-7B's GSM8K test outputs ending in
+  `#### N`, graded by the last number), with no change made for it. Batches 13's and 15's held-out misses were read after their numbers were
   recorded (batch 13: more baseline reports' problems; batch 15: more openmath reports' problems), so those splits
   are seen too.
 """
