@@ -44,7 +44,8 @@ two graders agree with each other. The sets:
   rows, GSM8K 5-shot and hendrycks_math, with the harness's own `exact_match`; then gpt-4o-mini's zero-shot GSM8K
   traces graded by an LLM extractor) was measured the same way, its first and fourth parts before the changes made
   for them; so was batch 16 (`"batch": 16`: gpt-4o's and the first run's traces of the same repository), its first
-  part before the changes made for it. Batches 13's and 15's held-out misses were read after their numbers were
+  part before the changes made for it; so was batch 20 (`"batch": 20`: RFT LLaMA-7B's GSM8K test outputs ending in
+  `#### N`, graded by the last number), with no change made for it. Batches 13's and 15's held-out misses were read after their numbers were
   recorded (batch 13: more baseline reports' problems; batch 15: more openmath reports' problems), so those splits
   are seen too.
 """
@@ -96,7 +97,8 @@ BATCH_SOURCES = {
     14: {"pmemoli/Data-Science-Thesis": "lm-eval --log_samples, batch 14 (gsm8k 5-shot, hendrycks_math)",
          "shreyshahi/gsm8k-evals": "GPT-4o-mini GSM8K traces, batch 14 (LLM extractor, string compare)"},
     15: {"labrem/neus2026-labre": "MATH500 reports, batch 15 (openmath prompts, problems past batch 11's)"},
-    16: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 16 (gpt-4o, the first run; LLM extractor, string compare)"}}
+    16: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 16 (gpt-4o, the first run; LLM extractor, string compare)"},
+    20: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 20 (#### answers, last number)"}}
 
 
 def source_name(row: dict) -> str:
