@@ -90,6 +90,34 @@ def test_regex_keyword_is_literal_in_fixed():
     assert _check("keywords:existence", {"keywords": [":-("]}, "sad :-( face", "fixed") == 1.0
 
 
+# `fixed` matches IFEval's keywords on word boundaries, and the keyword's plural in -s is the keyword: real outputs
+# whose authors' grader (a substring match) counted "SNEAKERS" for "the word sneaker should appear 10 or more times"
+# and "schedules" for "mention the keyword 'schedule' more than 5 times" (benchmarks/data/if_real_outputs.jsonl,
+# Sys2-CPI rows 39 and 54). Other words that merely contain the keyword still do not count.
+PLURAL_KEYWORDS = [
+    ("keywords:frequency", {"keyword": "sneaker", "frequency": 3, "relation": "at least"},
+     "A SNEAKER BRAND. PRADA'S SNEAKERS. SNEAKER CULTURE.", 1.0),
+    ("keywords:frequency", {"keyword": "schedule", "frequency": 3, "relation": "at least"},
+     "A shared schedule fits their schedules; the schedule holds.", 1.0),
+    ("keywords:existence", {"keywords": ["mom", "mother"]}, "Moms and mothers laugh.", 1.0),
+    ("keywords:forbidden_words", {"forbidden_words": ["collaborator"]}, "We thank our collaborators.", 0.0),
+    ("keywords:frequency", {"keyword": "photography", "frequency": 1, "relation": "less than"},
+     "Photographs, not photography's rules.", 0.0),
+    # guards: another word that contains the keyword, a plural other than -s
+    ("keywords:frequency", {"keyword": "war", "frequency": 1, "relation": "at least"}, "software awards toward", 0.0),
+    ("keywords:existence", {"keywords": ["war"]}, "fine wares", 0.0),
+    ("keywords:existence", {"keywords": ["cat"]}, "categories of cats", 1.0),
+    ("keywords:existence", {"keywords": ["cat"]}, "categories", 0.0),
+    ("keywords:forbidden_words", {"forbidden_words": ["issue"]}, "Tissues and reissued notes.", 1.0),
+]
+
+
+@pytest.mark.parametrize(("instruction_id", "kwargs", "text", "expected"), PLURAL_KEYWORDS,
+                         ids=[f"{c[0]}-{c[2][:20]}" for c in PLURAL_KEYWORDS])
+def test_fixed_keywords_count_their_plural(instruction_id, kwargs, text, expected):
+    assert _check(instruction_id, kwargs, text, "fixed") == expected
+
+
 def test_ground_truth_encodings():
     python_literal = "[{'instruction_id': ['punctuation:no_comma', 'last_word:last_word_answer'], 'kwargs': [None, {'last_word': 'brief'}]}]"
     as_json = '[{"instruction_id": ["punctuation:no_comma"], "kwargs": [null]}]'

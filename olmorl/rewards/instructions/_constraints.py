@@ -73,11 +73,12 @@ def compare(actual: int, relation: str, threshold: float) -> bool:
     return actual < threshold if relation == "less than" else actual >= threshold
 
 
-def keyword_pattern(keyword: str, fixed: bool) -> re.Pattern[str]:
+def keyword_pattern(keyword: str, fixed: bool, plural: bool = False) -> re.Pattern[str]:
     """How the references look a keyword up: as a regular expression, substring, case-insensitive.
-    `fixed`: the keyword is literal text with word boundaries."""
+    `fixed`: the keyword is literal text with word boundaries; `plural`: its plural in -s counts too ("sneakers"
+    is the word sneaker, as the references' substring match also says; "category" is not "cat")."""
     if fixed:
-        return re.compile(r"(?<!\w)" + re.escape(keyword) + r"(?!\w)", re.IGNORECASE)
+        return re.compile(r"(?<!\w)" + re.escape(keyword) + ("s?" if plural else "") + r"(?!\w)", re.IGNORECASE)
     return _compiled(keyword)
 
 

@@ -37,7 +37,7 @@ class Keywords(Kwargs):
 
 @constraint("keywords:existence", SRC, Keywords)
 def keywords_existence(text: str, kw: Keywords, fixed: bool) -> bool:
-    return all(keyword_pattern(k, fixed).search(text) for k in kw.keywords)
+    return all(keyword_pattern(k, fixed, plural=True).search(text) for k in kw.keywords)
 
 
 class KeywordFrequency(Kwargs):
@@ -53,7 +53,7 @@ class KeywordFrequency(Kwargs):
 
 @constraint("keywords:frequency", SRC, KeywordFrequency)
 def keywords_frequency(text: str, kw: KeywordFrequency, fixed: bool) -> bool:
-    return compare(len(keyword_pattern(kw.keyword, fixed).findall(text)), kw.relation, kw.frequency)
+    return compare(len(keyword_pattern(kw.keyword, fixed, plural=True).findall(text)), kw.relation, kw.frequency)
 
 
 class ForbiddenWords(Kwargs):
@@ -63,7 +63,7 @@ class ForbiddenWords(Kwargs):
 @constraint("keywords:forbidden_words", SRC, ForbiddenWords)
 def keywords_forbidden_words(text: str, kw: ForbiddenWords, fixed: bool) -> bool:
     for word in kw.forbidden_words:
-        rx = keyword_pattern(word, True) if fixed else re.compile(r"\b" + word + r"\b", re.IGNORECASE)
+        rx = keyword_pattern(word, True, plural=True) if fixed else re.compile(r"\b" + word + r"\b", re.IGNORECASE)
         if rx.search(text):
             return False
     return True

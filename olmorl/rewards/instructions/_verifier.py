@@ -16,7 +16,9 @@ Semantics `fixed` also corrects the references' known defects:
 - keywords are literal text matched on word boundaries, case-insensitive, not regular expressions
   (keywords:existence/frequency/forbidden_words/word_once/word_count_different_numbers/
   exclude_word_harder, count:count_increment_word, count:keywords_multiple, copy:repeat_phrase,
-  detectable_format:multiple_sections splitter, detectable_content:postscript custom marker);
+  detectable_format:multiple_sections splitter, detectable_content:postscript custom marker); IFEval's
+  keywords:existence/frequency/forbidden_words also count the keyword's plural in -s ("sneakers" is the word
+  sneaker; "category" is not "cat");
 - language checks fail on text without letters (the reference passes it) and, below 20 letters,
   response_language accepts any language langdetect considers, english_* accept Latin script
   ("OK" is all capitals);
