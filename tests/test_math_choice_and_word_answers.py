@@ -48,8 +48,7 @@ CASES = [
     (COIN, "The answer (Yes or No) is not known.", "no", 0.0),
     (COIN, "The answer (Yes or No) is not found.", "no", 0.0),
     (COIN, "Therefore, the answer (Yes or No) is dependent on your personal preference.", "no", 0.0),
-    (COIN, 'The answer (Yes or No) is the same as the answer to the question: "Is the coin still heads up?"', "yes",
-     0.0),
+    (COIN, 'The answer (Yes or No) is the same as the answer to: "Is the coin still heads up?"', "yes", 0.0),
 ]
 
 
