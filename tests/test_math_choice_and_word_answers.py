@@ -1,8 +1,10 @@
-"""Guards from batch 18's dev split (benchmarks/data/real_outputs.jsonl: GPT-3's zero-shot and zero-shot-CoT logs of
-multiple-choice, yes/no and last-letter tasks). The verifier graded every dev row as the careful grader does, so
-nothing was changed for the batch; these cases pin the forms it showed. A letter string is compared letter for letter
-(an anagram, an extra or a missing letter is wrong), a hedge between choices or a non-answer to a yes/no question
-scores 0, and where two final statements differ the last one is the answer."""
+"""Forms from batch 18's dev split (benchmarks/data/real_outputs.jsonl: GPT-3's zero-shot and zero-shot-CoT logs of
+multiple-choice, yes/no and last-letter tasks). Part 1's dev rows were all graded as the careful grader does; these
+cases pin their forms: a letter string is compared letter for letter (an anagram, an extra or a missing letter is
+wrong), a hedge between choices or a non-answer to a yes/no question scores 0, and where two final statements differ
+the last one is the answer. Part 2's one dev miss, "the answer (Yes or No) is most likely Yes.", is fixed: the yes/no
+named as the likelier is the answer, as "most likely B" names a choice; anything after the word, another word, "or"
+and "probably" keep it a hedge. Each 1.0 "most likely" case scored 0 before the fix."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ VERIFIER = load_verifiers()["math"](Settings())
 
 LETTERS = 'Take the last letters of each words in "Andrés Miles Ronaldo Melinda" and concatenate them.'
 CHOICES = "Where might he look for one? Answer Choices: (A) library (B) subway station (C) county engineer's office"
+OSAMA = "Did Osama bin Laden likely abstain from alcohol?"
 COIN = 'A coin is heads up. Gus does not flip the coin. Is the coin still heads up? Note that "flip" means "reverse".'
 
 
@@ -49,6 +52,14 @@ CASES = [
     (COIN, "The answer (Yes or No) is not found.", "no", 0.0),
     (COIN, "Therefore, the answer (Yes or No) is dependent on your personal preference.", "no", 0.0),
     (COIN, 'The answer (Yes or No) is the same as the answer to: "Is the coin still heads up?"', "yes", 0.0),
+    # the yes/no named as the likelier is the answer; anything after it, "or" and "probably" keep it a hedge
+    (OSAMA, "Therefore, the answer (Yes or No) is most likely Yes.", "yes", 1.0),
+    (OSAMA, "Therefore, the answer (Yes or No) is most likely No.", "no", 1.0),
+    (OSAMA, "Therefore, the answer (Yes or No) is most likely Yes.", "no", 0.0),
+    (OSAMA, "Therefore, the answer (Yes or No) is most likely yes or no.", "yes", 0.0),
+    (OSAMA, "Therefore, the answer (Yes or No) is most likely no, but it may be yes.", "no", 0.0),
+    (OSAMA, "Therefore, the answer (Yes or No) is probably Yes.", "yes", 0.0),
+    (OSAMA, "Therefore, the answer (Yes or No) is most likely Yesterday.", "yes", 0.0),
 ]
 
 
