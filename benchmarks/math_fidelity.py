@@ -47,7 +47,8 @@ two graders agree with each other. The sets:
   part before the changes made for it. Batches 13's and 15's held-out misses were read after their numbers were
   recorded (batch 13: more baseline reports' problems; batch 15: more openmath reports' problems), so those splits
   are seen too. Batch 18 (`"batch": 18`: GPT-3's zero-shot and zero-shot-CoT logs of multiple-choice, yes/no and
-  last-letter tasks, the pages after batches 1's and 2's) was measured once, and nothing was changed for it.
+  last-letter tasks, the pages after batches 1's and 2's) was measured once (in two parts), before the one change made
+  for it (a yes/no named as the most likely one).
 """
 
 from __future__ import annotations
