@@ -40,6 +40,9 @@ _DECIMAL_COMMA_RE = re.compile(r"^-?\d+,\d+$")
 _POINT_DECIMAL_RE = re.compile(r"^-?\d*\.\d+$")
 _THOUSANDS_RE = re.compile(r"^-?[1-9]\d{0,2}(?:,\d{3})+$")
 _BOOLEAN_LEAD_RE = re.compile(r"^(yes|no|true|false)\b\s*[,.;:!\-(]", re.IGNORECASE)
+# "the answer (Yes or No) is most likely Yes": the yes/no named as the likelier is the answer, as "most likely B"
+# names a choice (`_structure`); "probably yes" stays a hedge (`_extract`), and so does anything after the word.
+_MOST_LIKELY_BOOLEAN_RE = re.compile(r"^(?:the\s+)?most\s+likely\s+(?=(?:yes|no|true|false)\b)", re.IGNORECASE)
 _REALS_MINUS_RE = re.compile(r"^(?:\\mathbb\{R\}|\(-\\infty,\s*\\infty\))\s*\\setminus\s*\\\{(.+)\\\}$")
 # A bare string of letters ("abc", "nlly") is a word, not a product of symbols: `abc` is not `cba`.
 _LETTER_STRING_RE = re.compile(r"[A-Za-z]{2,}")
@@ -128,6 +131,8 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
 
 def _boolean(answer: str) -> str | None:
     """yes/no of an answer, also with a justification after it ("Yes, because 7 is prime")."""
+    if _MOST_LIKELY_BOOLEAN_RE.match(answer.strip()):  # only the word itself: "most likely no, but ..." is a hedge
+        return _BOOLEAN.get(_MOST_LIKELY_BOOLEAN_RE.sub("", answer.strip()).lower().strip("."))
     if (value := _BOOLEAN.get(answer.lower().strip("."))) is not None:
         return value
     m = _BOOLEAN_LEAD_RE.match(answer)
