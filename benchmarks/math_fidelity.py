@@ -75,7 +75,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 16: one row per repository.
+# Batches 3 to 17: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -96,7 +96,9 @@ BATCH_SOURCES = {
     14: {"pmemoli/Data-Science-Thesis": "lm-eval --log_samples, batch 14 (gsm8k 5-shot, hendrycks_math)",
          "shreyshahi/gsm8k-evals": "GPT-4o-mini GSM8K traces, batch 14 (LLM extractor, string compare)"},
     15: {"labrem/neus2026-labre": "MATH500 reports, batch 15 (openmath prompts, problems past batch 11's)"},
-    16: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 16 (gpt-4o, the first run; LLM extractor, string compare)"}}
+    16: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 16 (gpt-4o, the first run; LLM extractor, string compare)"},
+    17: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 17 (GPT-3, numeric sets' next pages)",
+         "microsoft/ToRA": "ToRA GSM8K, batch 17 (70B and Code-34B, next pages)"}}
 
 
 def source_name(row: dict) -> str:
