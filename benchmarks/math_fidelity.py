@@ -46,7 +46,8 @@ two graders agree with each other. The sets:
   for them; so was batch 16 (`"batch": 16`: gpt-4o's and the first run's traces of the same repository), its first
   part before the changes made for it. Batches 13's and 15's held-out misses were read after their numbers were
   recorded (batch 13: more baseline reports' problems; batch 15: more openmath reports' problems), so those splits
-  are seen too.
+  are seen too. Batch 17 (`"batch": 17`: the next pages of the zero-shot-CoT logs and of the ToRA-70B and
+  ToRA-Code-34B GSM8K outputs) was measured once, its first part before the change made for it.
 """
 
 from __future__ import annotations
