@@ -47,7 +47,9 @@ two graders agree with each other. The sets:
   part before the changes made for it; so was batch 20 (`"batch": 20`: RFT LLaMA-7B's GSM8K test outputs ending in
   `#### N`, graded by the last number), with no change made for it. Batches 13's and 15's held-out misses were read after their numbers were
   recorded (batch 13: more baseline reports' problems; batch 15: more openmath reports' problems), so those splits
-  are seen too. Batch 18 (`"batch": 18`: GPT-3's zero-shot and zero-shot-CoT logs of multiple-choice, yes/no and
+  are seen too. Batch 17 (`"batch": 17`: the next pages of the zero-shot-CoT logs and of the ToRA-70B and
+  ToRA-Code-34B GSM8K outputs) was measured once, its first part before the change made for it.
+  Batch 18 (`"batch": 18`: GPT-3's zero-shot and zero-shot-CoT logs of multiple-choice, yes/no and
   last-letter tasks, the pages after batches 1's and 2's) was measured once (in two parts), before the one change made
   for it (a yes/no named as the most likely one).
 """
@@ -78,7 +80,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 18: one row per repository.
+# Batches 3 to 20: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -100,6 +102,8 @@ BATCH_SOURCES = {
          "shreyshahi/gsm8k-evals": "GPT-4o-mini GSM8K traces, batch 14 (LLM extractor, string compare)"},
     15: {"labrem/neus2026-labre": "MATH500 reports, batch 15 (openmath prompts, problems past batch 11's)"},
     16: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 16 (gpt-4o, the first run; LLM extractor, string compare)"},
+    17: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 17 (GPT-3, numeric sets' next pages)",
+         "microsoft/ToRA": "ToRA GSM8K, batch 17 (70B and Code-34B, next pages)"},
     18: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 18 (GPT-3; letters, yes/no, last letters)"},
     20: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 20 (#### answers, last number)"}}
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from olmorl.rewards.math._closing import ANCHOR_HEDGE_RE, closing_answer
 from olmorl.rewards.math._normalize import clean_text, matching_brace
+from olmorl.rewards.math._restated import qualified_value
 
 MAX_BOXES = 64  # only the last boxes matter; thousands of boxes are skipped past cheaply
 MAX_ANSWER_CHARS = 2_000
@@ -303,7 +304,8 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
         answer = inner_boxes[-1].text.strip()
     elif last.kind in ("phrase", "minerva", "bold", "answer_tag"):
         # An answer tag holding a sentence ("<answer> 5 hours x $12 = $60. </answer>") holds its value, as a box does.
-        statement, answer = answer, sentence_value(answer)
+        ended = text[last.end:last.end + 1] in (".", "!")  # a cut-off sentence may not qualify its value yet
+        statement, answer = answer, sentence_value(answer, ended=ended)
         # "The answer is 5, wait, that is wrong.": the statement itself takes its value back.
         if _is_retracted(statement[statement.rfind(answer) + len(answer):]):
             return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": answer})
@@ -348,12 +350,14 @@ _REWRITTEN_AS_RE = re.compile(r"^(?:simplified|rewritten|written|expressed|reduc
 _DENIED_BEFORE_RE = re.compile(r"(?:\bnot|n't|\bcannot|\bnever)\s*$", re.IGNORECASE)
 
 
-def sentence_value(answer: str) -> str:
+def sentence_value(answer: str, *, ended: bool = False) -> str:
     """The value a sentence states: "The largest $n$ is 34" -> "34" (a bare value is returned as is).
 
     A sentence has three or more words outside math; its value follows the last "is"/"are"/"="
     when that holds a number or math, else it is the sentence's only number or math span, or of several the
-    one in Markdown bold ("196 has **9** positive divisors" -> "9")."""
+    one in Markdown bold ("196 has **9** positive divisors" -> "9"). In a sentence that `ended` (its full stop
+    seen), a number after the last copula may be followed by words that only qualify it ("... equals 360
+    students in total at the concert" -> "360")."""
     if answer.count(" ") < 2 or _YES_NO_RE.match(answer):
         return answer  # "yes, because 7 is prime": the verdict comes first
     spans = _math_spans(answer)
@@ -369,7 +373,7 @@ def sentence_value(answer: str) -> str:
         if not _DENIED_BEFORE_RE.search(answer[:copulas[-1].start()]):
             tail = _REWRITTEN_AS_RE.sub("", tail)
         if _MATH_OR_NUMBER_RE.search(tail):
-            return tail
+            return (qualified_value(tail) if ended else None) or tail
     values = _MATH_OR_NUMBER_RE.findall(answer)
     bold = _BOLD_VALUE_RE.findall(answer)
     if len(values) > 1 and len(bold) == 1 and answer.count("**") == 2 and not _BOLD_BLOCK_RE.search(answer):

@@ -88,6 +88,26 @@ def plain_tail(tail: str) -> bool:
     return bool(_TAIL_RE.match(tail)) and not _TAIL_BLOCK_RE.search(tail)
 
 
+# A value at the head of an answer's last clause ("equals 360 students in total at the concert"): a plain number,
+# with its currency sign or percent; a magnitude word after it is part of the number, not a qualifier.
+_LEADING_VALUE_RE = re.compile(r"^\$?([-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:%|percent\b))?)")
+_MAGNITUDE_RE = re.compile(r"^\s*(?:hundred|thousand|million|billion|trillion|dozen)s?\b", re.IGNORECASE)
+
+
+def qualified_value(tail: str) -> str | None:
+    """The number heading `tail` (the rest of an ended answer sentence after its last copula) when all that follows
+    it only qualifies it, as after a closing sentence's value: "360 students in total at the concert" -> "360".
+    None when anything after it is another number, a magnitude word, a condition, contrast, denial, comparison or
+    further arithmetic (see `plain_tail`)."""
+    value = _LEADING_VALUE_RE.match(tail)
+    if value is None:
+        return None
+    rest = tail[value.end():]
+    if not rest.strip() or any(ch.isdigit() for ch in rest) or _MAGNITUDE_RE.match(rest):
+        return None
+    return value.group(1) if plain_tail(rest.rstrip(" .!") + ".") else None
+
+
 def restates_given(sentence: str, value_start: int, value_end: int) -> bool:
     """Whether the value at sentence[value_start:value_end] quantifies a restated noun phrase ("all $12$
     racquets"), so that a sentence ending with it does not state it as the answer."""
