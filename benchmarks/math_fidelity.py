@@ -96,7 +96,8 @@ BATCH_SOURCES = {
     14: {"pmemoli/Data-Science-Thesis": "lm-eval --log_samples, batch 14 (gsm8k 5-shot, hendrycks_math)",
          "shreyshahi/gsm8k-evals": "GPT-4o-mini GSM8K traces, batch 14 (LLM extractor, string compare)"},
     15: {"labrem/neus2026-labre": "MATH500 reports, batch 15 (openmath prompts, problems past batch 11's)"},
-    16: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 16 (gpt-4o, the first run; LLM extractor, string compare)"}}
+    16: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 16 (gpt-4o, the first run; LLM extractor, string compare)"},
+    19: {"labrem/neus2026-labre": "MATH500 reports, batch 19 (baseline, problems past batch 13's)"}}
 
 
 def source_name(row: dict) -> str:
