@@ -46,8 +46,8 @@ two graders agree with each other. The sets:
   for them; so was batch 16 (`"batch": 16`: gpt-4o's and the first run's traces of the same repository), its first
   part before the changes made for it. Batches 13's and 15's held-out misses were read after their numbers were
   recorded (batch 13: more baseline reports' problems; batch 15: more openmath reports' problems), so those splits
-  are seen too. Batch 19 (`"batch": 19`: the baseline reports' problems past batch 13's) was measured once before
-  the change made for it; its held-out split has not been read.
+  are seen too. Batch 19 (`"batch": 19`: the baseline reports' problems past batch 13's) was measured once, its
+  first part before the change made for it and its second part after; its held-out split has not been read.
 """
 
 from __future__ import annotations
