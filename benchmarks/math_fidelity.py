@@ -52,6 +52,8 @@ two graders agree with each other. The sets:
   Batch 18 (`"batch": 18`: GPT-3's zero-shot and zero-shot-CoT logs of multiple-choice, yes/no and
   last-letter tasks, the pages after batches 1's and 2's) was measured once (in two parts), before the one change made
   for it (a yes/no named as the most likely one).
+  Batch 19 (`"batch": 19`: the baseline reports' problems past batch 13's) was measured once, its
+  first part before the change made for it and its second part after; its held-out split has not been read.
 """
 
 from __future__ import annotations
@@ -105,7 +107,8 @@ BATCH_SOURCES = {
     17: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 17 (GPT-3, numeric sets' next pages)",
          "microsoft/ToRA": "ToRA GSM8K, batch 17 (70B and Code-34B, next pages)"},
     18: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 18 (GPT-3; letters, yes/no, last letters)"},
-    20: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 20 (#### answers, last number)"}}
+    20: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 20 (#### answers, last number)"},
+    19: {"labrem/neus2026-labre": "MATH500 reports, batch 19 (baseline, problems past batch 13's)"}}
 
 
 def source_name(row: dict) -> str:

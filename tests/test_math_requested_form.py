@@ -1,8 +1,9 @@
 """What a question asks for, from batch 13's and batch 15's held-out misses (benchmarks/data/real_outputs.jsonl),
 read after their splits' never-tuned numbers were recorded (docs/fidelity.md, "Held-out misses read after their
 numbers were recorded"). False accepts: a radical left in a denominator for "Simplify", a function left unevaluated
-for "a common fraction", a multiple of the equation a normalized form asks for (each 0.0 case with its question
-scored 1 before its fix; the 1.0 cases are guards: without such a question the value decides). False rejects: the
+for "a common fraction", a multiple of the equation a normalized form asks for; and from batch 19's dev split, a
+function left unevaluated where a value is asked for (each 0.0 case with its question scored 1 before its fix; the
+1.0 cases are guards: without such a question the value decides). False rejects: the
 expression the question asks for labelling the value (each 1.0 case scored 0 before; the 0.0 cases are guards)."""
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ PLANE = ("Problem: Find the equation of the plane containing the points $(0,-1,-
 PLANE_REF = "5x - 7y + 11z + 4 = 0"
 ROOTS = ("Problem: Compute $a+b+c,$ given that $a,$ $b,$ and $c$ are the roots of "
          "\\[\\frac{1}{x} + 5x^2 = 6x - 24.\\]")
+TRIG = ("Problem: Compute\n\\[\\frac{1}{\\cos^2 10^\\circ} + \\frac{1}{\\sin^2 20^\\circ} + "
+        "\\frac{1}{\\sin^2 40^\\circ}.\\]")
 ASYMPTOTES = ("Problem: The graph of $f(x)=\\frac{2x}{x^2-5x-14}$ has vertical asymptotes $x=a$ and $x=b$, and "
               "horizontal asymptote $y=c$.  Find $a+b+c$.")
 
@@ -61,6 +64,21 @@ CASES = {
         ("$\\boxed{-5x + 7y - 11z - 4 = 0}$", PLANE_REF, None, 1.0),
         ("$\\boxed{-5x + 7y - 11z - 4 = 0}$", PLANE_REF,
          "Find the equation of the plane containing the points $(0,-1,-1),$ $(-4,4,4),$ and $(4,5,1).$", 1.0),
+    ],
+    # batch 19 (gemma2-9b, math_00236, a dev row): "Compute" answered by the question's sum rewritten in sec and csc
+    # is not computed, though equal in value. A chain that ends in the value, a reference that keeps a function, a
+    # question that asks for no value and no question at all leave the value to decide.
+    "evaluated": [
+        ("**5. FORMAT:**\n\nThe final answer, expressed in terms of trigonometric functions, is:\n\n"
+         "\\[\\boxed{\\sec^2 10^\\circ + \\csc^2 20^\\circ + \\csc^2 40^\\circ}\\]", "12", TRIG, 0.0),
+        ("$\\boxed{\\sec^2 10^\\circ + \\csc^2 20^\\circ + \\csc^2 40^\\circ \\approx 12}$", "12", TRIG, 0.0),
+        ("$\\boxed{\\tan 45^\\circ}$", "1", "Compute $\\tan 225^\\circ$.", 0.0),
+        ("$\\boxed{\\log_3 9}$", "2", "What is the value of $\\log_3 9$?", 0.0),
+        ("$\\boxed{12}$", "12", TRIG, 1.0),
+        ("$\\boxed{\\sec^2 10^\\circ + \\csc^2 20^\\circ + \\csc^2 40^\\circ = 12}$", "12", TRIG, 1.0),
+        ("$\\boxed{\\log_2 64 = 6}$", "6", "Evaluate $\\log_2 64$.", 1.0),
+        ("$\\boxed{\\sec^2 10^\\circ + \\csc^2 20^\\circ + \\csc^2 40^\\circ}$", "12", None, 1.0),
+        ("$\\boxed{2\\sin 10^\\circ}$", "2 \\sin 10^\\circ", "Find $\\sin 10^\\circ + \\sin 10^\\circ$.", 1.0),
     ],
     # batch 13 (gemma2-2b, math_00157) and batch 15 (gemma2-2b openmath, math_00047): the asked expression labels
     # the value as `x =` does. Not another expression, one the question only mentions, nor without the question.

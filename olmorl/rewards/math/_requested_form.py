@@ -12,6 +12,11 @@ by value).
 "Express your answer as a common fraction" asks for a ratio of integers: an answer that leaves a function
 unevaluated (`x = 1 + \\log_4(2)` for `\\frac{3}{2}`) has not given it, though its value is right.
 
+A question that asks for a value ("Compute", "Evaluate", "Find", "What is", "How many") is not answered by an
+expression that still leaves a function unevaluated (`\\sec^2 10^\\circ + \\csc^2 20^\\circ +
+\\csc^2 40^\\circ` for 12: the question's own sum rewritten), though its value is right; a chain ends in what it
+states (`\\log_2 64 = 6` has evaluated), and a reference that keeps a function decides by value.
+
 An equation asked for "in the form \\[Ax + By + Cz + D = 0\\], where ... $A > 0$ and $\\gcd(...) = 1$" has one right
 writing: a multiple of the reference (`-5x + 7y - 11z - 4 = 0` for `5x - 7y + 11z + 4 = 0`, or twice it) is the same
 plane but not the form asked. Without such conditions an equation still equals its multiples (`2x + 2y = 2`).
@@ -37,6 +42,8 @@ _NORMALIZED_FORM_RE = re.compile(r"\bin the form\b.*?(?:(?<![a-zA-Z])[A-Za-z]\$?
 _COMMON_FRACTION_RE = re.compile(r"\bcommon fraction\b", re.IGNORECASE)
 # A function left unevaluated: `\log_4(2)`, `log_4 2`, `\ln 3`, `\sin 30^\circ` (not a letter inside a word).
 _FUNCTION_RE = re.compile(r"(?<![a-zA-Z])\\?(?:log|ln|lg|sin|cos|tan|cot|sec|csc|exp)(?![a-zA-Z])")
+_VALUE_ASKED_RE = re.compile(r"\b(?:compute|evaluate|calculate|find|determine|what is|what's|how (?:many|much))\b",
+                             re.IGNORECASE)
 
 
 def math_key(text: str) -> str:
@@ -54,6 +61,12 @@ def _restates(prompt: str, reference: str, answer: str) -> bool:
         sides = sides[1:]  # `x = \sqrt{242}`: the label states nothing
     exact = [side for side in sides if side]
     return bool(exact) and all(math_key(side) in quoted for side in exact)
+
+
+def _unevaluated(answer: str) -> bool:
+    """Whether the exact form the answer ends in leaves a function unevaluated (a chain's last side, without an
+    approximation after `\\approx`)."""
+    return bool(_FUNCTION_RE.search(_APPROXIMATION_RE.sub("", top_level_split(answer, ("=",))[-1])))
 
 
 def _radical_denominator(text: str) -> bool:
@@ -87,13 +100,17 @@ def _rescaled_equation(reference: str, answer: str) -> bool:
 def unrequested_form(prompt: str, reference: str, compared: list[str]) -> str | None:
     """The form the prompt asks for that the matched answer, equal in value, does not give ("simplified": a
     decimal under a radical, a radical in a denominator, or only the quoted expression restated; "common
-    fraction": a function left unevaluated; "normalized equation": a multiple of the reference equation where the
+    fraction": a function left unevaluated; "evaluated": a function left unevaluated where a
+    value is asked for; "normalized equation": a multiple of the reference equation where the
     prompt fixes its coefficients' sign or scale), or None."""
     if _NORMALIZED_FORM_RE.search(prompt) and any(_rescaled_equation(reference, answer) for answer in compared):
         return "normalized equation"
     if _COMMON_FRACTION_RE.search(prompt) and not _FUNCTION_RE.search(reference) and any(
             _FUNCTION_RE.search(answer) for answer in compared):
         return "common fraction"
+    if _VALUE_ASKED_RE.search(prompt) and not _FUNCTION_RE.search(reference) and any(
+            _unevaluated(answer) for answer in compared):
+        return "evaluated"
     if not _SIMPLIFY_RE.search(prompt):
         return None
     if any(_restates(prompt, reference, answer) for answer in compared):
