@@ -52,6 +52,8 @@ two graders agree with each other. The sets:
   Batch 18 (`"batch": 18`: GPT-3's zero-shot and zero-shot-CoT logs of multiple-choice, yes/no and
   last-letter tasks, the pages after batches 1's and 2's) was measured once (in two parts), before the one change made
   for it (a yes/no named as the most likely one).
+  Batch 21 (`"batch": 21`: the same fourteen logs one page further) was measured once (in two parts), before the two
+  changes made for it (an answer phrase that defers to the next paragraph's opening yes/no; "likely to be D" names D).
 """
 
 from __future__ import annotations
