@@ -54,6 +54,8 @@ two graders agree with each other. The sets:
   for it (a yes/no named as the most likely one).
   Batch 19 (`"batch": 19`: the baseline reports' problems past batch 13's) was measured once, its
   first part before the change made for it and its second part after; its held-out split has not been read.
+  Batch 21 (`"batch": 21`: the same fourteen logs one page further) was measured once (in two parts), before the two
+  changes made for it (an answer phrase that defers to the next paragraph's opening yes/no; "likely to be D" names D).
 """
 
 from __future__ import annotations
@@ -108,7 +110,9 @@ BATCH_SOURCES = {
          "microsoft/ToRA": "ToRA GSM8K, batch 17 (70B and Code-34B, next pages)"},
     18: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 18 (GPT-3; letters, yes/no, last letters)"},
     20: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 20 (#### answers, last number)"},
-    19: {"labrem/neus2026-labre": "MATH500 reports, batch 19 (baseline, problems past batch 13's)"}}
+    19: {"labrem/neus2026-labre": "MATH500 reports, batch 19 (baseline, problems past batch 13's)"},
+    21: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 21 (GPT-3; letters, yes/no, last letters, next pages)"},
+    20: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 20 (#### answers, last number)"}}
 
 
 def source_name(row: dict) -> str:

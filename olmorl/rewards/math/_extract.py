@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from olmorl.rewards.math._closing import ANCHOR_HEDGE_RE, closing_answer
+from olmorl.rewards.math._deferred import deferred_answer_start
 from olmorl.rewards.math._normalize import clean_text, matching_brace
 from olmorl.rewards.math._restated import qualified_value
 
@@ -219,6 +220,8 @@ def _anchors(text: str) -> list[_Anchor]:
         if any(start < m.start() < end for start, end in tags):
             continue
         answer, end = _statement(text, m.end())
+        if (deferred := deferred_answer_start(answer, text, end)) is not None:
+            answer, end = _statement(text, deferred)  # "is followed by an explanation." then "Yes, it is ..."
         if _VERDICT_ON_ANSWER_RE.match(answer) and not _VALUE_MARK_RE.search(answer):
             continue
         if answer.strip(" *:.\n"):

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 _MATRIX_RE = re.compile(r"^[(\[]?\s*\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}\s*[)\]]?$", re.DOTALL)
 _LETTER_RE = re.compile(r"^\(?([A-J])\)?(?:$|[\s.:,)]|\\\s)(.*)$", re.DOTALL)
-# "most likely B, homes": the choice named as the likeliest of the options is the choice (a multiple-choice
-# question asks which option is likeliest); "probably B" stays a hedge (`_extract`).
-_MOST_LIKELY_RE = re.compile(r"^(?:the\s+)?most\s+likely\s+(?=\(?[A-J]\b)", re.IGNORECASE)
+# "most likely B, homes", "likely to be D, a major city": the choice named as the likely one of the options is the
+# choice (a multiple-choice question asks which option is likeliest); "probably B" stays a hedge (`_extract`), and
+# a second choice after it ("likely to be A, B, or D") makes a list, not one choice.
+_MOST_LIKELY_RE = re.compile(r"^(?:the\s+)?(?:most\s+)?likely(?:\s+to\s+be)?\s+(?=\(?[A-J]\b)", re.IGNORECASE)
 # The text after a choice that names a second choice ("A, B", "A, (C)") is a list of choices, not one.
 _SECOND_CHOICE_RE = re.compile(r"^\(?[A-J]\)?(?:$|[.,)]|\s+(?:and|or|&)\s)")
 _OPTION_RE = re.compile(r"^(?:option|choice)\s+\(?([A-Ja-j])\)?\s*(.*)$", re.IGNORECASE | re.DOTALL)
