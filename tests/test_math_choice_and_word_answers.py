@@ -72,6 +72,8 @@ CASES = [
     (CHOICES, "Therefore, among A through C, the answer is B, but it could be C.", "B", 0.0),
     (CHOICES, "Therefore, among A through C, the answer is B, but C is also possible.", "B", 0.0),
     (CHOICES, "\\boxed{B}, but it could be C.", "B", 0.0),
+    (OSAMA, "Therefore, the answer (Yes or No) is no. Or yes.", "no", 0.0),
+    (CHOICES, "Therefore, among A through C, the answer is B. Or maybe C.", "B", 0.0),
     (None, "The answer is 12, but it could be 13.", "13", 0.0),
     # guards: "no" as a determiner, a reason that names another choice, a denied choice, a restated form
     (OSAMA, "Therefore, the answer (Yes or No) is yes, because no other religion forbids it.", "yes", 1.0),
@@ -82,6 +84,7 @@ CASES = [
     (CHOICES, "Therefore, among A through C, the answer is B, not C.", "B", 1.0),
     (CHOICES, "Therefore, among A through C, the answer is B, but I am sure of it.", "B", 1.0),
     (None, "The answer is 1/2, but it could be written as 0.5.", "1/2", 1.0),
+    (None, "The answer is 12. Or, in words, twelve.", "12", 1.0),
 ]
 
 

@@ -86,6 +86,8 @@ _DISOWNED_RE = re.compile(
     r"(?:incorrect|wrong))\b",
     re.IGNORECASE,
 )
+# "The answer is no. Or yes.": the next sentence offers another answer.
+_OR_NEXT_RE = re.compile(r"^[\s.!*)\]}$]*\bOr\b(?!\s*,?\s*(?:in\s+(?:words|other\s+words)|equivalently)\b)")
 _CONFIRMATION_RE = re.compile(
     r"\b(?:yes|correct|confirm(?:s|ed)?|indeed|consistent|checks out|verified|is right|holds|matches)\b",
     re.IGNORECASE,
@@ -285,7 +287,7 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
     tail = text[max(a.end for a in anchors if a.start >= last.start or a.end >= last.end):]
     if _is_retracted(tail):
         return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": last.text.strip()})
-    if last.kind in ("phrase", "boxed", "answer_tag") and _is_hedged(text, last):
+    if (last.kind in ("phrase", "boxed", "answer_tag") and _is_hedged(text, last)) or _OR_NEXT_RE.match(tail):
         return Extraction(None, last.kind, reason="hedged", notes={"hedged_answer": last.text.strip()})
     if last.kind == "boxed":
         boxes = [a for a in anchors if a.kind == "boxed"]
