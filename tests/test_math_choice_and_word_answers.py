@@ -60,6 +60,31 @@ CASES = [
     (OSAMA, "Therefore, the answer (Yes or No) is most likely no, but it may be yes.", "no", 0.0),
     (OSAMA, "Therefore, the answer (Yes or No) is probably Yes.", "yes", 0.0),
     (OSAMA, "Therefore, the answer (Yes or No) is most likely Yesterday.", "yes", 0.0),
+    # Found by probing (no corpus row): an answer followed by a second one after a contrast is a hedge; each 0.0
+    # case scored 1.0 before (a false accept)
+    (OSAMA, "Therefore, the answer (Yes or No) is no, but it may be yes.", "no", 0.0),
+    (OSAMA, "Therefore, the answer (Yes or No) is no, although one could argue yes.", "no", 0.0),
+    (OSAMA, "Therefore, the answer (Yes or No) is no (or yes, depending on the definition).", "no", 0.0),
+    (OSAMA, "Therefore, the answer (Yes or No) is no, but yes if he was young.", "no", 0.0),
+    (OSAMA, "So the answer is no, but it may be yes.", "no", 0.0),
+    (OSAMA, "\\boxed{no}, but it may be yes.", "no", 0.0),
+    (OSAMA, "<answer>no, but it may be yes</answer>", "no", 0.0),
+    (CHOICES, "Therefore, among A through C, the answer is B, but it could be C.", "B", 0.0),
+    (CHOICES, "Therefore, among A through C, the answer is B, but C is also possible.", "B", 0.0),
+    (CHOICES, "\\boxed{B}, but it could be C.", "B", 0.0),
+    (OSAMA, "Therefore, the answer (Yes or No) is no. Or yes.", "no", 0.0),
+    (CHOICES, "Therefore, among A through C, the answer is B. Or maybe C.", "B", 0.0),
+    (None, "The answer is 12, but it could be 13.", "13", 0.0),
+    # guards: "no" as a determiner, a reason that names another choice, a denied choice, a restated form
+    (OSAMA, "Therefore, the answer (Yes or No) is yes, because no other religion forbids it.", "yes", 1.0),
+    (OSAMA, "Therefore, the answer (Yes or No) is yes, because there is no evidence he drank.", "yes", 1.0),
+    (OSAMA, "Therefore, the answer (Yes or No) is no, he did not.", "no", 1.0),
+    (OSAMA, "Therefore, the answer (Yes or No) is No, it is not true.", "no", 1.0),
+    (CHOICES, "Therefore, among A through C, the answer is B, because C is too far.", "B", 1.0),
+    (CHOICES, "Therefore, among A through C, the answer is B, not C.", "B", 1.0),
+    (CHOICES, "Therefore, among A through C, the answer is B, but I am sure of it.", "B", 1.0),
+    (None, "The answer is 1/2, but it could be written as 0.5.", "1/2", 1.0),
+    (None, "The answer is 12. Or, in words, twelve.", "12", 1.0),
 ]
 
 

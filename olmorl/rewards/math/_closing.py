@@ -33,7 +33,8 @@ on its own last line ("Let me know if you'd like ...") is passed over.
 
 What never counts: a number or math span that is followed by more reasoning (only the very end of the
 response is read), a closing sentence with none of the above ("12 apples minus 5 is 7 apples."), a
-question, a denied or bounded value ("The total is not 5.", "between 3 and 5"), and a hedge ("maybe 5",
+question, a denied or bounded value ("The total is not 5.", "between 3 and 5", "at least 5" unless the question
+asks for the least: `_qualifiers`), and a hedge ("maybe 5",
 "either 6 or 8", "$4$ or $6$": reported as several candidates, which the verifier scores as a hedge), and
 several values that nothing singles out ("So he spent 20 minutes on 4 tasks.").
 """
@@ -42,6 +43,7 @@ from __future__ import annotations
 
 import re
 
+from olmorl.rewards.math._qualifiers import bound_stated, magnitude_after
 from olmorl.rewards.math._restated import plain_tail, restates_given, stated_value
 
 # An inline `$...$` does not close right before a digit (as in Pandoc): the dollar signs of currency amounts
@@ -147,7 +149,7 @@ _OUTPUT_BLOCK_END_RE = re.compile(r"```output\b.*?```", re.DOTALL)
 _TOOL_CLOSING_CHARS = 500
 _WORKING_RE = re.compile(r"\b(?:wait|wrong|error|mistake|incorrect|fix|let me|let's|retry|again|try)\b", re.IGNORECASE)
 # What makes the final value not the answer: a denial ("is not 5") or a bound ("more than 5", "between 3 and 5";
-# "at least 5" stays: "he needs at least 5 boxes" answers a minimum).
+# "at least 5" and the other bounds: `_qualifiers.bound_stated`).
 _NEGATED_RE = re.compile(
     r"(?:(?:\bnot|\bnever|n't|\bcannot|\bno longer)\s+(?:(?:be|equal|equals|equal to|exceed|exceeds)\s+)?|"
     r"\b(?:more|less|fewer|greater|larger|smaller|higher|lower) than\s+|"
@@ -215,9 +217,13 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
         # so does a statement of what the value is ("The solution is $x \neq 5$" as the last line).
         if (display[ord(final[-1].group(0)) - _PLACEHOLDER_BASE] or _ENDED_RE.search(after)
                 or sentence == final[-1].group(0) or (_STATEMENT_RE.match(sentence) and not after.strip())):
-            if _negated(sentence, final[-1].start()) or _restated_after_value(sentence, final[-1]):
+            if _negated(sentence, final[-1].start()) or _restated_after_value(sentence, final[-1]) \
+                    or bound_stated(sentence[:final[-1].start()], after, question):
                 return None
-            return _final_spans(sentence, final, spans)
+            values, joiner = _final_spans(sentence, final, spans)
+            if len(values) == 1 and (word := magnitude_after(after)):
+                values = (f"{values[0]} {word}",)  # "$3$ hundred": the magnitude is part of the number
+            return values, joiner
         return None
     if (name := _named_answer(sentence, question)) is not None:
         return (name,), None
@@ -235,7 +241,11 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
         # "Therefore, there are 12 distinct sequences that meet the conditions.": a count, its only number.
         count = _COUNT_RE.search(sentence)
         if count is not None and count.end() == numbers[0].end():
-            return (numbers[0].group(0),), None
+            after = sentence[numbers[0].end():]
+            if bound_stated(sentence[:numbers[0].start()], after, question):
+                return None  # "there are at least 12 sequences"
+            word = magnitude_after(after)
+            return (f"{numbers[0].group(0)} {word}" if word else numbers[0].group(0),), None
     if not numbers:
         return None
     ends = bool(_AFTER_FINAL_RE.match(after := sentence[numbers[-1].end():])) and bool(_ENDED_RE.search(after))
@@ -248,13 +258,15 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     # minutes late to the party."); a condition, contrast, comparison or more arithmetic there says something else.
     if value is None or (value is numbers[-1] and not ends and not plain_tail(sentence[value.end():])
                          and not _asked_difference(sentence[value.end():], question)) \
-            or _negated(sentence, value.start()) or _unasked_comparison(sentence[value.end():], question):
+            or _negated(sentence, value.start()) or _unasked_comparison(sentence[value.end():], question) \
+            or bound_stated(sentence[:value.start()], sentence[value.end():], question):
         return None
     if not anchored and value is not numbers[0]:
         # A named subject states the value right after its verb; its sentence's other numbers may only restate
         # givens ("Kylar needs to pay $64 for the 16 glasses.").
         return None
-    return (value.group(0),), None
+    word = magnitude_after(sentence[value.end():])
+    return (f"{value.group(0)} {word}" if word else value.group(0),), None
 
 
 def _chain_result(sentence: str, numbers: list[re.Match[str]]) -> str | None:

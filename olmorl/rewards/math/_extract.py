@@ -7,7 +7,8 @@ included), and a last `A: 18` line (Q/A few-shot format). Chat-template tokens e
 The last anchor in the response wins; an anchor followed by a sentence gives the sentence's value. With no
 anchor at all, the closing statement of the response may state the answer (`_closing`). Text inside
 `<think>...</think>` never counts, a number that only appears in the reasoning is not an answer, an answer
-followed by a retraction does not count, and several different final candidates ("4 or 6", `\\boxed{A}`
+followed by a retraction does not count, nor a value stated as a bound or followed by a second answer
+(`_qualifiers`), and several different final candidates ("4 or 6", `\\boxed{A}`
 `\\boxed{C}`) are reported so the caller can call it a hedge (unless the reference itself has that many parts).
 """
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from olmorl.rewards.math._closing import ANCHOR_HEDGE_RE, closing_answer
 from olmorl.rewards.math._deferred import deferred_answer_start
 from olmorl.rewards.math._normalize import clean_text, matching_brace
+from olmorl.rewards.math._qualifiers import magnitude_after, qualified_boxes, qualified_statement
 from olmorl.rewards.math._restated import qualified_value
 
 MAX_BOXES = 64  # only the last boxes matter; thousands of boxes are skipped past cheaply
@@ -85,6 +87,8 @@ _DISOWNED_RE = re.compile(
     r"(?:incorrect|wrong))\b",
     re.IGNORECASE,
 )
+# "The answer is no. Or yes.": the next sentence offers another answer.
+_OR_NEXT_RE = re.compile(r"^[\s.!*)\]}$]*\bOr\b(?!\s*,?\s*(?:in\s+(?:words|other\s+words)|equivalently)\b)")
 _CONFIRMATION_RE = re.compile(
     r"\b(?:yes|correct|confirm(?:s|ed)?|indeed|consistent|checks out|verified|is right|holds|matches)\b",
     re.IGNORECASE,
@@ -286,13 +290,19 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
     tail = text[max(a.end for a in anchors if a.start >= last.start or a.end >= last.end):]
     if _is_retracted(tail):
         return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": last.text.strip()})
-    if last.kind in ("phrase", "boxed", "answer_tag") and _is_hedged(text, last):
+    if (last.kind in ("phrase", "boxed", "answer_tag") and _is_hedged(text, last)) or _OR_NEXT_RE.match(tail):
         return Extraction(None, last.kind, reason="hedged", notes={"hedged_answer": last.text.strip()})
     if last.kind == "boxed":
         boxes = [a for a in anchors if a.kind == "boxed"]
         group, joiner = _final_box_group(boxes, text)
+        rest = text[group[-1].end:group[-1].end + 200]
+        rest = rest[:end.start()] if (end := _SENTENCE_END_RE.search(rest)) else rest
+        if (why := qualified_boxes(text, [(b.start, b.end, b.text) for b in group], rest, question)) is not None:
+            return Extraction(None, "boxed", reason=why, notes={f"{why}_answer": group[-1].text.strip()})
         # A box holding a sentence ("\\boxed{Therefore $x \\geq 5$ is the solution.}") holds its value.
         candidates = tuple(sentence_value(box.text.strip()) if "$" in box.text else box.text.strip() for box in group)
+        if len(candidates) == 1 and (word := magnitude_after(text[group[-1].end:])):
+            candidates = (f"{candidates[0]} {word}",)  # "\\boxed{3} hundred"
         if len(candidates) == 1:
             parts = tuple(p.strip() for p in _OR_SPLIT_RE.split(candidates[0]) if p.strip())
             if len(parts) > 1:
@@ -302,16 +312,21 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
     answer = re.sub(r"(?<!\.)\.$", "", last.text.strip().strip("*").strip()).strip()
     if _DISOWNED_RE.match(answer):
         return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": answer})
+    statement = answer
     inner_boxes = _boxes(answer)
     if inner_boxes:
         answer = inner_boxes[-1].text.strip()
     elif last.kind in ("phrase", "minerva", "bold", "answer_tag"):
         # An answer tag holding a sentence ("<answer> 5 hours x $12 = $60. </answer>") holds its value, as a box does.
         ended = text[last.end:last.end + 1] in (".", "!")  # a cut-off sentence may not qualify its value yet
-        statement, answer = answer, sentence_value(answer, ended=ended)
+        answer = sentence_value(answer, ended=ended)
         # "The answer is 5, wait, that is wrong.": the statement itself takes its value back.
         if _is_retracted(statement[statement.rfind(answer) + len(answer):]):
             return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": answer})
+    # A bound ("at least 360") or a second answer ("12, but it could be 13") around the value; a magnitude word.
+    why, answer = qualified_statement(statement, answer, question)
+    if why is not None:
+        return Extraction(None, last.kind, reason=why, notes={f"{why}_answer": answer})
     parts = tuple(p.strip() for p in _OR_SPLIT_RE.split(answer) if p.strip())
     if len(parts) > 1:
         return Extraction(answer, last.kind, tuple(parts), "or")

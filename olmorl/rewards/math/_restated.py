@@ -89,23 +89,27 @@ def plain_tail(tail: str) -> bool:
 
 
 # A value at the head of an answer's last clause ("equals 360 students in total at the concert"): a plain number,
-# with its currency sign or percent; a magnitude word after it is part of the number, not a qualifier.
+# with its currency sign or percent; a magnitude word after it is part of the number, not a qualifier (it is kept,
+# and the verifier multiplies: `_qualifiers.scaled`).
 _LEADING_VALUE_RE = re.compile(r"^\$?([-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:%|percent\b))?)")
-_MAGNITUDE_RE = re.compile(r"^\s*(?:hundred|thousand|million|billion|trillion|dozen)s?\b", re.IGNORECASE)
+_MAGNITUDE_RE = re.compile(r"^\s*(hundred|thousand|million|billion|trillion|dozen|score)s?\b", re.IGNORECASE)
 
 
 def qualified_value(tail: str) -> str | None:
     """The number heading `tail` (the rest of an ended answer sentence after its last copula) when all that follows
     it only qualifies it, as after a closing sentence's value: "360 students in total at the concert" -> "360".
-    None when anything after it is another number, a magnitude word, a condition, contrast, denial, comparison or
-    further arithmetic (see `plain_tail`)."""
+    None when anything after it is another number, a condition, contrast, denial, comparison or further arithmetic
+    (see `plain_tail`); a magnitude word stays with the number ("36 dozen students in all" -> "36 dozen")."""
     value = _LEADING_VALUE_RE.match(tail)
     if value is None:
         return None
     rest = tail[value.end():]
-    if not rest.strip() or any(ch.isdigit() for ch in rest) or _MAGNITUDE_RE.match(rest):
+    stated = value.group(1)
+    if magnitude := _MAGNITUDE_RE.match(rest):  # "36 dozen students in all": the magnitude is part of the number
+        stated, rest = f"{stated} {magnitude.group(1).lower()}", rest[magnitude.end():]
+    if not rest.strip() or any(ch.isdigit() for ch in rest):
         return None
-    return value.group(1) if plain_tail(rest.rstrip(" .!") + ".") else None
+    return stated if plain_tail(rest.rstrip(" .!") + ".") else None
 
 
 def restates_given(sentence: str, value_start: int, value_end: int) -> bool:

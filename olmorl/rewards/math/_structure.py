@@ -14,6 +14,12 @@ _LETTER_RE = re.compile(r"^\(?([A-J])\)?(?:$|[\s.:,)]|\\\s)(.*)$", re.DOTALL)
 _MOST_LIKELY_RE = re.compile(r"^(?:the\s+)?(?:most\s+)?likely(?:\s+to\s+be)?\s+(?=\(?[A-J]\b)", re.IGNORECASE)
 # The text after a choice that names a second choice ("A, B", "A, (C)") is a list of choices, not one.
 _SECOND_CHOICE_RE = re.compile(r"^\(?[A-J]\)?(?:$|[.,)]|\s+(?:and|or|&)\s)")
+# Another choice after a contrast or an alternative ("but it could be C", "or (C)", "although C is possible"); a
+# capital I before a lower-case word is the pronoun.
+_CONTRASTED_CHOICE_RE = re.compile(
+    r"\b(?i:but|or|although|though|however|yet|alternatively)\b.*?(?<![\w'])\(?(?!I\s+[a-z])([A-J])\)?(?![\w'])",
+    re.DOTALL,
+)
 _OPTION_RE = re.compile(r"^(?:option|choice)\s+\(?([A-Ja-j])\)?\s*(.*)$", re.IGNORECASE | re.DOTALL)
 # A choice followed by its content in parentheses, closing the answer: "B (a=1)", "B（a=1）" (batch 7's
 # `\boxed{\text{B（}a=1\text{）}}`). Another choice letter or "or" inside makes it a hedge or a list, not one choice.
@@ -185,6 +191,8 @@ def as_letter(text: str) -> tuple[str, str] | None:
         return None  # "A b" is not a choice
     if rest and _SECOND_CHOICE_RE.match(rest):
         return None  # "A, B": two choices
+    if rest and any(m.group(1) != letter for m in _CONTRASTED_CHOICE_RE.finditer(rest)):
+        return None  # "B, but it could be C": a second choice offered
     return letter, rest
 
 

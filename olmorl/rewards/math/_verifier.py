@@ -20,6 +20,7 @@ from olmorl.rewards.math._equivalence import Verdict, equivalent
 from olmorl.rewards.math._extract import Extraction, extract_answer
 from olmorl.rewards.math._normalize import normalize_answer
 from olmorl.rewards.math._numbers import numbers_match, parse_number
+from olmorl.rewards.math._qualifiers import scaled
 from olmorl.rewards.math._precision import at_requested_precision, exact_value, prompt_text, requested_places
 from olmorl.rewards.math._requested_form import unrequested_form
 from olmorl.rewards.math._sympy import TooLarge, parse_latex
@@ -245,6 +246,8 @@ class _MathFamily(Verifier):
         extraction = extract_answer(task.response, minerva_only=self.minerva_only, question=prompt)
         if extraction.answer is None:
             return self._scored(task, 0.0, _details(extraction, refs, [], extraction.reason or "no_answer"))
+        # "3 hundred" is 300 (or 3 where the question asks in hundreds): never the bare 3.
+        extraction = replace(extraction, candidates=tuple(scaled(c, prompt) for c in extraction.candidates))
         verdict, compared = Verdict(False, "mismatch"), list[str]()
         percent_allowed = task.options.percent_as_fraction or bool(_PERCENT_PROMPT_RE.search(prompt))
         imprecise: int | None = None
