@@ -40,6 +40,12 @@ def tree_cpu(root_pid: int, *, include_root: bool = True) -> tuple[float, int]:
     return cpu / _TICKS, faults
 
 
+def own_cpu(pid: int) -> float:
+    """CPU seconds so far of the process `pid` itself: not its children, reaped or alive."""
+    found = _cpu_and_rss(pid)
+    return found[0] if found is not None else 0.0
+
+
 SLOT_PARTS = ("zygote", "program processes", "test process")
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _measure import tree_cpu  # noqa: E402
+from _measure import own_cpu, tree_cpu  # noqa: E402
 from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import SandboxSettings
 
@@ -103,11 +103,13 @@ def main() -> None:
             server_times = []
             assert server.process is not None
             cpu_before, faults_before = tree_cpu(server.process.pid)
+            own_before = own_cpu(server.process.pid)
             for _ in range(args.repeat):
                 started = time.perf_counter()
                 verify([item(p) for p in problems])
                 server_times.append(time.perf_counter() - started)
             cpu_after, faults_after = tree_cpu(server.process.pid)
+            own_ms = (own_cpu(server.process.pid) - own_before) * 1000 / (len(problems) * args.repeat)
         naive_times = []
         naive_cpu_before = _children_cpu()
         for _ in range(args.repeat):
@@ -135,7 +137,8 @@ def main() -> None:
     timed = n * args.repeat
     server_cpu_ms, naive_cpu_ms = (cpu_after - cpu_before) * 1000 / timed, naive_cpu * 1000 / timed
     print(f"server CPU per problem (server + sandboxes, timed rounds): {server_cpu_ms:.2f} ms, "
-          f"{(faults_after - faults_before) / timed:.0f} page faults")
+          f"{(faults_after - faults_before) / timed:.0f} page faults; the server process itself {own_ms:.2f} ms "
+          "(HTTP, JSON, validation, the code verifier, the pipes to the slots)")
     # With every core busy, problems/s is cores / CPU per problem: this ratio is what the wall-clock one tends to on
     # a saturated machine, and it does not move with other users' load as the wall-clock ratio does.
     print(f"naive CPU per problem (its python3 processes): {naive_cpu_ms:.2f} ms; "

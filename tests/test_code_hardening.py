@@ -354,6 +354,22 @@ def test_think_stripping_matches_the_regex_and_is_linear():
     assert time.perf_counter() - started < 5
 
 
+def test_fenced_blocks_match_the_regex_and_are_linear():
+    from olmorl.rewards.code._languages import fenced_blocks
+    pattern = re.compile(r"```([^\n`]*)\n(.*?)```", re.DOTALL)  # what extract_program used before
+    rng = random.Random(11)
+    pieces = ["`", "``", "```", "````", "\n", "python", "cpp ", " ", "a", "x = 1", "<think>", "</think>"]
+    for _ in range(20000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 16)))
+        assert fenced_blocks(text) == pattern.findall(text), text
+    for text in ("```" * 100_000, "```python" * 100_000, "```a\n" * 100_000, "`\n" * 100_000, "``` x" * 100_000,
+                 "```\n" + "a" * 300_000, "a\n" * 150_000 + "```"):
+        started = time.perf_counter()
+        found = fenced_blocks(text)
+        assert time.perf_counter() - started < 1, text[:20]
+        assert found == pattern.findall(text), text[:20]
+
+
 def test_fair_turns_keep_a_slot_for_other_requests(tmp_path):
     log = tmp_path / "server.log"
     srv = LocalRewardServer(log_path=str(log), workers=1, api_key=None,
