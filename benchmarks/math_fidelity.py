@@ -80,7 +80,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 20: one row per repository.
+# Batches 3 to 22: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -105,7 +105,9 @@ BATCH_SOURCES = {
     17: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 17 (GPT-3, numeric sets' next pages)",
          "microsoft/ToRA": "ToRA GSM8K, batch 17 (70B and Code-34B, next pages)"},
     18: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 18 (GPT-3; letters, yes/no, last letters)"},
-    20: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 20 (#### answers, last number)"}}
+    20: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 20 (#### answers, last number)"},
+    22: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 22 (GPT-3, numeric sets past batch 17's)",
+         "microsoft/ToRA": "ToRA GSM8K, batch 22 (70B and Code-34B, past batch 17's pages)"}}
 
 
 def source_name(row: dict) -> str:
