@@ -52,6 +52,8 @@ two graders agree with each other. The sets:
   Batch 18 (`"batch": 18`: GPT-3's zero-shot and zero-shot-CoT logs of multiple-choice, yes/no and
   last-letter tasks, the pages after batches 1's and 2's) was measured once (in two parts), before the one change made
   for it (a yes/no named as the most likely one).
+  Batch 22 (`"batch": 22`: the zero-shot-CoT logs' and the ToRA GSM8K files' pages after batch 17's) was measured once
+  (in two parts), before the change made for it (one value written twice; a float-printed reference; `h:mm` for how long).
 """
 
 from __future__ import annotations
