@@ -56,6 +56,8 @@ two graders agree with each other. The sets:
   first part before the change made for it and its second part after; its held-out split has not been read.
   Batch 21 (`"batch": 21`: the same fourteen logs one page further) was measured once (in two parts), before the two
   changes made for it (an answer phrase that defers to the next paragraph's opening yes/no; "likely to be D" names D).
+  Batch 22 (`"batch": 22`: the zero-shot-CoT logs' and the ToRA GSM8K files' pages after batch 17's) was measured once
+  (in two parts), before the change made for it (one value written twice; a float-printed reference; `h:mm` for how long).
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 20: one row per repository.
+# Batches 3 to 22: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -112,7 +114,9 @@ BATCH_SOURCES = {
     20: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 20 (#### answers, last number)"},
     19: {"labrem/neus2026-labre": "MATH500 reports, batch 19 (baseline, problems past batch 13's)"},
     21: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 21 (GPT-3; letters, yes/no, last letters, next pages)"},
-    20: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 20 (#### answers, last number)"}}
+    20: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 20 (#### answers, last number)"},
+    22: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 22 (GPT-3, numeric sets past batch 17's)",
+         "microsoft/ToRA": "ToRA GSM8K, batch 22 (70B and Code-34B, past batch 17's pages)"}}
 
 
 def source_name(row: dict) -> str:

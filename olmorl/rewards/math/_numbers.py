@@ -172,11 +172,22 @@ def numbers_match(reference: ExactNumber, answer: ExactNumber, rel_tol: float) -
     if reference.exact:
         # Exact non-integer reference: a decimal answer is a rounding; an exact answer must be equal.
         return not answer.exact and relative_close(reference.value, answer.value, rel_tol)
+    if answer.exact and _significant_digits(reference) >= FLOAT_DIGITS and _same_float(reference.value, answer.value):
+        # A reference printed to a float's full precision (0.16666666666666666) is a float: the exact value whose
+        # nearest float it is (1/6) is the value it printed.
+        return True
     if not answer.exact and min(_significant_digits(reference), _significant_digits(answer)) >= FLOAT_DIGITS:
         # Both written to a float's full precision (0.6666666666666666 against 0.6666666666666667: one value,
         # 2/3, printed by two computations): they agree when they agree to a float's precision.
         return relative_close(reference.value, answer.value, FLOAT_REL_TOL)
     return decimal_reference_accepts(reference, answer.value, answer_places=answer.decimal_places)
+
+
+def _same_float(a: Fraction, b: Fraction) -> bool:
+    try:
+        return float(a) == float(b)
+    except OverflowError:  # beyond a float's range: no float printed it
+        return False
 
 
 def _significant_digits(number: ExactNumber) -> int:
@@ -191,3 +202,24 @@ def decimal_reference_accepts(reference: ExactNumber, value: Fraction, answer_pl
     if answer_places is not None and answer_places <= places:
         return False
     return round_half_up(value, places) == reference.value
+
+
+def one_value_written_twice(texts: list[str]) -> str | None:
+    """The value of two answers joined by "or" that write one value twice, else None (a hedge).
+
+    "3/8 or .375" and "1/6, or 0.166666666666667" give a fraction and then its decimal: the same number, or the
+    fraction rounded to the decimal places shown (two at least, so "1/2 or 1" stays a hedge). The exact form is
+    the value stated."""
+    if len(texts) != 2:
+        return None
+    numbers = [parse_number(text.strip().rstrip(",;").strip()) for text in texts]
+    if any(number is None for number in numbers):
+        return None
+    first, second = numbers
+    if first.value == second.value:
+        return texts[0] if first.exact or not second.exact else texts[1]
+    exact, decimal = (0, 1) if first.exact else (1, 0)
+    fraction, rounded = numbers[exact], numbers[decimal]
+    if not fraction.exact or fraction.is_integer or rounded.exact or (rounded.decimal_places or 0) < 2:
+        return None
+    return texts[exact] if round_half_up(fraction.value, rounded.decimal_places) == rounded.value else None

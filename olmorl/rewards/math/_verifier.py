@@ -16,10 +16,11 @@ from olmorl.rewards.math import _judge_fallback as fallback
 from olmorl.rewards.math import _structure as st
 from olmorl.rewards.math._asked_expression import asked_value
 from olmorl.rewards.math._choices import chosen_letter
+from olmorl.rewards.math._duration import duration_values
 from olmorl.rewards.math._equivalence import Verdict, equivalent
 from olmorl.rewards.math._extract import Extraction, extract_answer
 from olmorl.rewards.math._normalize import normalize_answer
-from olmorl.rewards.math._numbers import numbers_match, parse_number
+from olmorl.rewards.math._numbers import numbers_match, one_value_written_twice, parse_number
 from olmorl.rewards.math._qualifiers import scaled
 from olmorl.rewards.math._precision import at_requested_precision, exact_value, prompt_text, requested_places
 from olmorl.rewards.math._requested_form import unrequested_form
@@ -181,6 +182,8 @@ def judge(reference: str, extraction: Extraction, rel_tol: float) -> tuple[Verdi
         return equivalent(reference, candidates[0], rel_tol), candidates
     if _is_multipart(reference):
         return equivalent(reference, ", ".join(candidates), rel_tol), candidates
+    if (one := one_value_written_twice(candidates)) is not None:  # "3/8 or .375": one value, not a hedge
+        return equivalent(reference, one, rel_tol), candidates
     return Verdict(False, "hedged"), candidates
 
 
@@ -276,6 +279,13 @@ class _MathFamily(Verifier):
                     and (asked := asked_value(prompt, extraction.candidates[0]))):
                 # `a + b + c = \frac{6}{5}` for "Compute $a+b+c$": the asked expression labels the value
                 verdict, compared = self.compare(ref, replace(extraction, candidates=(asked,)), task.options.rel_tol)
+            if (not verdict.match and len(extraction.candidates) == 1
+                    and (durations := duration_values(prompt, extraction.candidates[0]))):
+                for duration in durations:  # `3:45` for "how long": 225 minutes, or 3.75 hours
+                    verdict, compared = self.compare(ref, replace(extraction, candidates=(duration,)),
+                                                     task.options.rel_tol)
+                    if verdict.match:
+                        break
             if verdict.match and (imprecise := _precision_missed(prompt, compared_ref, compared)) is not None:
                 verdict = Verdict(False, "mismatch")  # the value, but not at the precision the question asks for
             if verdict.match and (missed_form := unrequested_form(prompt, compared_ref, compared)):
