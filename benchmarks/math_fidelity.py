@@ -106,7 +106,8 @@ BATCH_SOURCES = {
          "microsoft/ToRA": "ToRA GSM8K, batch 17 (70B and Code-34B, next pages)"},
     18: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 18 (GPT-3; letters, yes/no, last letters)"},
     20: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 20 (#### answers, last number)"},
-    23: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 23 (with-breaks files, the first run's CoT page 2)"}}
+    23: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 23 (with-breaks files, the first run's CoT page 2)",
+         "pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 23 (Phi-3-mini, second pages)"}}
 
 
 def source_name(row: dict) -> str:
