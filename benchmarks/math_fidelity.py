@@ -52,8 +52,8 @@ two graders agree with each other. The sets:
   Batch 18 (`"batch": 18`: GPT-3's zero-shot and zero-shot-CoT logs of multiple-choice, yes/no and
   last-letter tasks, the pages after batches 1's and 2's) was measured once (in two parts), before the one change made
   for it (a yes/no named as the most likely one). Batch 23 (`"batch": 23`: the "with breaks" GSM8K traces of batch 16's
-  repository and pages 2-4 of batch 14's hendrycks_math sample files) was measured once (in five parts), before the one
-  change made for it (a hyphenated unit before a restated noun).
+  repository and pages 2-5 of batch 14's hendrycks_math sample files) was measured once (in six parts), each before
+  any change made for it (one: a hyphenated unit before a restated noun, made after part 5).
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ BATCH_SOURCES = {
     18: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 18 (GPT-3; letters, yes/no, last letters)"},
     20: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 20 (#### answers, last number)"},
     23: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 23 (with-breaks files, the first run's CoT page 2)",
-         "pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 23 (Phi-3-mini, pages 2-4)"}}
+         "pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 23 (Phi-3-mini, pages 2-5)"}}
 
 
 def source_name(row: dict) -> str:
