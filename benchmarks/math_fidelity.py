@@ -52,7 +52,7 @@ two graders agree with each other. The sets:
   Batch 18 (`"batch": 18`: GPT-3's zero-shot and zero-shot-CoT logs of multiple-choice, yes/no and
   last-letter tasks, the pages after batches 1's and 2's) was measured once (in two parts), before the one change made
   for it (a yes/no named as the most likely one). Batch 23 (`"batch": 23`: the "with breaks" GSM8K traces of batch 16's
-  repository and pages 2-5 of batch 14's hendrycks_math sample files) was measured once (in six parts), each before
+  repository and pages 2-5 of batch 14's hendrycks_math sample files) was measured once (in seven parts), each before
   any change made for it (one: a hyphenated unit before a restated noun, made after part 5).
 """
 
