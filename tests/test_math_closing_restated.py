@@ -1,7 +1,8 @@
 """Issue 24: a closing sentence with several numbers is not read by its last one. A number that quantifies a
 restated given ("all 12 racquets", "out of 20", "for 3 weeks") is context, not the answer; when several values
 are left and nothing marks one, the sentence states no answer (never a guess). Every case scored wrong before
-the fix except those marked "guard" (and the last test's, which score the same on both)."""
+the fix except those marked "guard" (and the last test's, which score the same on both); the hyphenated-unit cases
+(batch 23) scored 0 before their fix except their guards."""
 
 from __future__ import annotations
 
@@ -52,6 +53,30 @@ def test_a_restated_given_or_an_unmarked_value_is_never_accepted(response, refer
 )
 def test_the_value_before_a_restated_given_is_the_answer(response, reference):
     assert score(response, reference) == 1.0
+
+
+# Batch 23 (Phi-3-mini on hendrycks_math, a dev row): a restated given whose number carries a hyphenated unit
+# before its noun ("the 1.835-liter container") is context too, so the sentence's value is its answer.
+PRESSURE = ("P2 = (4 kPa * 3.67 L) / 1.835 L\n\nP2 \u2248 8 kPa\n\n"
+            "So, the new pressure in the 1.835-liter container will be approximately 8 kPa.")
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "reward"),
+    [
+        (PRESSURE, "8", 1.0),  # the dev row
+        ("Therefore, the 12-inch pizza costs 15 dollars.", "15", 1.0),
+        ("So his 3-year-old son ate 4 apples.", "4", 1.0),
+        # guards: the restated given is never the answer; without a determiner the number is a value of its own
+        (PRESSURE, "1.835", 0.0),
+        ("Therefore, the 12-inch pizza costs 15 dollars.", "12", 0.0),
+        ("So, Tom filled 3-liter bottles for 8 dollars.", "8", 0.0),  # two unmarked values: no guess
+        ("So, Tom filled 3-liter bottles for 8 dollars.", "3", 0.0),
+        ("So the pressure in the 1.835-liter container is 8 kPa if the gas stays cold.", "8", 0.0),  # a condition
+    ],
+)
+def test_a_hyphenated_unit_before_a_restated_noun_is_context(response, reference, reward):
+    assert score(response, reference) == reward
 
 
 @pytest.mark.parametrize(

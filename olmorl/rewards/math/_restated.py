@@ -5,7 +5,8 @@ string all 12 racquets.", "So the 3 friends have 27 apples.", "So she got 18 out
 600 dollars for 3 weeks." A number that quantifies a restated noun phrase is context, not the answer:
 
 - after a quantifier or determiner and before its noun: "all 12 racquets", "all of the 4 cats", "the 3 friends",
-  "these 5 boxes", "her 3 friends";
+  "these 5 boxes", "her 3 friends", or before a hyphenated unit that modifies its noun: "the 1.835-liter
+  container", "his 3-year-old son";
 - after "all of", "both of", "out of": "all of the 5 boxes", "out of 40";
 - a duration after "for", once a value has come before it: "600 dollars for 3 weeks".
 
@@ -34,7 +35,8 @@ _DISTRIBUTIVE_BEFORE_RE = re.compile(
     r"\b(?:(?:each|every(?:\s+one)?)(?:\s+of(?:\s+(?:the|its|his|her|their|these|those))?)?|per)\s+\$?$",
     re.IGNORECASE,
 )
-_NOUN_AFTER_RE = re.compile(r"^\s+[A-Za-z]")
+# A noun after the number ("12 racquets"), or a hyphenated unit then the noun it modifies ("1.835-liter container").
+_NOUN_AFTER_RE = re.compile(r"^(?:\s+|-[A-Za-z]+(?:-[A-Za-z]+)*\s+)[A-Za-z]")
 _DURATION_BEFORE_RE = re.compile(r"\bfor\s+(?:all\s+|the\s+(?:next\s+|last\s+)?)?$", re.IGNORECASE)
 _DURATION_AFTER_RE = re.compile(
     r"^\s+(?:seconds?|minutes?|hours?|days?|nights?|weeks?|months?|years?|decades?)\b", re.IGNORECASE
