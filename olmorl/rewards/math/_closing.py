@@ -44,6 +44,14 @@ from __future__ import annotations
 import re
 
 from olmorl.rewards.math._qualifiers import bound_stated, magnitude_after
+from olmorl.rewards.math._question_echo import (
+    ENDED_RE as _ENDED_RE,
+    UNIT_WORD as _UNIT_WORD,
+    asked_difference,
+    echoed_count,
+    named_answer,
+    unasked_comparison,
+)
 from olmorl.rewards.math._restated import plain_tail, restates_given, stated_value
 
 # An inline `$...$` does not close right before a digit (as in Pandoc): the dollar signs of currency amounts
@@ -59,15 +67,10 @@ _SIGN_OFF_RE = re.compile(
 _LISTED_VALUE_RE = re.compile(r"(?:^|\n)([^\n]*?\b(?:is|are)):[ \t]*\n\s*[*\-\u2022][ \t]+([^\n]+?)[ \t]*$")
 # What may follow the final value: punctuation and up to three short words ("square units", "dollars a day"),
 # a word may be a rate unit ("km/h", "m/s"). (Or a few CJK characters: a counter and its noun, "11个苹果".)
-_UNIT_WORD = r"(?!and/or\b)[A-Za-z]{1,12}(?:/[A-Za-z]{1,6})?"
 _AFTER_FINAL_RE = re.compile(
     rf"^[ \t]*(?:\\?%|{_UNIT_WORD}(?:[ \t]+{_UNIT_WORD}){{0,2}}|[\u4e00-\u9fff]{{1,6}})?[ \t]*[.!。]?\s*$"
 )
-_ENDED_RE = re.compile(r"[.!。]\s*$")
-# A value then a comparative and "than" ("$60 less than Grant", "3 years older than Tom"): a comparison.
-_COMPARISON_AFTER_RE = re.compile(
-    rf"[ \t]*(?:{_UNIT_WORD}[ \t]+){{0,3}}?(?!other\b|rather\b)(?:more|less|fewer|[a-z]{{3,}}er)[ \t]+than\b",
-    re.IGNORECASE)
+
 _SENTENCE_BOUNDARY_RE = re.compile(r"(?<=[.!?。])\s+|\n")
 _CONCLUSION_RE = re.compile(
     r"^\W*(?:therefore|thus|so|hence|consequently|finally|overall|altogether|together(?!\s+with\b)|"
@@ -76,10 +79,7 @@ _CONCLUSION_RE = re.compile(
     r"daher|somit|portanto|quindi|pertanto|итак|следовательно|поэтому|таким образом|значит|因此|所以|故)\b",
     re.IGNORECASE,
 )
-# Words that make a stated answer a guess (an anchored answer too: "Maybe the answer is 5").
-ANCHOR_HEDGE_RE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|probably|not (?:sure|certain)|unsure|i guess|i'm guessing)\b", re.IGNORECASE
-)
+
 _HEDGE_RE = re.compile(
     r"\b(?:maybe|perhaps|possibly|probably|might be|could be|either|not (?:sure|certain)|unsure|i guess)\b",
     re.IGNORECASE,
@@ -99,34 +99,7 @@ _STATEMENT_RE = re.compile(
 # terms are numbers, fractions and multiples of \\pi or of a root.
 _PLAIN_TERM = r"[-+]?(?:(?:\d+(?:\.\d+)?)?\s*(?:\\pi\b|\\sqrt\s*\{?\d+\}?)|\d+(?:\.\d+)?)\s*(?:/\s*\d+)?"
 _PLAIN_TUPLE_RE = re.compile(rf"[ \t]*(\(\s*{_PLAIN_TERM}(?:\s*,\s*{_PLAIN_TERM})+\s*\))")
-# "Which student has the greatest average speed?", "Who ran the farthest?": the predicate a named answer repeats.
-_ASKED_VERB = r"(?:has|have|had|is|was|are|were|will|can|could|did|does|got|ran|won|scored|made|earned|spent|needs?)"
-_WHICH_QUESTION_RE = re.compile(
-    rf"\b(?:which|what)\s+[a-z]+\s+({_ASKED_VERB}\b[^?.!\n]{{3,80}})\?|\bwho\s+([a-z]+\b[^?.!\n]{{3,80}})\?",
-    re.IGNORECASE,
-)
-_NAMED_ANSWER_BLOCK_RE = re.compile(
-    r"\b(?:but|not|no|never|or|either|however|although|though|while|whereas|except|unless|if|and)\b|n't",
-    re.IGNORECASE,
-)
-# "How many possible numbers could they be thinking of?": the words a count answer repeats right after its count
-# ("There are four possible numbers that ...", "The graph has two y-intercepts: ..."), the count in digits or a
-# number word up to twenty; a colon may list the items counted.
-_HOW_MANY_RE = re.compile(r"\bhow many((?:\s+[a-z][a-z-]*){1,4})", re.IGNORECASE)
-_ECHOED_COUNT_RE = re.compile(
-    r"^\W*(?:there (?:are|is|were|was|will be)|(?:the|this|its|their)\s[^.!?:\d]{1,80}?\s(?:has|have|had))\s+"
-    r"(?:exactly |a total of )?(\d+|[a-z]+)\s+([^.!?:]+)(:[^.!?]*)?[.!]\s*$",
-    re.IGNORECASE,
-)
-_COUNT_WORDS = {word: str(n) for n, word in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
-    "eighteen nineteen twenty".split())}
-# What may follow the echoed words: a relative clause ("that Rick and Steve could be thinking of"), not a contrast,
-# a denial, an alternative, a condition or another number.
-_CLAUSE_RE = re.compile(r"^(?:(?:that|which|who|whose|in|on|at|for|of|with|from|to)\b[^\d\uE000-\uF8FF]*)?$",
-                        re.IGNORECASE)
-_CLAUSE_BLOCK_RE = re.compile(r"\b(?:but|not|no|never|or|either|however|although|though|unless|if|except)\b|n't",
-                              re.IGNORECASE)
+
 _COUNT_RE = re.compile(
     r"\bthere (?:are|is|were|was|will be|would be) (?:exactly |a total of )?\d[\d,]*\b", re.IGNORECASE
 )
@@ -163,10 +136,6 @@ _ARITHMETIC_RE = re.compile(r"\d[^=\d]{0,25}?(?:[-+*/×÷·−]|\\times|\\cdot|\
 _CLAUSE_BREAK_RE = re.compile(r",\s|;|\b(?:and|then)\b", re.IGNORECASE)
 _DENIAL_RE = re.compile(r"\b(?:not|never|cannot|no)\b|n't", re.IGNORECASE)
 _CONDITION_RE = re.compile(r"^\W*(?:if|when|suppose|assume|assuming|let|check|checking|verify)\b", re.IGNORECASE)
-# "How much more money does Juanita spend ... than Grant?", "How many minutes longer ... than ...?": a question
-# that asks for a difference, and its comparative.
-_ASKED_DIFFERENCE_RE = re.compile(r"\bhow\s+(?:much|many)\b[^?]{0,60}?\b(more|less|fewer|[a-z]{3,}er)\b[^?]*?\bthan\b",
-                                  re.IGNORECASE)
 # A display equation on its own lines inside a sentence that goes on in lower case after it ("Thus, they spent:\n
 # \\[ 60 \\text{ dollars} \\]\non the entire basket."): one sentence, the display in its place.
 _DISPLAY_IN_SENTENCE_RE = re.compile("(?<![.!?\u3002])[ \t]*\n[ \t]*([\uE000-\uF8FF])[ \t]*\n(?=[ \t]*[a-z])")
@@ -201,7 +170,7 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     sentence = _last_sentence(_DISPLAY_IN_SENTENCE_RE.sub(r" \1 ", masked))
     if not sentence or sentence.rstrip().endswith("?"):
         return None
-    if (echoed := _echoed_count(sentence, question)) is not None:
+    if (echoed := echoed_count(sentence, question)) is not None:
         return (echoed,), None
     if _HEDGE_RE.search(_PLACEHOLDER_RE.sub(" ", sentence)):
         return (), "hedge"
@@ -225,7 +194,7 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
                 values = (f"{values[0]} {word}",)  # "$3$ hundred": the magnitude is part of the number
             return values, joiner
         return None
-    if (name := _named_answer(sentence, question)) is not None:
+    if (name := named_answer(sentence, question)) is not None:
         return (name,), None
     if (plain := _plain_tuple(sentence)) is not None:
         return (plain,), None
@@ -257,8 +226,8 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     # The last value may be followed by more than a unit when the rest only qualifies it ("Thus, Ingrid was 165
     # minutes late to the party."); a condition, contrast, comparison or more arithmetic there says something else.
     if value is None or (value is numbers[-1] and not ends and not plain_tail(sentence[value.end():])
-                         and not _asked_difference(sentence[value.end():], question)) \
-            or _negated(sentence, value.start()) or _unasked_comparison(sentence[value.end():], question) \
+                         and not asked_difference(sentence[value.end():], question)) \
+            or _negated(sentence, value.start()) or unasked_comparison(sentence[value.end():], question) \
             or bound_stated(sentence[:value.start()], sentence[value.end():], question):
         return None
     if not anchored and value is not numbers[0]:
@@ -290,23 +259,6 @@ def _chain_result(sentence: str, numbers: list[re.Match[str]]) -> str | None:
     return value.group(0)
 
 
-def _asked_difference(tail: str, question: str) -> bool:
-    """"$60.00 more annually on the newspaper than Grant." for "How much more money does Juanita spend ... than
-    Grant?": the value comes before the comparative the question asks about, so it states the difference asked for
-    ("more than 60", a bound, is no answer: `_negated`). The rest only qualifies it (no condition or contrast)."""
-    asked = _ASKED_DIFFERENCE_RE.search(question[-2000:])
-    if asked is None:
-        return False
-    stated = re.match(rf"[ \t]*(?:{_UNIT_WORD}[ \t]+){{0,3}}?{asked.group(1)}\b(.*?)\bthan\b(.*)$", tail, re.IGNORECASE)
-    return stated is not None and plain_tail(f"{stated.group(1)} {stated.group(2)}")
-
-
-def _unasked_comparison(tail: str, question: str) -> bool:
-    """"$60 less than Grant." states a comparison, short enough to pass for a unit: it answers only a question that
-    asks a difference with that comparative ("How much less ...?"), not "How much more ...?" nor no question."""
-    return bool(_COMPARISON_AFTER_RE.match(tail)) and not _asked_difference(tail, question)
-
-
 def _listed_value(body: str) -> str:
     """"The solutions are:\n* x = 5" ends as the sentence "The solutions are x = 5." (one item, a statement)."""
     m = _LISTED_VALUE_RE.search(body)
@@ -334,42 +286,6 @@ def _plain_tuple(sentence: str) -> str | None:
         return None
     after = sentence[value.end():]
     return value.group(1) if _AFTER_FINAL_RE.match(after) and _ENDED_RE.search(after) else None
-
-
-def _named_answer(sentence: str, question: str) -> str | None:
-    """"Evelyn has the greatest average speed at ..." for "Which student has the greatest average speed?": the
-    name a closing sentence puts before the question's own predicate, the rest a short finished tail."""
-    asked = list(_WHICH_QUESTION_RE.finditer(question[-2000:]))
-    if not asked or not _ENDED_RE.search(sentence):
-        return None
-    predicate = " ".join((asked[-1].group(1) or asked[-1].group(2)).split())
-    named = re.match(r"(?!(?:If|When|Then|So|But|And|Now|The|This|That|It|He|She|They|We|You|There)\b)"
-                     rf"([A-Z][a-z]+)\s+(?i:{re.escape(predicate)})\b(.{{0,80}})$", sentence)
-    if named is None or _NAMED_ANSWER_BLOCK_RE.search(named.group(2)):
-        return None
-    return named.group(1)
-
-
-def _echoed_count(sentence: str, question: str) -> str | None:
-    """"There are four possible numbers that Rick and Steve could be thinking of." for "How many possible numbers
-    could they be thinking of?": a count followed by the question's own words after "how many" (its only number),
-    the rest a relative clause (which may repeat the question's "could be") or, right after those words, a colon and
-    the items counted ("The graph has two y-intercepts: (0, 1) and (0, 3)."), with no hedge, denial or alternative."""
-    asked = list(_HOW_MANY_RE.finditer(question[-2000:].replace("$", "")))  # "How many $y$-intercepts"
-    stated = _ECHOED_COUNT_RE.match(sentence) if asked else None
-    if stated is None:
-        return None
-    value = stated.group(1) if stated.group(1).isdigit() else _COUNT_WORDS.get(stated.group(1).lower())
-    words, asked_words = stated.group(2).split(), asked[-1].group(1).lower().split()
-    echoed = 0
-    while echoed < min(len(words), len(asked_words)) and \
-            words[echoed].lower().removesuffix("s") == asked_words[echoed].removesuffix("s"):
-        echoed += 1
-    clause, items = " ".join(words[echoed:]), stated.group(3) or ""
-    if value is None or not echoed or not _CLAUSE_RE.match(clause) or (items and clause) \
-            or _CLAUSE_BLOCK_RE.search(clause + items) or ANCHOR_HEDGE_RE.search(clause + items):
-        return None
-    return value
 
 
 def _lone_value(sentence: str) -> str | None:

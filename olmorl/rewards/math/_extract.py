@@ -17,10 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from olmorl.rewards.math._closing import ANCHOR_HEDGE_RE, closing_answer
+from olmorl.rewards.math._closing import closing_answer
 from olmorl.rewards.math._deferred import deferred_answer_start
 from olmorl.rewards.math._normalize import clean_text, matching_brace
 from olmorl.rewards.math._qualifiers import magnitude_after, qualified_boxes, qualified_statement
+from olmorl.rewards.math._question_echo import ANCHOR_HEDGE_RE
 from olmorl.rewards.math._restated import qualified_value
 
 MAX_BOXES = 64  # only the last boxes matter; thousands of boxes are skipped past cheaply

@@ -1,0 +1,106 @@
+"""Closing statements read against the question's own words (for `_closing`): a difference the question asks for
+("How much more ... than Grant?"), a name for "Which student ...?" / "Who ...?", a count for "How many X ...?" that
+repeats X; and the pieces `_closing` shares with them."""
+
+from __future__ import annotations
+
+import re
+
+from olmorl.rewards.math._restated import plain_tail
+
+# A word of a short unit after a value ("square units", "km/h").
+UNIT_WORD = r"(?!and/or\b)[A-Za-z]{1,12}(?:/[A-Za-z]{1,6})?"
+ENDED_RE = re.compile(r"[.!。]\s*$")
+# Words that make a stated answer a guess (an anchored answer too: "Maybe the answer is 5").
+ANCHOR_HEDGE_RE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|not (?:sure|certain)|unsure|i guess|i'm guessing)\b", re.IGNORECASE
+)
+# A value then a comparative and "than" ("$60 less than Grant", "3 years older than Tom"): a comparison.
+_COMPARISON_AFTER_RE = re.compile(
+    rf"[ \t]*(?:{UNIT_WORD}[ \t]+){{0,3}}?(?!other\b|rather\b)(?:more|less|fewer|[a-z]{{3,}}er)[ \t]+than\b",
+    re.IGNORECASE)
+# "Which student has the greatest average speed?", "Who ran the farthest?": the predicate a named answer repeats.
+_ASKED_VERB = r"(?:has|have|had|is|was|are|were|will|can|could|did|does|got|ran|won|scored|made|earned|spent|needs?)"
+_WHICH_QUESTION_RE = re.compile(
+    rf"\b(?:which|what)\s+[a-z]+\s+({_ASKED_VERB}\b[^?.!\n]{{3,80}})\?|\bwho\s+([a-z]+\b[^?.!\n]{{3,80}})\?",
+    re.IGNORECASE,
+)
+_NAMED_ANSWER_BLOCK_RE = re.compile(
+    r"\b(?:but|not|no|never|or|either|however|although|though|while|whereas|except|unless|if|and)\b|n't",
+    re.IGNORECASE,
+)
+# "How many possible numbers could they be thinking of?": the words a count answer repeats right after its count
+# ("There are four possible numbers that ...", "The graph has two y-intercepts: ..."), the count in digits or a
+# number word up to twenty; a colon may list the items counted.
+_HOW_MANY_RE = re.compile(r"\bhow many((?:\s+[a-z][a-z-]*){1,4})", re.IGNORECASE)
+_ECHOED_COUNT_RE = re.compile(
+    r"^\W*(?:there (?:are|is|were|was|will be)|(?:the|this|its|their)\s[^.!?:\d]{1,80}?\s(?:has|have|had))\s+"
+    r"(?:exactly |a total of )?(\d+|[a-z]+)\s+([^.!?:]+)(:[^.!?]*)?[.!]\s*$",
+    re.IGNORECASE,
+)
+_COUNT_WORDS = {word: str(n) for n, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty".split())}
+# What may follow the echoed words: a relative clause ("that Rick and Steve could be thinking of"), not a contrast,
+# a denial, an alternative, a condition or another number.
+_CLAUSE_RE = re.compile(r"^(?:(?:that|which|who|whose|in|on|at|for|of|with|from|to)\b[^\d\uE000-\uF8FF]*)?$",
+                        re.IGNORECASE)
+_CLAUSE_BLOCK_RE = re.compile(r"\b(?:but|not|no|never|or|either|however|although|though|unless|if|except)\b|n't",
+                              re.IGNORECASE)
+# "How much more money does Juanita spend ... than Grant?", "How many minutes longer ... than ...?": a question
+# that asks for a difference, and its comparative.
+_ASKED_DIFFERENCE_RE = re.compile(r"\bhow\s+(?:much|many)\b[^?]{0,60}?\b(more|less|fewer|[a-z]{3,}er)\b[^?]*?\bthan\b",
+                                  re.IGNORECASE)
+
+
+def asked_difference(tail: str, question: str) -> bool:
+    """"$60.00 more annually on the newspaper than Grant." for "How much more money does Juanita spend ... than
+    Grant?": the value comes before the comparative the question asks about, so it states the difference asked for
+    ("more than 60", a bound, is no answer: `_negated`). The rest only qualifies it (no condition or contrast)."""
+    asked = _ASKED_DIFFERENCE_RE.search(question[-2000:])
+    if asked is None:
+        return False
+    stated = re.match(rf"[ \t]*(?:{UNIT_WORD}[ \t]+){{0,3}}?{asked.group(1)}\b(.*?)\bthan\b(.*)$", tail, re.IGNORECASE)
+    return stated is not None and plain_tail(f"{stated.group(1)} {stated.group(2)}")
+
+
+def unasked_comparison(tail: str, question: str) -> bool:
+    """"$60 less than Grant." states a comparison, short enough to pass for a unit: it answers only a question that
+    asks a difference with that comparative ("How much less ...?"), not "How much more ...?" nor no question."""
+    return bool(_COMPARISON_AFTER_RE.match(tail)) and not asked_difference(tail, question)
+
+
+def named_answer(sentence: str, question: str) -> str | None:
+    """"Evelyn has the greatest average speed at ..." for "Which student has the greatest average speed?": the
+    name a closing sentence puts before the question's own predicate, the rest a short finished tail."""
+    asked = list(_WHICH_QUESTION_RE.finditer(question[-2000:]))
+    if not asked or not ENDED_RE.search(sentence):
+        return None
+    predicate = " ".join((asked[-1].group(1) or asked[-1].group(2)).split())
+    named = re.match(r"(?!(?:If|When|Then|So|But|And|Now|The|This|That|It|He|She|They|We|You|There)\b)"
+                     rf"([A-Z][a-z]+)\s+(?i:{re.escape(predicate)})\b(.{{0,80}})$", sentence)
+    if named is None or _NAMED_ANSWER_BLOCK_RE.search(named.group(2)):
+        return None
+    return named.group(1)
+
+
+def echoed_count(sentence: str, question: str) -> str | None:
+    """"There are four possible numbers that Rick and Steve could be thinking of." for "How many possible numbers
+    could they be thinking of?": a count followed by the question's own words after "how many" (its only number),
+    the rest a relative clause (which may repeat the question's "could be") or, right after those words, a colon and
+    the items counted ("The graph has two y-intercepts: (0, 1) and (0, 3)."), with no hedge, denial or alternative."""
+    asked = list(_HOW_MANY_RE.finditer(question[-2000:].replace("$", "")))  # "How many $y$-intercepts"
+    stated = _ECHOED_COUNT_RE.match(sentence) if asked else None
+    if stated is None:
+        return None
+    value = stated.group(1) if stated.group(1).isdigit() else _COUNT_WORDS.get(stated.group(1).lower())
+    words, asked_words = stated.group(2).split(), asked[-1].group(1).lower().split()
+    echoed = 0
+    while echoed < min(len(words), len(asked_words)) and \
+            words[echoed].lower().removesuffix("s") == asked_words[echoed].removesuffix("s"):
+        echoed += 1
+    clause, items = " ".join(words[echoed:]), stated.group(3) or ""
+    if value is None or not echoed or not _CLAUSE_RE.match(clause) or (items and clause) \
+            or _CLAUSE_BLOCK_RE.search(clause + items) or ANCHOR_HEDGE_RE.search(clause + items):
+        return None
+    return value
