@@ -212,14 +212,14 @@ def one_value_written_twice(texts: list[str]) -> str | None:
     the value stated."""
     if len(texts) != 2:
         return None
-    numbers = [parse_number(text.strip().rstrip(",;").strip()) for text in texts]
-    if any(number is None for number in numbers):
+    first, second = (parse_number(text.strip().rstrip(",;").strip()) for text in texts)
+    if first is None or second is None:
         return None
-    first, second = numbers
     if first.value == second.value:
         return texts[0] if first.exact or not second.exact else texts[1]
-    exact, decimal = (0, 1) if first.exact else (1, 0)
-    fraction, rounded = numbers[exact], numbers[decimal]
-    if not fraction.exact or fraction.is_integer or rounded.exact or (rounded.decimal_places or 0) < 2:
+    exact = 0 if first.exact else 1
+    fraction, rounded = (first, second) if exact == 0 else (second, first)
+    places = rounded.decimal_places or 0
+    if not fraction.exact or fraction.is_integer or rounded.exact or places < 2:
         return None
-    return texts[exact] if round_half_up(fraction.value, rounded.decimal_places) == rounded.value else None
+    return texts[exact] if round_half_up(fraction.value, places) == rounded.value else None
