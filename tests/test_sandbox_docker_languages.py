@@ -39,8 +39,11 @@ def full_server(tmp_path_factory: pytest.TempPathFactory):
         pytest.fail(f"scripts/build-image.sh --sandbox-full exited {build.returncode}:\n"
                     + "\n".join((build.stderr + build.stdout).splitlines()[-40:]))
     log = tmp_path_factory.mktemp("srv") / "server.log"
+    # The per-test limit is wall-clock and covers a runtime's start: a runtime's first start from a cold page cache
+    # under CI's load (node, `import numpy, sympy, pytest`) ran past 3 s in two CI runs. These tests are about each
+    # language's verdicts; the time limit is tested on its own (the attacks below pass timeout_s=2.0).
     srv = LocalRewardServer(log_path=str(log), workers=1, sandbox=SandboxSettings(
-        backend="docker", docker_image=FULL_IMAGE, parallelism=2, test_timeout_s=3.0)).start()
+        backend="docker", docker_image=FULL_IMAGE, parallelism=2, test_timeout_s=10.0)).start()
     yield srv
     srv.stop()
 
@@ -51,6 +54,11 @@ def verify(srv: LocalRewardServer, items: list[dict]) -> list[dict]:
     assert reply.status_code == 200, reply.text
     assert not watch.failures, watch.failures
     return reply.json()["results"]
+
+
+def failing(result: dict) -> list[dict]:
+    """The tests a result did not pass, to say why in an assertion (the reward alone does not)."""
+    return [t for t in result.get("details", {}).get("tests", []) if t.get("status") != "passed"] or [result]
 
 
 def item(language: str, program: str, tests: Any = TESTS, **options: Any) -> dict:
@@ -65,7 +73,7 @@ def test_every_language_scores_right_in_the_full_image(full_server: LocalRewardS
     items += [item(lang, program) for lang, program in BROKEN.items()]
     results = verify(full_server, items)
     for lang, (right, wrong) in zip(LANGUAGES, zip(results[0::2], results[1::2])):
-        assert right["status"] == "ok" and right["reward"] == 1.0, (lang, right)
+        assert right["status"] == "ok" and right["reward"] == 1.0, (lang, failing(right))
         assert wrong["status"] == "ok" and wrong["reward"] == pytest.approx(WRONG_REWARD), (lang, wrong)
     for broken in results[2 * len(LANGUAGES):]:
         assert broken["status"] == "ok" and broken["reward"] == 0.0 and broken["details"]["compile_error"], broken
@@ -80,7 +88,7 @@ def test_run_code_and_packages_in_the_full_image(full_server: LocalRewardServer)
     program = ("import numpy, pytest, sympy, sortedcontainers\ninput()\n"
                "print(sum(sortedcontainers.SortedList(map(int, input().split()))))\n")
     [result] = verify(full_server, [item("python", program, memory_mb=256)])
-    assert result["reward"] == 1.0, result
+    assert result["reward"] == 1.0, failing(result)
 
 
 @pytest.mark.parametrize("language,attack", [("c", "fork_bomb"), ("java", "memory_bomb"), ("go", "network"),
