@@ -60,7 +60,8 @@ two graders agree with each other. The sets:
   (in two parts), before the change made for it (one value written twice; a float-printed reference; `h:mm` for how long).
   for it (a yes/no named as the most likely one). Batch 23 (`"batch": 23`: the "with breaks" GSM8K traces of batch 16's
   repository and pages 2-5 of batch 14's hendrycks_math sample files) was measured once (in seven parts), each before
-  any change made for it (one: a hyphenated unit before a restated noun, made after part 5).
+  any change made for it (one: a hyphenated unit before a restated noun, made after part 5). Batch 24 (`"batch": 24`:
+  every kojima log of batches 21 and 22 one read further) was measured once; no change was made for it.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 23: one row per repository.
+# Batches 3 to 24: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -121,7 +122,8 @@ BATCH_SOURCES = {
     22: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 22 (GPT-3, numeric sets past batch 17's)",
          "microsoft/ToRA": "ToRA GSM8K, batch 22 (70B and Code-34B, past batch 17's pages)"},
     23: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 23 (with-breaks files, the first run's CoT page 2)",
-         "pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 23 (Phi-3-mini, pages 2-5)"}}
+         "pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 23 (Phi-3-mini, pages 2-5)"},
+    24: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 24 (GPT-3, all twelve logs one page further)"}}
 
 
 def source_name(row: dict) -> str:
