@@ -175,9 +175,9 @@ def _children(pid: int) -> list[int]:
 
     found = [child for child in descendants(pid) if _status(child).get("PPid") == str(pid)]
 
-    def started(child: int) -> int:
-        with open(f"/proc/{child}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[19])
+    def started(child: int) -> tuple[int, int]:  # clock ticks (10 ms): two forks often share one, so then the pid
+        with open(f"/proc/{child}/stat") as f:  # (else a tie is left to the set's hash order)
+            return int(f.read().rsplit(")", 1)[1].split()[19]), child
 
     return sorted(found, key=started)
 
