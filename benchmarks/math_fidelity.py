@@ -121,7 +121,8 @@ BATCH_SOURCES = {
     22: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 22 (GPT-3, numeric sets past batch 17's)",
          "microsoft/ToRA": "ToRA GSM8K, batch 22 (70B and Code-34B, past batch 17's pages)"},
     23: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 23 (with-breaks files, the first run's CoT page 2)",
-         "pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 23 (Phi-3-mini, pages 2-5)"}}
+         "pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 23 (Phi-3-mini, pages 2-5)"},
+    25: {"labrem/neus2026-labre": "MATH500 reports, batch 25 (baseline past batch 19's, openmath past batch 15's)"}}
 
 
 def source_name(row: dict) -> str:
