@@ -60,7 +60,8 @@ two graders agree with each other. The sets:
   (in two parts), before the change made for it (one value written twice; a float-printed reference; `h:mm` for how long).
   for it (a yes/no named as the most likely one). Batch 23 (`"batch": 23`: the "with breaks" GSM8K traces of batch 16's
   repository and pages 2-5 of batch 14's hendrycks_math sample files) was measured once (in seven parts), each before
-  any change made for it (one: a hyphenated unit before a restated noun, made after part 5).
+  any change made for it (one: a hyphenated unit before a restated noun, made after part 5). Batch 25 (`"batch": 25`:
+  the baseline and openmath reports' pages past batches 19 and 15) was measured once, before any change made for it.
 """
 
 from __future__ import annotations
