@@ -61,7 +61,8 @@ two graders agree with each other. The sets:
   for it (a yes/no named as the most likely one). Batch 23 (`"batch": 23`: the "with breaks" GSM8K traces of batch 16's
   repository and pages 2-5 of batch 14's hendrycks_math sample files) was measured once (in seven parts), each before
   any change made for it (one: a hyphenated unit before a restated noun, made after part 5). Batch 24 (`"batch": 24`:
-  every kojima log of batches 21 and 22 one read further) was measured once; no change was made for it.
+  every kojima log of batches 21 and 22 one read further) was measured once; no change was made for it. Batch 25 (`"batch": 25`:
+  the baseline and openmath reports' pages past batches 19 and 15) was measured once, before any change made for it.
 """
 
 from __future__ import annotations
@@ -123,7 +124,8 @@ BATCH_SOURCES = {
          "microsoft/ToRA": "ToRA GSM8K, batch 22 (70B and Code-34B, past batch 17's pages)"},
     23: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 23 (with-breaks files, the first run's CoT page 2)",
          "pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 23 (Phi-3-mini, pages 2-5)"},
-    24: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 24 (GPT-3, all twelve logs one page further)"}}
+    24: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 24 (GPT-3, all twelve logs one page further)"},
+    25: {"labrem/neus2026-labre": "MATH500 reports, batch 25 (baseline past batch 19's, openmath past batch 15's)"}}
 
 
 def source_name(row: dict) -> str:

@@ -53,6 +53,7 @@ from olmorl.rewards.math._question_echo import (
     unasked_comparison,
 )
 from olmorl.rewards.math._restated import plain_tail, restates_given, stated_value
+from olmorl.rewards.math._rewritten_closing import ends_in_rewrite, rewritten_closing
 
 # An inline `$...$` does not close right before a digit (as in Pandoc): the dollar signs of currency amounts
 # (`$5 * 0.6 = $3`, `$40 + $24 = $64`) pair into no math span.
@@ -158,6 +159,8 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     body = _listed_value(_SIGN_OFF_RE.sub("", text.rstrip()).rstrip())
     if not body:
         return None
+    if ends_in_rewrite(body):  # "... is **3/24**. This can be simplified to **1/8**.": the value just stated
+        return rewritten_closing(body, question, closing_answer)
     spans: list[str] = []
     display: list[bool] = []
 
