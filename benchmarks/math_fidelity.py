@@ -89,7 +89,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 23: one row per repository.
+# Batches 3 to 26: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -121,7 +121,9 @@ BATCH_SOURCES = {
     22: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 22 (GPT-3, numeric sets past batch 17's)",
          "microsoft/ToRA": "ToRA GSM8K, batch 22 (70B and Code-34B, past batch 17's pages)"},
     23: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 23 (with-breaks files, the first run's CoT page 2)",
-         "pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 23 (Phi-3-mini, pages 2-5)"}}
+         "pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 23 (Phi-3-mini, pages 2-5)"},
+    26: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 26 (Phi-3-mini, past batch 23's pages)",
+         "microsoft/ToRA": "ToRA GSM8K, batch 26 (70B and Code-34B, past batch 22's pages)"}}
 
 
 def source_name(row: dict) -> str:
