@@ -60,7 +60,10 @@ two graders agree with each other. The sets:
   (in two parts), before the change made for it (one value written twice; a float-printed reference; `h:mm` for how long).
   for it (a yes/no named as the most likely one). Batch 23 (`"batch": 23`: the "with breaks" GSM8K traces of batch 16's
   repository and pages 2-5 of batch 14's hendrycks_math sample files) was measured once (in seven parts), each before
-  any change made for it (one: a hyphenated unit before a restated noun, made after part 5).
+  any change made for it (one: a hyphenated unit before a restated noun, made after part 5). Batch 26 (`"batch": 26`: the
+  hendrycks_math sample files' and the ToRA GSM8K files' reads after batches 23's and 22's pages) was measured once, before
+  the changes made for it (like terms left apart for "Expand"; possessive, reason-clause, question-phrase and worded-count
+  closings; a position word before a restated given).
 """
 
 from __future__ import annotations
