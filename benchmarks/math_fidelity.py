@@ -62,7 +62,10 @@ two graders agree with each other. The sets:
   repository and pages 2-5 of batch 14's hendrycks_math sample files) was measured once (in seven parts), each before
   any change made for it (one: a hyphenated unit before a restated noun, made after part 5). Batch 24 (`"batch": 24`:
   every kojima log of batches 21 and 22 one read further) was measured once; no change was made for it. Batch 25 (`"batch": 25`:
-  the baseline and openmath reports' pages past batches 19 and 15) was measured once, before any change made for it.
+  the baseline and openmath reports' pages past batches 19 and 15) was measured once, before any change made for it. Batch 26 (`"batch": 26`: the
+  hendrycks_math sample files' and the ToRA GSM8K files' reads after batches 23's and 22's pages) was measured once, before
+  the changes made for it (like terms left apart for "Expand"; possessive, reason-clause, question-phrase and worded-count
+  closings; a position word before a restated given).
 """
 
 from __future__ import annotations
@@ -91,7 +94,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 24: one row per repository.
+# Batches 3 to 26: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -125,7 +128,9 @@ BATCH_SOURCES = {
     23: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 23 (with-breaks files, the first run's CoT page 2)",
          "pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 23 (Phi-3-mini, pages 2-5)"},
     24: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 24 (GPT-3, all twelve logs one page further)"},
-    25: {"labrem/neus2026-labre": "MATH500 reports, batch 25 (baseline past batch 19's, openmath past batch 15's)"}}
+    25: {"labrem/neus2026-labre": "MATH500 reports, batch 25 (baseline past batch 19's, openmath past batch 15's)"},
+    26: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 26 (Phi-3-mini, past batch 23's pages)",
+         "microsoft/ToRA": "ToRA GSM8K, batch 26 (70B and Code-34B, past batch 22's pages)"}}
 
 
 def source_name(row: dict) -> str:

@@ -117,3 +117,93 @@ MORE = "Therefore, Juanita spends **$60.00** more annually on the newspaper than
 def test_a_value_before_the_asked_comparative_states_the_difference(response, reference, prompt, reward):
     assert score(response, reference, prompt) == reward, response
 
+
+# Closing sentences batch 26's dev split (Phi-3-mini's hendrycks_math responses with no '$', ToRA's closings after a
+# program's output) showed the math verifier missing, each accepted case scoring 0 before its fix; the guards after
+# them must keep scoring 0.
+#
+# - A last sentence whose determiner is a name's possessive states its value as "The total ... is 7." does: "Mary's
+#   average speed is 6 miles per hour." ("Let's" and "It's" are not names).
+# - A count for "How many X ...?" that repeats X may go on with a phrase copied from the question, its numbers the
+#   question's own: "There are 28 perfect squares between 10 and 1000." for "How many perfect squares have a value
+#   between 10 and 1000?" (a changed number is a different claim).
+# - A statement may open with its reason: "Since M must be an integer (...), the least possible number of muffins in
+#   the original batch is 90." (not a condition: "If ..., the least ... is 90." states no answer).
+# - A number after a position word and a determiner quantifies a restated given, as "the 3 friends" does: "5 cars drove
+#   through the traffic jam in the first 15 minutes." states 5.
+# - After a program's output, the closing may open with its count in words: "Four containers were imported on the
+#   second day." (two to twenty, a plural noun after it; not "Four of the ...", "One ...", a hedge or a denial).
+SPEED = "Mary completes a 15-mile race in 2.5 hours. What is her average speed in miles per hour?"
+SQUARES = "How many perfect squares have a value between 10 and 1000?"
+WORKING = "So, the number of perfect squares between 10 and 1000 is (31 - 4) + 1 = 28.\n\n"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "reward"),
+    [
+        ("Average speed = 6 miles per hour\n\nMary's average speed is 6 miles per hour.", "6", 1.0),
+        ("Mary’s average speed is 6 miles per hour.", "6", 1.0),
+        ("Mary's average speed is 6 miles per hour.", "7", 0.0),
+        ("Mary's average speed is not 6 miles per hour.", "6", 0.0),
+        ("Mary's average speed is 6 or 7 miles per hour.", "6", 0.0),
+        ("Mary's average speed is maybe 6 miles per hour.", "6", 0.0),
+        ("Mary's average speed is 6 miles per hour if she runs.", "6", 0.0),
+        ("Mary's speed is 15 miles over 2.5 hours.", "6", 0.0),
+        ("Let's say the speed is 6 miles per hour.", "6", 0.0),
+        ("It's speed is 6 miles per hour.", "6", 0.0),
+    ],
+)
+def test_possessive_name_statement(response: str, reference: str, reward: float) -> None:
+    assert score(response, reference, SPEED) == reward
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        (WORKING + "There are 28 perfect squares between 10 and 1000.", "28", SQUARES, 1.0),
+        ("There are 28 perfect squares between 10 and 1000.", "29", SQUARES, 0.0),
+        ("There are 28 perfect squares between 10 and 100.", "28", SQUARES, 0.0),  # not the question's phrase
+        ("There are 28 or 29 perfect squares between 10 and 1000.", "28", SQUARES, 0.0),
+        ("There are not 28 perfect squares between 10 and 1000.", "28", SQUARES, 0.0),
+        ("There are 28 perfect squares between 10 and 1000, but I am not sure.", "28", SQUARES, 0.0),
+        ("There are 28 perfect squares between 10 and 1000.", "28", None, 0.0),  # no question to echo
+    ],
+)
+def test_count_with_the_questions_phrase(response: str, reference: str, prompt: str | None, reward: float) -> None:
+    assert score(response, reference, prompt) == reward
+
+
+OUTPUT = "```python\nprint(x)\n```\n```output\n4.0\n```\n"
+CONTAINERS = "Calculate the number of containers that were imported on the second day."
+JAM = "how many cars drove through the traffic jam in the first 15 minutes?"
+MUFFINS = "what is the least possible number of muffins in the baker's original batch?"
+REASON = "Since M must be an integer (you can't have a fraction of a muffin), the least possible number of muffins in " \
+    "the original batch is 90."
+CARS = "5 cars drove through the traffic jam in the first 15 minutes."
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        ("M ≥ 90\n\n" + REASON, "90", MUFFINS, 1.0),
+        (REASON, "91", MUFFINS, 0.0),
+        ("If M must be an integer, the least possible number of muffins in the original batch is 90.", "90", MUFFINS, 0.0),
+        ("Since M is not an integer, the least possible number is not 90.", "90", MUFFINS, 0.0),
+        ("Since M must be an integer, the least possible number of muffins is 90 or 91.", "90", MUFFINS, 0.0),
+        ("Since we want the total, the total is maybe 90.", "90", MUFFINS, 0.0),
+        (OUTPUT + CARS, "5", JAM, 1.0),
+        ("So, " + CARS, "5", JAM, 1.0),
+        (OUTPUT + CARS, "15", JAM, 0.0),
+        (OUTPUT + CARS, "6", JAM, 0.0),
+        (OUTPUT + "Four containers were imported on the second day.", "4", CONTAINERS, 1.0),
+        (OUTPUT + "Four containers were imported on the second day.", "5", CONTAINERS, 0.0),
+        (OUTPUT + "Maybe four containers were imported on the second day.", "4", CONTAINERS, 0.0),
+        (OUTPUT + "Four containers were not imported on the second day.", "4", CONTAINERS, 0.0),
+        (OUTPUT + "Four or five containers were imported on the second day.", "4", CONTAINERS, 0.0),
+        (OUTPUT + "Four of the containers were imported on the second day.", "4", CONTAINERS, 0.0),
+        (OUTPUT + "One container was imported.", "1", CONTAINERS, 0.0),
+        ("Four containers were imported on the second day.", "4", CONTAINERS, 0.0),  # no program output before it
+    ],
+)
+def test_reason_clause_position_word_and_worded_count(response: str, reference: str, prompt: str, reward: float) -> None:
+    assert score(response, reference, prompt) == reward

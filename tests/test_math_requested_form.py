@@ -100,3 +100,26 @@ CASES = {
                          [case for cases in CASES.values() for case in cases])
 def test_the_form_the_question_asks_for(response, reference, prompt, reward):
     assert score(response, reference, prompt) == reward
+
+
+# batch 26 (Phi-3-mini, a dev false accept): "Expand ..." answered with like terms left apart ("+ 6x^6 ... + 3x^6"):
+# equal in value, but the expansion is not finished. A combined answer passes; without "Expand", or where the
+# reference keeps like terms apart, the value decides.
+EXPAND = "Expand $(2x^5 + 3x^2)(x^4 - 4x^2 + 3x - 8)$."
+EXPANDED = "2x^9 - 8x^7 + 9x^6 - 16x^5 - 12x^4 + 9x^3 - 24x^2"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        ("Simplifying each term:\n\n$= 2x^9 - 8x^7 + 6x^6 - 16x^5 + 3x^6 - 12x^4 + 9x^3 - 24x^2$\n\n", EXPANDED, EXPAND,
+         0.0),
+        ("The answer is $x^2 + x + x + 1$.", "x^2+2x+1", "Expand $(x+1)^2$.", 0.0),
+        ("So the answer is $" + EXPANDED + "$.", EXPANDED, EXPAND, 1.0),
+        ("The answer is $x^2 + 2x + 1$.", "x^2+2x+1", "Expand $(x+1)^2$.", 1.0),
+        ("So the answer is $2x^9 - 8x^7 + 6x^6 - 16x^5 + 3x^6 - 12x^4 + 9x^3 - 24x^2$.", EXPANDED,
+         "Simplify $(2x^5 + 3x^2)(x^4 - 4x^2 + 3x - 8)$.", 1.0),
+    ],
+)
+def test_expand_asks_for_like_terms_combined(response, reference, prompt, reward):
+    assert score(response, reference, prompt) == reward

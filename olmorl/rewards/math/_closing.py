@@ -8,11 +8,12 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
   tanto, 所以, ...) and ends with a number (`Therefore, the total is 42 dollars.`, `So it rose by 25 percent.`,
   `所以，小明一共有11个苹果。`), or states a count as its only number (`Therefore, there are 12 sequences
   that ...`); of several numbers, a restated given ("all 12 racquets") is not the answer (`_restated`);
-- a last sentence that names a quantity and states its value (`The total number of apples is 7.`; with a
-  math span it may end the response without a full stop: `The solution is $x \neq 5$`); a tuple may be
+- a last sentence that names a quantity and states its value (`The total number of apples is 7.`, `Mary's
+  average speed is 6 miles per hour.`, after a reason: `Since ..., the least number is 90.`; with a math span it may end the response without a full stop: `The solution is $x \neq 5$`); a tuple may be
   written in plain text (`The polar coordinates are (3, π/2).`), then right after the copula and ending the
   sentence;
-- the short closing after a program's output block (tool-integrated reasoning): `Janet has 18 apples left.`;
+- the short closing after a program's output block (tool-integrated reasoning): `Janet has 18 apples left.`, its
+  count in words at its head (`Four containers were imported on the second day.`);
 - a closing sentence whose subject is a name and whose number follows its verb (`Jojo scored 54 points.`, `Kylar
   needs to pay $64 for the 16 glasses.`: other numbers only restating givens);
 - a closing sentence that computes its value in one plain-text arithmetic chain and ends with the result (`She
@@ -45,6 +46,7 @@ import re
 
 from olmorl.rewards.math._qualifiers import bound_stated, magnitude_after
 from olmorl.rewards.math._question_echo import (
+    COUNT_WORDS,
     ENDED_RE as _ENDED_RE,
     UNIT_WORD as _UNIT_WORD,
     asked_difference,
@@ -93,8 +95,11 @@ _NUMBER_RE = re.compile(
 # "The total number of apples is 7.": a sentence that names a quantity and states its value, ending the
 # response (a definite subject and a copula; "12 apples minus 5 is 7 apples." is arithmetic, not a statement).
 _STATEMENT_RE = re.compile(
-    r"^\W*(?:the|this|our|her|his|their|its)\s+[^.!?]{1,120}?\b(?:is|are|was|were|equals|comes to|will be)\s",
-    re.IGNORECASE,
+    # a reason may come first: "Since M must be an integer (...), the least possible number ... is 90."
+    r"^\W*(?:(?i:since|because)\b[^.!?]{1,160}?,\s+)?(?:(?i:the|this|our|her|his|their|its)|"
+    # a name's possessive as the determiner: "Mary's average speed is 6 miles per hour." (not "Let's", "It's")
+    r"(?!(?:Let|It|That|There|Here|What|Who|He|She|This)['’]s\b)[A-Z][a-z]+['’]s)"
+    r"\s+[^.!?]{1,120}?\b(?i:is|are|was|were|equals|comes to|will be)\s",
 )
 # A tuple written in plain text rather than in a math span ("(3, π/2)", read as "(3, \\pi /2)"; "(2, -6)"): its
 # terms are numbers, fractions and multiples of \\pi or of a root.
@@ -140,6 +145,8 @@ _CONDITION_RE = re.compile(r"^\W*(?:if|when|suppose|assume|assuming|let|check|ch
 # A display equation on its own lines inside a sentence that goes on in lower case after it ("Thus, they spent:\n
 # \\[ 60 \\text{ dollars} \\]\non the entire basket."): one sentence, the display in its place.
 _DISPLAY_IN_SENTENCE_RE = re.compile("(?<![.!?\u3002])[ \t]*\n[ \t]*([\uE000-\uF8FF])[ \t]*\n(?=[ \t]*[a-z])")
+_WORDED_COUNT_RE = re.compile(r"^\W*([A-Za-z]+)\s+(?!of\b)[a-z]+s\b")
+_TAIL_BLOCK_WORDS_RE = re.compile(r"\b(?:if|unless|or|but|than|more|less|fewer|at least|at most)\b", re.IGNORECASE)
 _OR_RE = re.compile(r"\bor\b|\\text\{\s*or\s*\}", re.IGNORECASE)
 _JOIN_RE = re.compile(r"^[\s,;]*(?:and|,|\\text\{\s*and\s*\})?[\s,;]*$", re.IGNORECASE)
 # Markdown emphasis around prose or a value (`is **225**.`, `*a + b = **5***.`): an opening run of 1-3 asterisks
@@ -219,7 +226,7 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
             word = magnitude_after(after)
             return (f"{numbers[0].group(0)} {word}" if word else numbers[0].group(0),), None
     if not numbers:
-        return None
+        return _worded_count(sentence) if _after_tool_output(body) else None
     ends = bool(_AFTER_FINAL_RE.match(after := sentence[numbers[-1].end():])) and bool(_ENDED_RE.search(after))
     if ends and len(numbers) > 1 and _OR_RE.search(sentence[numbers[-2].end():numbers[-1].start()]):
         return (numbers[-2].group(0), numbers[-1].group(0)), "or"
@@ -239,6 +246,17 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
         return None
     word = magnitude_after(sentence[value.end():])
     return (f"{value.group(0)} {word}" if word else value.group(0),), None
+
+
+def _worded_count(sentence: str) -> tuple[tuple[str, ...], str | None] | None:
+    """"Four containers were imported on the second day." after a program's output: the sentence opens with its
+    count in words (two to twenty, then a plural noun, not "of"), its only number; no hedge, denial or condition."""
+    opened = _WORDED_COUNT_RE.match(sentence)
+    value = COUNT_WORDS.get(opened.group(1).lower()) if opened else None
+    if value in (None, "0", "1") or not _ENDED_RE.search(sentence) or _DENIAL_RE.search(sentence) \
+            or _TAIL_BLOCK_WORDS_RE.search(sentence):
+        return None
+    return (value,), None
 
 
 def _chain_result(sentence: str, numbers: list[re.Match[str]]) -> str | None:

@@ -38,7 +38,7 @@ _ECHOED_COUNT_RE = re.compile(
     r"(?:exactly |a total of )?(\d+|[a-z]+)\s+([^.!?:]+)(:[^.!?]*)?[.!]\s*$",
     re.IGNORECASE,
 )
-_COUNT_WORDS = {word: str(n) for n, word in enumerate(
+COUNT_WORDS = {word: str(n) for n, word in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
     "eighteen nineteen twenty".split())}
 # What may follow the echoed words: a relative clause ("that Rick and Steve could be thinking of"), not a contrast,
@@ -93,14 +93,24 @@ def echoed_count(sentence: str, question: str) -> str | None:
     stated = _ECHOED_COUNT_RE.match(sentence) if asked else None
     if stated is None:
         return None
-    value = stated.group(1) if stated.group(1).isdigit() else _COUNT_WORDS.get(stated.group(1).lower())
+    value = stated.group(1) if stated.group(1).isdigit() else COUNT_WORDS.get(stated.group(1).lower())
     words, asked_words = stated.group(2).split(), asked[-1].group(1).lower().split()
     echoed = 0
     while echoed < min(len(words), len(asked_words)) and \
             words[echoed].lower().removesuffix("s") == asked_words[echoed].removesuffix("s"):
         echoed += 1
     clause, items = " ".join(words[echoed:]), stated.group(3) or ""
-    if value is None or not echoed or not _CLAUSE_RE.match(clause) or (items and clause) \
+    if value is None or not echoed or not (_CLAUSE_RE.match(clause) or _restates_question(clause, question)) \
+            or (items and clause) \
             or _CLAUSE_BLOCK_RE.search(clause + items) or ANCHOR_HEDGE_RE.search(clause + items):
         return None
     return value
+
+
+def _restates_question(clause: str, question: str) -> bool:
+    """"between 10 and 1000" after "There are 28 perfect squares" for "How many perfect squares have a value between
+    10 and 1000?": a phrase copied from the question restates its condition, so its numbers are the question's own
+    (a changed number, "between 10 and 100", is a different claim and gives no answer)."""
+    phrase = " ".join(clause.split()).lower()
+    asked = " ".join(question[-2000:].replace("$", "").split()).lower()
+    return len(phrase.split()) >= 2 and re.search(rf"(?<![\w.]){re.escape(phrase)}(?![\w.])", asked) is not None

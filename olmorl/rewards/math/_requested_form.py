@@ -17,6 +17,9 @@ expression that still leaves a function unevaluated (`\\sec^2 10^\\circ + \\csc^
 \\csc^2 40^\\circ` for 12: the question's own sum rewritten), though its value is right; a chain ends in what it
 states (`\\log_2 64 = 6` has evaluated), and a reference that keeps a function decides by value.
 
+"Expand" asks for a sum of terms with like terms combined: `2x^9 - 8x^7 + 6x^6 + 3x^6 - 12x^4` (two terms in
+`x^6`) has not finished, though its value is right; a reference that keeps like terms apart decides by value.
+
 An equation asked for "in the form \\[Ax + By + Cz + D = 0\\], where ... $A > 0$ and $\\gcd(...) = 1$" has one right
 writing: a multiple of the reference (`-5x + 7y - 11z - 4 = 0` for `5x - 7y + 11z + 4 = 0`, or twice it) is the same
 plane but not the form asked. Without such conditions an equation still equals its multiples (`2x + 2y = 2`).
@@ -42,6 +45,9 @@ _NORMALIZED_FORM_RE = re.compile(r"\bin the form\b.*?(?:(?<![a-zA-Z])[A-Za-z]\$?
 _COMMON_FRACTION_RE = re.compile(r"\bcommon fraction\b", re.IGNORECASE)
 # A function left unevaluated: `\log_4(2)`, `log_4 2`, `\ln 3`, `\sin 30^\circ` (not a letter inside a word).
 _FUNCTION_RE = re.compile(r"(?<![a-zA-Z])\\?(?:log|ln|lg|sin|cos|tan|cot|sec|csc|exp)(?![a-zA-Z])")
+_EXPAND_RE = re.compile(r"\bexpand\b", re.IGNORECASE)
+# A monomial term: a plain coefficient, then variables with whole-number powers (`6x^6`, `-3x^{2}y`, `12`).
+_MONOMIAL_RE = re.compile(r"^\d*(?:\.\d+)?\s*((?:[a-z](?:\^\{?\d+\}?)?\s*)*)$")
 _VALUE_ASKED_RE = re.compile(r"\b(?:compute|evaluate|calculate|find|determine|what is|what's|how (?:many|much))\b",
                              re.IGNORECASE)
 
@@ -97,10 +103,20 @@ def _rescaled_equation(reference: str, answer: str) -> bool:
         return False
 
 
+def _uncombined_terms(text: str) -> bool:
+    """Whether a polynomial written as a sum of monomials has two terms in the same power of its variables."""
+    terms = [term.strip() for term in top_level_split(text.replace("\\cdot", ""), ("+", "-")) if term.strip()]
+    shapes = [_MONOMIAL_RE.match(term) for term in terms]
+    if len(terms) < 2 or not all(shapes):
+        return False
+    powers = [re.sub(r"[\s{}]", "", shape.group(1)) for shape in shapes if shape is not None]
+    return len(set(powers)) < len(powers)
+
+
 def unrequested_form(prompt: str, reference: str, compared: list[str]) -> str | None:
     """The form the prompt asks for that the matched answer, equal in value, does not give ("simplified": a
     decimal under a radical, a radical in a denominator, or only the quoted expression restated; "common
-    fraction": a function left unevaluated; "evaluated": a function left unevaluated where a
+    fraction": a function left unevaluated; "expanded": like terms left uncombined; "evaluated": a function left unevaluated where a
     value is asked for; "normalized equation": a multiple of the reference equation where the
     prompt fixes its coefficients' sign or scale), or None."""
     if _NORMALIZED_FORM_RE.search(prompt) and any(_rescaled_equation(reference, answer) for answer in compared):
@@ -108,6 +124,9 @@ def unrequested_form(prompt: str, reference: str, compared: list[str]) -> str | 
     if _COMMON_FRACTION_RE.search(prompt) and not _FUNCTION_RE.search(reference) and any(
             _FUNCTION_RE.search(answer) for answer in compared):
         return "common fraction"
+    if _EXPAND_RE.search(prompt) and not _uncombined_terms(reference) and any(
+            _uncombined_terms(top_level_split(answer, ("=",))[-1]) for answer in compared):
+        return "expanded"
     if _VALUE_ASKED_RE.search(prompt) and not _FUNCTION_RE.search(reference) and any(
             _unevaluated(answer) for answer in compared):
         return "evaluated"

@@ -5,7 +5,7 @@ string all 12 racquets.", "So the 3 friends have 27 apples.", "So she got 18 out
 600 dollars for 3 weeks." A number that quantifies a restated noun phrase is context, not the answer:
 
 - after a quantifier or determiner and before its noun: "all 12 racquets", "all of the 4 cats", "the 3 friends",
-  "these 5 boxes", "her 3 friends", or before a hyphenated unit that modifies its noun: "the 1.835-liter
+  "these 5 boxes", "her 3 friends", "in the first 15 minutes", or before a hyphenated unit that modifies its noun: "the 1.835-liter
   container", "his 3-year-old son";
 - after "all of", "both of", "out of": "all of the 5 boxes", "out of 40";
 - a duration after "for", once a value has come before it: "600 dollars for 3 weeks".
@@ -23,7 +23,8 @@ import re
 from collections.abc import Sequence
 
 _DETERMINER_BEFORE_RE = re.compile(
-    r"\b(?:all(?:\s+of\s+(?:the|its|his|her|their|these|those))?|the|these|those|his|her|their|its)\s+\$?$",
+    r"\b(?:all(?:\s+of\s+(?:the|its|his|her|their|these|those))?|the|these|those|his|her|their|its)\s+"
+    r"(?:(?:first|last|next|past)\s+)?\$?$",  # "in the first 15 minutes": a position word may come between
     re.IGNORECASE,
 )
 _OF_BEFORE_RE = re.compile(
