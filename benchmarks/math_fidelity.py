@@ -123,7 +123,8 @@ BATCH_SOURCES = {
          "microsoft/ToRA": "ToRA GSM8K, batch 22 (70B and Code-34B, past batch 17's pages)"},
     23: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 23 (with-breaks files, the first run's CoT page 2)",
          "pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 23 (Phi-3-mini, pages 2-5)"},
-    24: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 24 (GPT-3, all twelve logs one page further)"}}
+    24: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 24 (GPT-3, all twelve logs one page further)"},
+    28: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 28 (#### answers, five runs past batch 20's)"}}
 
 
 def source_name(row: dict) -> str:
