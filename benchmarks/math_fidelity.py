@@ -61,7 +61,9 @@ two graders agree with each other. The sets:
   for it (a yes/no named as the most likely one). Batch 23 (`"batch": 23`: the "with breaks" GSM8K traces of batch 16's
   repository and pages 2-5 of batch 14's hendrycks_math sample files) was measured once (in seven parts), each before
   any change made for it (one: a hyphenated unit before a restated noun, made after part 5). Batch 24 (`"batch": 24`:
-  every kojima log of batches 21 and 22 one read further) was measured once; no change was made for it.
+  every kojima log of batches 21 and 22 one read further) was measured once; no change was made for it. Batch 28
+  (`"batch": 28`: batch 20's RFT LLaMA-7B files past its pages and the source's three other runs) was measured once;
+  no change was made for it.
 """
 
 from __future__ import annotations
