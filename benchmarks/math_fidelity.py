@@ -65,7 +65,9 @@ two graders agree with each other. The sets:
   the baseline and openmath reports' pages past batches 19 and 15) was measured once, before any change made for it. Batch 26 (`"batch": 26`: the
   hendrycks_math sample files' and the ToRA GSM8K files' reads after batches 23's and 22's pages) was measured once, before
   the changes made for it (like terms left apart for "Expand"; possessive, reason-clause, question-phrase and worded-count
-  closings; a position word before a restated given).
+  closings; a position word before a restated given). Batch 28
+  (`"batch": 28`: batch 20's RFT LLaMA-7B files past its pages and the source's three other runs) was measured once;
+  no change was made for it.
 """
 
 from __future__ import annotations
@@ -130,7 +132,8 @@ BATCH_SOURCES = {
     24: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 24 (GPT-3, all twelve logs one page further)"},
     25: {"labrem/neus2026-labre": "MATH500 reports, batch 25 (baseline past batch 19's, openmath past batch 15's)"},
     26: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 26 (Phi-3-mini, past batch 23's pages)",
-         "microsoft/ToRA": "ToRA GSM8K, batch 26 (70B and Code-34B, past batch 22's pages)"}}
+         "microsoft/ToRA": "ToRA GSM8K, batch 26 (70B and Code-34B, past batch 22's pages)"},
+    28: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 28 (#### answers, five runs past batch 20's)"}}
 
 
 def source_name(row: dict) -> str:
