@@ -121,7 +121,6 @@ BATCH_SOURCES = {
     17: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 17 (GPT-3, numeric sets' next pages)",
          "microsoft/ToRA": "ToRA GSM8K, batch 17 (70B and Code-34B, next pages)"},
     18: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 18 (GPT-3; letters, yes/no, last letters)"},
-    20: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 20 (#### answers, last number)"},
     19: {"labrem/neus2026-labre": "MATH500 reports, batch 19 (baseline, problems past batch 13's)"},
     21: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 21 (GPT-3; letters, yes/no, last letters, next pages)"},
     20: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 20 (#### answers, last number)"},

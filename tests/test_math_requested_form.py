@@ -1,7 +1,7 @@
 """What a question asks for, from batch 13's and batch 15's held-out misses (benchmarks/data/real_outputs.jsonl),
 read after their splits' never-tuned numbers were recorded (docs/fidelity.md, "Held-out misses read after their
 numbers were recorded"). False accepts: a radical left in a denominator for "Simplify", a function left unevaluated
-for "a common fraction", a multiple of the equation a normalized form asks for; and from batch 19's dev split, a
+for "a common fraction", a multiple of the equation a normalized form asks for, an unreduced fraction for "a mixed number" (batch 23's); and from batch 19's dev split, a
 function left unevaluated where a value is asked for (each 0.0 case with its question scored 1 before its fix; the
 1.0 cases are guards: without such a question the value decides). False rejects: the
 expression the question asks for labelling the value (each 1.0 case scored 0 before; the 0.0 cases are guards)."""
@@ -27,6 +27,8 @@ PLANE = ("Problem: Find the equation of the plane containing the points $(0,-1,-
          "Enter your answer in the form\n\\[Ax + By + Cz + D = 0,\\]where $A,$ $B,$ $C,$ $D$ are integers such that "
          "$A > 0$ and $\\gcd(|A|,|B|,|C|,|D|) = 1.$")
 PLANE_REF = "5x - 7y + 11z + 4 = 0"
+MIXED = "Problem: Express $\\frac{6!+4!}{5!}$ as a mixed number."
+CHANCE = "Problem: What is the probability that both are red? Express your answer as a common fraction."
 ROOTS = ("Problem: Compute $a+b+c,$ given that $a,$ $b,$ and $c$ are the roots of "
          "\\[\\frac{1}{x} + 5x^2 = 6x - 24.\\]")
 TRIG = ("Problem: Compute\n\\[\\frac{1}{\\cos^2 10^\\circ} + \\frac{1}{\\sin^2 20^\\circ} + "
@@ -54,6 +56,24 @@ CASES = {
         ("$\\boxed{\\frac{3}{2}}$", "\\frac{3}{2}", POWER, 1.0),
         ("$\\boxed{x = \\frac{3}{2}}$", "\\frac{3}{2}", POWER, 1.0),
         ("$\\boxed{x = 1 + \\log_4(2)}$", "\\frac{3}{2}", "What power of 4 is equal to 8?", 1.0),
+    ],
+    # batch 23's held-out false accept (Phi-3-mini, counting_and_prob doc 21), read after its number was recorded:
+    # "a mixed number" / "a common fraction" / "Simplify" ask for the fraction reduced; without them the value decides.
+    "reduced fraction": [
+        ("So, the mixed number is $\\boxed{6 \\frac{24}{120}}$.", "6\\frac15", MIXED, 0.0),
+        ("$\\boxed{\\frac{26}{221}}$", "\\frac{2}{17}", CHANCE, 0.0),
+        ("$\\boxed{6/8}$", "\\frac{3}{4}", CHANCE, 0.0),
+        ("$\\boxed{\\frac{-6}{8}}$", "-\\frac{3}{4}", CHANCE, 0.0),
+        ("$\\boxed{\\frac{10}{4}}$", "\\frac{5}{2}", "Simplify $\\frac{20}{8}$.", 0.0),
+        ("$\\boxed{\\frac{4}{6}}$", "\\frac{2}{3}", "Write it in lowest terms.", 0.0),
+        ("So, the mixed number is $\\boxed{6 \\frac{1}{5}}$.", "6\\frac15", MIXED, 1.0),
+        ("$\\boxed{\\frac{6}{8} = \\frac{3}{4}}$", "\\frac{3}{4}", CHANCE, 1.0),
+        ("$\\boxed{\\dfrac34}$", "\\frac{3}{4}", CHANCE, 1.0),
+        ("$\\boxed{2/17}$", "\\frac{2}{17}", CHANCE, 1.0),
+        ("So, the mixed number is $\\boxed{6 \\frac{24}{120}}$.", "6\\frac15", "Compute $\\frac{6!+4!}{5!}$.", 1.0),
+        ("$\\boxed{\\frac{26}{221}}$", "\\frac{2}{17}", "What is the probability?", 1.0),
+        ("$\\boxed{\\frac{6}{8}}$", "\\frac{6}{8}", CHANCE, 1.0),
+        ("$\\boxed{\\frac{3\\sqrt{2}}{2}}$", "\\frac{3\\sqrt{2}}{2}", "Simplify $\\sqrt{4.5}$.", 1.0),
     ],
     # batch 13 (gemma2-9b, math_00179): "where A > 0 and gcd(...) = 1" fixes the equation's sign and scale.
     "normalized equation": [

@@ -10,7 +10,10 @@ $\\frac{3}{\\sqrt{27}}$" (reference `\\frac{\\sqrt{3}}{3}`) has not simplified (
 by value).
 
 "Express your answer as a common fraction" asks for a ratio of integers: an answer that leaves a function
-unevaluated (`x = 1 + \\log_4(2)` for `\\frac{3}{2}`) has not given it, though its value is right.
+unevaluated (`x = 1 + \\log_4(2)` for `\\frac{3}{2}`) has not given it, though its value is right. It, "a mixed
+number", "lowest terms", "simplest form" and "Simplify" ask for the fraction reduced: `6\\frac{24}{120}` for "Express
+your answer as a mixed number" (reference `6\\frac15`) has not reduced it. Without such words, or where the reference
+itself is unreduced, the value decides (`\\frac{26}{221}` for `\\frac{2}{17}`).
 
 A question that asks for a value ("Compute", "Evaluate", "Find", "What is", "How many") is not answered by an
 expression that still leaves a function unevaluated (`\\sec^2 10^\\circ + \\csc^2 20^\\circ +
@@ -27,6 +30,7 @@ plane but not the form asked. Without such conditions an equation still equals i
 
 from __future__ import annotations
 
+import math
 import re
 
 from olmorl.rewards.math._normalize import matching_brace, normalize_answer
@@ -43,6 +47,11 @@ _SLASH_RADICAL_RE = re.compile(r"/\s*(?:\\sqrt|√|\([^()]*(?:\\sqrt|√)[^()]*\
 _NORMALIZED_FORM_RE = re.compile(r"\bin the form\b.*?(?:(?<![a-zA-Z])[A-Za-z]\$?\s*>\s*0|\\gcd)",
                                  re.IGNORECASE | re.DOTALL)
 _COMMON_FRACTION_RE = re.compile(r"\bcommon fraction\b", re.IGNORECASE)
+_REDUCED_ASKED_RE = re.compile(r"\b(?:common fraction|mixed number|lowest terms|simplest (?:form|terms)|reduced "
+                               r"fraction|simplif(?:y|ied))\b", re.IGNORECASE)
+# A fraction of two integers: `\frac{24}{120}`, `\dfrac{-6}{8}`, `\frac34`, `24/120` (not inside a longer number).
+_INTEGER_FRACTION_RE = re.compile(r"\\[dt]?frac\s*(?:\{\s*(-?\d+)\s*\}|(\d))\s*(?:\{\s*(-?\d+)\s*\}|(\d))"
+                                  r"|(?<![\d.])(-?\d+)\s*/\s*(\d+)(?![\d.])")
 # A function left unevaluated: `\log_4(2)`, `log_4 2`, `\ln 3`, `\sin 30^\circ` (not a letter inside a word).
 _FUNCTION_RE = re.compile(r"(?<![a-zA-Z])\\?(?:log|ln|lg|sin|cos|tan|cot|sec|csc|exp)(?![a-zA-Z])")
 _EXPAND_RE = re.compile(r"\bexpand\b", re.IGNORECASE)
@@ -89,6 +98,16 @@ def _radical_denominator(text: str) -> bool:
     return False
 
 
+def _unreduced(text: str) -> bool:
+    """Whether a fraction of two integers in the text shares a factor between them (`\\frac{24}{120}`)."""
+    for match in _INTEGER_FRACTION_RE.finditer(text):
+        numerator = int(match.group(1) or match.group(2) or match.group(5))
+        denominator = int(match.group(3) or match.group(4) or match.group(6))
+        if numerator and denominator and math.gcd(numerator, denominator) > 1:
+            return True
+    return False
+
+
 def _rescaled_equation(reference: str, answer: str) -> bool:
     """Whether the answer equation is a multiple of the reference equation other than itself (the same when the
     value comparison matched them: their `left - right` differ by a constant factor)."""
@@ -127,6 +146,10 @@ def unrequested_form(prompt: str, reference: str, compared: list[str]) -> str | 
     if _EXPAND_RE.search(prompt) and not _uncombined_terms(reference) and any(
             _uncombined_terms(top_level_split(answer, ("=",))[-1]) for answer in compared):
         return "expanded"
+    # A chain's last side is the form it ends in: `\frac{6}{8} = \frac{3}{4}` has reduced.
+    if _REDUCED_ASKED_RE.search(prompt) and not _unreduced(reference) and any(
+            _unreduced(_APPROXIMATION_RE.sub("", top_level_split(answer, ("=",))[-1])) for answer in compared):
+        return "reduced fraction"
     if _VALUE_ASKED_RE.search(prompt) and not _FUNCTION_RE.search(reference) and any(
             _unevaluated(answer) for answer in compared):
         return "evaluated"
