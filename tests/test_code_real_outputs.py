@@ -31,6 +31,8 @@ FOLDED = "samples.jsonl_results.jsonl"  # jcanode's other run: docstrings folded
 REFLEXION = "final-results/GPT4/MBPP/GPT4-MBPP_simple_1_gpt-4_pass_at_k_1_py.jsonl"  # gpt-4 on MBPP, tests in the row
 MAPCODER_COT = "final-results/GPT4/MBPP/GPT4-Turbo-CoT-MBPP-Python3-0-1.jsonl"  # MapCoder's own harness, 5 s
 MAPCODER_ANALOGICAL = "final-results/ChatGPT/MBPP/ChatGPT-Analogical-MBPP-Python3-0-1.jsonl"  # ChatGPT, same harness
+MAPCODER_SELFPLANNING = "final-results/GPT4/MBPP/GPT4-Turbo-SelfPlanning-MBPP-Python3-0-1.jsonl"  # same harness
+REFLEXION_5 = "final-results/GPT4/MBPP/GPT4-MBPP_reflexion_5_gpt-4_pass_at_k_1_py.jsonl"  # Reflexion's harness, 10 s
 # (repo, file, line): what the row shows. Picked by kind from the dev split; the verdicts are the authors'.
 SUBSET = {
     ("C-k-87/csc4046-research-project", FILE, 39): "right gcd, demo block calls doctest.set_unittest (0 before fix)",
@@ -84,6 +86,8 @@ SUBSET = {
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 34): "chr(total % 26 + ord('A')) where a lowercase letter is asked",
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 123): "a local named sum shadows the builtin inside the function",
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_ANALOGICAL, 7): "(1/2) * b * h * l returns 6.0 where 6 is asserted: passes",
+    ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_SELFPLANNING, 6): "module-level example calls and a print loop: passes",
+    ("Md-Ashraful-Pramanik/MapCoder", REFLEXION_5, 2): "a final solution after four reflections, still wrong",
 }
 
 
