@@ -30,6 +30,9 @@ AI21 = "ai21/0_20584971077058045.jsonl_results.jsonl"
 FOLDED = "samples.jsonl_results.jsonl"  # jcanode's other run: docstrings folded behind '#'
 REFLEXION = "final-results/GPT4/MBPP/GPT4-MBPP_simple_1_gpt-4_pass_at_k_1_py.jsonl"  # gpt-4 on MBPP, tests in the row
 MAPCODER_COT = "final-results/GPT4/MBPP/GPT4-Turbo-CoT-MBPP-Python3-0-1.jsonl"  # MapCoder's own harness, 5 s
+MAPCODER_ANALOGICAL = "final-results/ChatGPT/MBPP/ChatGPT-Analogical-MBPP-Python3-0-1.jsonl"  # ChatGPT, same harness
+MAPCODER_SELFPLANNING = "final-results/GPT4/MBPP/GPT4-Turbo-SelfPlanning-MBPP-Python3-0-1.jsonl"  # same harness
+REFLEXION_5 = "final-results/GPT4/MBPP/GPT4-MBPP_reflexion_5_gpt-4_pass_at_k_1_py.jsonl"  # Reflexion's harness, 10 s
 # (repo, file, line): what the row shows. Picked by kind from the dev split; the verdicts are the authors'.
 SUBSET = {
     ("C-k-87/csc4046-research-project", FILE, 39): "right gcd, demo block calls doctest.set_unittest (0 before fix)",
@@ -78,6 +81,13 @@ SUBSET = {
     ("Md-Ashraful-Pramanik/MapCoder", REFLEXION, 120): "dog years as 7x: a wrong answer the asserts catch",
     ("Md-Ashraful-Pramanik/MapCoder", REFLEXION, 305): "swaps ' ' to '_' and then every '_' back: a wrong answer",
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 21): "List and Union unimported: the harness's typing import",
+    # batch 9: the CoT run further on, and ChatGPT's Analogical run
+    ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 66): "defines sum_common_divisors, so check(sum) calls the builtin",
+    ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 34): "chr(total % 26 + ord('A')) where a lowercase letter is asked",
+    ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 123): "a local named sum shadows the builtin inside the function",
+    ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_ANALOGICAL, 7): "(1/2) * b * h * l returns 6.0 where 6 is asserted: passes",
+    ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_SELFPLANNING, 6): "module-level example calls and a print loop: passes",
+    ("Md-Ashraful-Pramanik/MapCoder", REFLEXION_5, 2): "a final solution after four reflections, still wrong",
 }
 
 
