@@ -31,6 +31,20 @@ def test_a_letter_string_is_a_word_not_a_product(reference, answer):
     assert same(reference, reference.lower())  # the same word in another case is still the same word
 
 
+@pytest.mark.parametrize(("response", "reward"), [
+    ('So the final answer is "y a a n". \nTherefore, the answer is "y a a n".', 1.0),  # batch 24 held-out #144
+    ('Therefore, the answer is "Y A A N".', 1.0),
+    ('Therefore, the answer is "yaan".', 1.0),
+    ('Therefore, the answer is "y a n a".', 0.0),  # guards: other letters, another order, fewer
+    ('Therefore, the answer is "y a a".', 0.0),
+    ('Therefore, the answer is "ya an".', 0.0),
+])
+def test_a_word_spelled_letter_by_letter_is_the_word(response, reward):
+    """Last-letter concatenation (kojima's logs, read after batch 24's held-out number was recorded): the letters
+    spaced out are the word they spell, as the authors' grader and the careful labels read them."""
+    assert score(response, "yaan") == reward
+
+
 def test_letters_in_an_algebraic_answer_are_still_symbols():  # a guard: the word rule must stay this narrow
     assert same("2ab", "2ba") and same("a^2 b", "b a^2") and same("abc", "a \\cdot b \\cdot c")
 

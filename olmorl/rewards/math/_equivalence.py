@@ -54,6 +54,8 @@ _SAME_FAMILY = {"yes": ("yes", "no"), "no": ("yes", "no"), "true": ("true", "fal
 _REALS_MINUS_RE = re.compile(r"^(?:\\mathbb\{R\}|\(-\\infty,\s*\\infty\))\s*\\setminus\s*\\\{(.+)\\\}$")
 # A bare string of letters ("abc", "nlly") is a word, not a product of symbols: `abc` is not `cba`.
 _LETTER_STRING_RE = re.compile(r"[A-Za-z]{2,}")
+# Letter by letter ("n a o a"): the word spelled out (as a product of symbols it is the same product).
+_SPELLED_RE = re.compile(r"[A-Za-z](?:\s+[A-Za-z])+")
 # The dependent variable of a function: `y`, `f(x)`, `g(t)` (`y = 2x+3` and `f(x) = 2x+3` state one function).
 _DEPENDENT_RE = re.compile(r"^(?:y|[a-zA-Z]\s*\(\s*([a-z])\s*\))$")
 _LATEX_COMMAND_RE = re.compile(r"\\[a-zA-Z]+")
@@ -104,6 +106,9 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
     ref_bool = _boolean(ref)
     if ref_bool is not None:
         return ref_bool == _boolean(ans)
+    if (_LETTER_STRING_RE.fullmatch(ref) and _SPELLED_RE.fullmatch(ans)
+            and re.sub(r"\s+", "", ans).lower() == ref.lower()):
+        return True  # spelled out, it is still the word (as words compare: in any case)
     # A labelled value ("(p, q) = (1, 2)", "AB = 5") against an unlabelled one: compare the values.
     ref, ans = _drop_label(ref, ans), _drop_label(ans, ref)
     if (matrix := st.as_matrix(ref)) is not None:
