@@ -22,7 +22,7 @@ first, once a job has ended), keeps the zygote's uid until its `go`, and starts 
 
 Protocol: control input (fd 0 at start) carries per job a length-prefixed header (JSON: job id,
 program, limits) and a length-prefixed test list; the reply output (fd 1 at start) carries one JSON
-record per test, each with its job id, then `{"end": true, "job": ID}` (`_wire.read_frame` / `write_line`).
+record per test, each with its job id, then `{"end": true, "job": ID}` (`_wire.FrameReader` / `write_line`).
 The test process is `_tester`; this file is the zygote and the start. The harness is sent into the sandbox
 as the concatenation of `_wire`, `_program`, `_proxy`, `_connection`, `_judge`, `_command`, `_cleanup`, `_tester`
 and this file (standard library only; `_backends.HARNESS_PARTS`); on the server these are ordinary modules.
@@ -52,7 +52,7 @@ if __name__ != "__main__":  # a module of the server; inside the sandbox the par
     from olmorl.sandbox._command import exec_command
     from olmorl.sandbox._program import open_stdio, run_program, warm_up
     from olmorl.sandbox._tester import pin_to, test_process
-    from olmorl.sandbox._wire import read_frame, write_line
+    from olmorl.sandbox._wire import FrameReader, write_line
 
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
@@ -113,8 +113,9 @@ def start_program(tester):
             os.closerange(4, 1 << 16)
             _signal.signal(_signal.SIGINT, _signal.default_int_handler)
             _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
-            if os.read(3, 1) == b"g":
-                start = read_frame(3)
+            first = os.read(3, 1 << 16)  # `g` and the start frame, sent in one write
+            if first[:1] == b"g":
+                start = FrameReader(3, first[1:]).read()  # nothing follows it before our `ready`
                 if start.get("cpu") is not None:  # the test process's CPU (see `_tester.test_process`)
                     pin_to({start["cpu"]})
                 set_limits(start)

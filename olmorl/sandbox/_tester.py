@@ -19,7 +19,7 @@ if __name__ != "__main__":  # a module of the server; inside the sandbox the par
     from olmorl.sandbox._command import keep_files, restore_files
     from olmorl.sandbox._judge import judge_code, judge_command, judge_stdio, wait_exit
     from olmorl.sandbox._connection import Conn, TestTimeout, clear_deadline
-    from olmorl.sandbox._wire import note_tamper, read_frame, write_line
+    from olmorl.sandbox._wire import FrameReader, note_tamper, write_line
 
 TEST_PROCESS_MIN_MEMORY = 512 << 20  # address space of the test process, whatever the program's limit
 ZYGOTE = os.getpid()  # loaded in the zygote, which forks the test process
@@ -47,11 +47,12 @@ def test_process(control, reply, zygote):
     keep = {1, ZYGOTE, os.getpid()}
     cpus = os.sched_getaffinity(0)
     spare = [_Program(zygote)]  # the next job's first program process (see `run_job`)
+    frames = FrameReader(control)
     while True:
-        job = read_frame(control)
+        job = frames.read()
         if job is None:
             return 0
-        tests = read_frame(control)
+        tests = frames.read()
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         ours = max(job["memory_bytes"] or 0, TEST_PROCESS_MIN_MEMORY)  # the tests' own needs, not the program's
         resource.setrlimit(resource.RLIMIT_AS, (ours if hard < 0 else min(ours, hard), hard))  # soft: trusted
