@@ -40,7 +40,6 @@ import gc
 import os
 import resource
 import signal
-import socket
 import sys
 
 # Warm the modules programs commonly import, so each fork starts with them loaded.
@@ -100,7 +99,7 @@ def start_program(tester):
     stdin_fd = os.memfd_create("stdin")
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    mine, theirs = _socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)  # (not socket.py's wrappers)
+    mine, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
     pid = os.fork()
     if pid == 0:
         code = 0
@@ -128,7 +127,7 @@ def start_program(tester):
     for fd in (out_w, err_w):
         os.close(fd)
     theirs.close()
-    tester.sendmsg([str(pid).encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+    tester.sendmsg([str(pid).encode()], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS,
                                           array.array("i", [stdin_fd, out_r, err_r, mine.fileno()]))])
     for fd in (stdin_fd, out_r, err_r):
         os.close(fd)
@@ -248,7 +247,9 @@ def main():
     except (OSError, AttributeError):  # not glibc
         pass
     write_line(reply, {"ready": True, "pid": os.getpid()})
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    # `_socket`'s, not socket.py's wrappers: socket.py and selectors would add ~0.2 MB to the zygote, mapped by
+    # every fork and unmapped by every program process's exit.
+    ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
     tester = os.fork()
     if tester == 0:
         code = 3
