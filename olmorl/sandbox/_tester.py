@@ -160,7 +160,7 @@ class _Program:
                 raise RuntimeError("the zygote did not fork a program process")
             self.pid = int(message)
             self.stdin_fd, self.out_r, self.err_r, sock = fds
-            self.mine = _socket.socket(fileno=sock)
+            self.mine = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, sock)  # (given: not asked of the kernel)
 
     def go(self, test, job, cpu):
         stdin_fd, self.stdin_fd = self.stdin_fd, None
