@@ -372,7 +372,7 @@ def _counted(method):
     return counted
 
 
-_INSTRUMENT = []  # the class below, made once `ast` is imported (see `_ast`)
+_INSTRUMENT = []  # type: list[type]  # the class below, made once `ast` is imported (see `_ast`)
 
 
 def _instrument_class():
