@@ -37,6 +37,7 @@ import _signal  # signal.signal's enum conversions cost a fresh fork ~30 page fa
 import array
 import ctypes
 import gc
+import json
 import os
 import resource
 import signal
@@ -51,7 +52,7 @@ if __name__ != "__main__":  # a module of the server; inside the sandbox the par
     from olmorl.sandbox._command import exec_command
     from olmorl.sandbox._program import open_stdio, run_program, warm_up
     from olmorl.sandbox._tester import pin_to, test_process
-    from olmorl.sandbox._wire import FrameReader, write_line
+    from olmorl.sandbox._wire import write_line
 
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
@@ -112,9 +113,18 @@ def start_program(tester):
             os.closerange(4, 1 << 16)
             _signal.signal(_signal.SIGINT, _signal.default_int_handler)
             _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
-            first = os.read(3, 1 << 16)  # `g` and the start frame, sent in one write
-            if first[:1] == b"g":
-                start = FrameReader(3, first[1:]).read()  # nothing follows it before our `ready`
+            # `g` and the start frame, sent in one write; nothing follows before our `ready`. Read here, not
+            # with a FrameReader: code that the zygote never ran costs a fork its first-run page faults.
+            data = os.read(3, 4096)
+            if data[:1] == b"g":
+                size, _, data = data[1:].partition(b"\n")
+                size = int(size)
+                while len(data) < size:
+                    chunk = os.read(3, size - len(data))
+                    if not chunk:
+                        raise EOFError("the start frame ended early")
+                    data += chunk
+                start = json.loads(data)
                 if start.get("cpu") is not None:  # the test process's CPU (see `_tester.test_process`)
                     pin_to({start["cpu"]})
                 set_limits(start)

@@ -189,7 +189,7 @@ class FrameReader:
         self.buffer = bytearray(data)
 
     def _fill(self, size):
-        chunk = os.read(self.fd, max(size, 1 << 16))
+        chunk = os.read(self.fd, size)  # (each read allocates its whole size: no more than the frame needs)
         self.buffer += chunk
         return bool(chunk)
 
@@ -201,7 +201,7 @@ class FrameReader:
                 break
             if len(self.buffer) > 20:
                 raise ValueError("malformed frame length")
-            if not self._fill(0):
+            if not self._fill(4096):  # the length and, for most frames, all of their data
                 return None
         size = int(self.buffer[:end])
         stop = end + 1 + size
