@@ -1,5 +1,6 @@
 """Two versions of the reward server at once, fed HumanEval's canonical items in alternating rounds, so both see
-the same load: each one's own CPU (the server process) and its tree's (server + sandboxes) per problem.
+the same load: each one's own CPU (the server process) and its tree's (server + sandboxes) per problem, and the
+tree's page faults (a count: steadier than CPU under load).
 
 Sequential runs of `code_humaneval.py` on a shared machine move by milliseconds a problem with other users' load;
 rounds interleaved at ~1 s resolve a change of a few hundredths of a millisecond in the server process. Each source
@@ -52,17 +53,20 @@ def main() -> None:
             verify(name)
         own = {name: 0.0 for name in trees}
         tree = {name: 0.0 for name in trees}
+        faults = {name: 0 for name in trees}  # page faults of the tree (the sandboxes' processes)
         walls: dict[str, list[float]] = {name: [] for name in trees}
         loads = [os.getloadavg()[0]]
         for round_ in range(args.rounds):
             for name in list(trees)[::1 if round_ % 2 == 0 else -1]:  # ABBA: neither always goes first
                 assert servers[name].process is not None
                 pid = servers[name].process.pid
-                own_at, (tree_at, _), started = own_cpu(pid), tree_cpu(pid), time.perf_counter()
+                own_at, (tree_at, faults_at), started = own_cpu(pid), tree_cpu(pid), time.perf_counter()
                 verify(name)
                 walls[name].append(time.perf_counter() - started)
                 own[name] += own_cpu(pid) - own_at
-                tree[name] += tree_cpu(pid)[0] - tree_at
+                tree_now, faults_now = tree_cpu(pid)
+                tree[name] += tree_now - tree_at
+                faults[name] += faults_now - faults_at
             loads.append(os.getloadavg()[0])
     finally:
         for server in servers.values():
@@ -73,7 +77,7 @@ def main() -> None:
     for name in trees:
         print(f"{name:<7} server process {own[name] * 1000 / n:.3f} ms a problem, server + sandboxes "
               f"{tree[name] * 1000 / n:.2f} ms; round wall median {statistics.median(walls[name]):.2f} s, "
-              f"best {min(walls[name]):.2f} s  ({trees[name]})")
+              f"best {min(walls[name]):.2f} s; {faults[name] / n:.0f} page faults a problem  ({trees[name]})")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ first, once a job has ended), keeps the zygote's uid until its `go`, and starts 
 
 Protocol: control input (fd 0 at start) carries per job a length-prefixed header (JSON: job id,
 program, limits) and a length-prefixed test list; the reply output (fd 1 at start) carries one JSON
-record per test, each with its job id, then `{"end": true, "job": ID}` (`_wire.read_frame` / `write_line`).
+record per test, each with its job id, then `{"end": true, "job": ID}` (`_wire.FrameReader` / `write_line`).
 The test process is `_tester`; this file is the zygote and the start. The harness is sent into the sandbox
 as the concatenation of `_wire`, `_program`, `_proxy`, `_connection`, `_judge`, `_command`, `_cleanup`, `_tester`
 and this file (standard library only; `_backends.HARNESS_PARTS`); on the server these are ordinary modules.
@@ -37,10 +37,10 @@ import _signal  # signal.signal's enum conversions cost a fresh fork ~30 page fa
 import array
 import ctypes
 import gc
+import json
 import os
 import resource
 import signal
-import socket
 import sys
 
 # Warm the modules programs commonly import, so each fork starts with them loaded.
@@ -52,7 +52,7 @@ if __name__ != "__main__":  # a module of the server; inside the sandbox the par
     from olmorl.sandbox._command import exec_command
     from olmorl.sandbox._program import open_stdio, run_program, warm_up
     from olmorl.sandbox._tester import pin_to, test_process
-    from olmorl.sandbox._wire import read_frame, write_line
+    from olmorl.sandbox._wire import write_line
 
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
@@ -74,6 +74,15 @@ PROGRAM_STDIO = []  # type: list[typing.TextIO]
 
 # -- limits --------------------------------------------------------------------------------------------
 def set_limits(job, cpu=True):
+    for which, value in rlimits(job, cpu):
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):
+            pass
+
+
+def rlimits(job, cpu=True):
+    """The (resource, value) limits of a program process (soft and hard alike)."""
     limits = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, job["file_bytes"]),
               (resource.RLIMIT_NOFILE, job["open_files"])]
     if cpu:
@@ -84,11 +93,22 @@ def set_limits(job, cpu=True):
         limits.append((kind, job["memory_bytes"]))
     if job.get("stack_bytes"):  # native code may recurse as deep as its memory allows
         limits.append((resource.RLIMIT_STACK, job["stack_bytes"]))
-    for which, value in limits:
-        try:
-            resource.setrlimit(which, (value, value))
-        except (ValueError, OSError):
-            pass
+    return limits
+
+
+# A code test's start frame, as `warm_start` runs its path (the values are never applied to the zygote).
+WARM_START = {"mode": "code", "program": "", "timeout": 1.0, "load_timeout": None, "memory_bytes": 1 << 30,
+              "file_bytes": 1 << 20, "open_files": 64, "cpu": 0}
+
+
+def warm_start(rounds=10):
+    """Run in the zygote the parts of a program process's start that are safe to run here (computing its
+    limits, keeping its own CPUs), so that each fork finds their code run and specialized: code the zygote
+    never ran costs every fork the page faults of its first run."""
+    cpus = os.sched_getaffinity(0)
+    for _ in range(rounds):
+        rlimits(WARM_START)
+        pin_to(cpus)  # (the CPUs it has: no change)
 
 
 # -- the program process's side of a test (forked by the job process) -------------------------------
@@ -100,7 +120,7 @@ def start_program(tester):
     stdin_fd = os.memfd_create("stdin")
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    mine, theirs = _socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)  # (not socket.py's wrappers)
+    mine, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
     pid = os.fork()
     if pid == 0:
         code = 0
@@ -113,8 +133,18 @@ def start_program(tester):
             os.closerange(4, 1 << 16)
             _signal.signal(_signal.SIGINT, _signal.default_int_handler)
             _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
-            if os.read(3, 1) == b"g":
-                start = read_frame(3)
+            # `g` and the start frame, sent in one write; nothing follows before our `ready`. Read here, not
+            # with a FrameReader: code that the zygote never ran costs a fork its first-run page faults.
+            data = os.read(3, 4096)
+            if data[:1] == b"g":
+                size, _, data = data[1:].partition(b"\n")
+                size = int(size)
+                while len(data) < size:
+                    chunk = os.read(3, size - len(data))
+                    if not chunk:
+                        raise EOFError("the start frame ended early")
+                    data += chunk
+                start = json.loads(data)
                 if start.get("cpu") is not None:  # the test process's CPU (see `_tester.test_process`)
                     pin_to({start["cpu"]})
                 set_limits(start)
@@ -127,7 +157,7 @@ def start_program(tester):
     for fd in (out_w, err_w):
         os.close(fd)
     theirs.close()
-    tester.sendmsg([str(pid).encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+    tester.sendmsg([str(pid).encode()], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS,
                                           array.array("i", [stdin_fd, out_r, err_r, mine.fileno()]))])
     for fd in (stdin_fd, out_r, err_r):
         os.close(fd)
@@ -236,6 +266,7 @@ def main():
         except BaseException as exc:  # a slot that cannot give what was asked does not start
             sys.exit(f"harness: could not preload {name!r}: {type(exc).__name__}: {exc}")
     warm_up(PROGRAM_STDIO)
+    warm_start()
     # Children would otherwise copy-on-write every page the collector touches: freeze the
     # zygote's objects out of the collector's reach (fork then costs what the child touches).
     gc.collect()
@@ -247,7 +278,9 @@ def main():
     except (OSError, AttributeError):  # not glibc
         pass
     write_line(reply, {"ready": True, "pid": os.getpid()})
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    # `_socket`'s, not socket.py's wrappers: socket.py and selectors would add ~0.2 MB to the zygote, mapped by
+    # every fork and unmapped by every program process's exit.
+    ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
     tester = os.fork()
     if tester == 0:
         code = 3

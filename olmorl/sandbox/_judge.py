@@ -4,7 +4,6 @@ Only a test that finishes (no deadline swallowed, the program process alive) pas
 only (a harness part, see `_harness`).
 """
 
-import ast
 import builtins
 import json
 import os
@@ -191,11 +190,19 @@ def _special(name):
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
+def _ast():
+    """`ast`, imported by the test process for its first plan: never in the zygote, where its ~0.5 MB would
+    be mapped by every fork and unmapped by every program process's exit."""
+    import ast
+    return ast
+
+
 class TestPlan:
     """A test's code, compiled (asserts counted; with a tolerance, `==` / `!=` on numbers within it),
     and the names it uses: what the program may contribute to its namespace."""
 
     def __init__(self, source, tolerance):
+        ast = _ast()
         self.source = source
         tree = ast.parse(source)
         self.tolerance = tolerance
@@ -230,7 +237,8 @@ class TestPlan:
         live = frozenset(live) - self.bound
         code = self.compiled.get(live)
         if code is None:  # (the instrumenting rewrites the tree it visits: a fresh one each time)
-            tree = _Instrument(self.tolerance, live).visit(ast.parse(self.source))
+            ast = _ast()
+            tree = _instrument_class()(self.tolerance, live).visit(ast.parse(self.source))
             ast.fix_missing_locations(tree)
             code = self.compiled[live] = compile(tree, "<test>", "exec")
         return code
@@ -364,29 +372,41 @@ def _counted(method):
     return counted
 
 
-class _Instrument(ast.NodeTransformer):
-    """Counts every executed `assert`; with a tolerance, `a == b` / `a != b` compare numbers within it."""
+_INSTRUMENT = []  # type: list[type]  # the class below, made once `ast` is imported (see `_ast`)
 
-    def __init__(self, tolerance, live):
-        self.tolerance = tolerance
-        self.live = live
 
-    def visit_Name(self, node):
-        if node.id not in self.live or not isinstance(node.ctx, ast.Load):
-            return node
-        read = ast.Call(func=ast.Name(id="__olmorl_global__", ctx=ast.Load()), args=[ast.Constant(node.id)],
-                        keywords=[])
-        return ast.copy_location(read, node)
+def _instrument_class():
+    if not _INSTRUMENT:
+        _INSTRUMENT.append(_make_instrument(_ast()))
+    return _INSTRUMENT[0]
 
-    def visit_Assert(self, node):
-        self.generic_visit(node)
-        count = ast.Expr(ast.Call(func=ast.Name(id="__olmorl_check__", ctx=ast.Load()), args=[], keywords=[]))
-        return [ast.copy_location(count, node), node]
 
-    def visit_Compare(self, node):
-        self.generic_visit(node)
-        if self.tolerance is None or len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
-            return node
-        name = "__olmorl_close__" if isinstance(node.ops[0], ast.Eq) else "__olmorl_differ__"
-        call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[node.left, node.comparators[0]], keywords=[])
-        return ast.copy_location(call, node)
+def _make_instrument(ast):
+    class Instrument(ast.NodeTransformer):
+        """Counts every executed `assert`; with a tolerance, `a == b` / `a != b` compare numbers within it."""
+
+        def __init__(self, tolerance, live):
+            self.tolerance = tolerance
+            self.live = live
+
+        def visit_Name(self, node):
+            if node.id not in self.live or not isinstance(node.ctx, ast.Load):
+                return node
+            read = ast.Call(func=ast.Name(id="__olmorl_global__", ctx=ast.Load()), args=[ast.Constant(node.id)],
+                            keywords=[])
+            return ast.copy_location(read, node)
+
+        def visit_Assert(self, node):
+            self.generic_visit(node)
+            count = ast.Expr(ast.Call(func=ast.Name(id="__olmorl_check__", ctx=ast.Load()), args=[], keywords=[]))
+            return [ast.copy_location(count, node), node]
+
+        def visit_Compare(self, node):
+            self.generic_visit(node)
+            if self.tolerance is None or len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+                return node
+            name = "__olmorl_close__" if isinstance(node.ops[0], ast.Eq) else "__olmorl_differ__"
+            call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[node.left, node.comparators[0]], keywords=[])
+            return ast.copy_location(call, node)
+
+    return Instrument

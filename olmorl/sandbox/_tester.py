@@ -6,12 +6,13 @@ after it (`_cleanup`) and writes one record per test to the reply output. A comm
 (`_command`) is built first, in a program process of its own, and reported as test -1.
 """
 
+import _socket
+import array
 import ctypes
 import json
 import os
 import resource
 import signal
-import socket
 import time
 
 if __name__ != "__main__":  # a module of the server; inside the sandbox the parts are one file
@@ -19,7 +20,7 @@ if __name__ != "__main__":  # a module of the server; inside the sandbox the par
     from olmorl.sandbox._command import keep_files, restore_files
     from olmorl.sandbox._judge import judge_code, judge_command, judge_stdio, wait_exit
     from olmorl.sandbox._connection import Conn, TestTimeout, clear_deadline
-    from olmorl.sandbox._wire import note_tamper, read_frame, write_line
+    from olmorl.sandbox._wire import FrameReader, note_tamper, write_line
 
 TEST_PROCESS_MIN_MEMORY = 512 << 20  # address space of the test process, whatever the program's limit
 ZYGOTE = os.getpid()  # loaded in the zygote, which forks the test process
@@ -47,11 +48,12 @@ def test_process(control, reply, zygote):
     keep = {1, ZYGOTE, os.getpid()}
     cpus = os.sched_getaffinity(0)
     spare = [_Program(zygote)]  # the next job's first program process (see `run_job`)
+    frames = FrameReader(control)
     while True:
-        job = read_frame(control)
+        job = frames.read()
         if job is None:
             return 0
-        tests = read_frame(control)
+        tests = frames.read()
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         ours = max(job["memory_bytes"] or 0, TEST_PROCESS_MIN_MEMORY)  # the tests' own needs, not the program's
         resource.setrlimit(resource.RLIMIT_AS, (ours if hard < 0 else min(ours, hard), hard))  # soft: trusted
@@ -129,6 +131,16 @@ def build_command(job, reply, zygote, keep, spare):
     return (files or None), cleaned(zygote)
 
 
+def _receive_fds(sock, count):
+    """A message and up to `count` fds passed with it (socket.py's `recv_fds`, which the zygote does not import)."""
+    fds = array.array("i")
+    message, ancillary, _, _ = sock.recvmsg(64, _socket.CMSG_LEN(count * fds.itemsize))
+    for level, kind, data in ancillary:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
+    return message, list(fds)
+
+
 class _Program:
     """A program process for one test, forked by the zygote; it starts the program on `go`."""
 
@@ -143,12 +155,12 @@ class _Program:
     def receive(self, zygote):
         """Its pid and fds (read once the current test is judged, for one forked ahead)."""
         if self.pid is None:
-            message, fds, _, _ = socket.recv_fds(zygote, 64, 4)
+            message, fds = _receive_fds(zygote, 4)
             if len(fds) != 4:
                 raise RuntimeError("the zygote did not fork a program process")
             self.pid = int(message)
             self.stdin_fd, self.out_r, self.err_r, sock = fds
-            self.mine = socket.socket(fileno=sock)
+            self.mine = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, sock)  # (given: not asked of the kernel)
 
     def go(self, test, job, cpu):
         stdin_fd, self.stdin_fd = self.stdin_fd, None

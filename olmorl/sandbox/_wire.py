@@ -4,7 +4,7 @@ Standard library only: this file is one of the harness parts sent into the sandb
 Plain data (exact builtin types, nested) travels by value; anything else travels as a reference
 (`{"$h": id}`) that `fallback` makes and `resolve` reads back. Big integers go as hex: parsing them
 is linear (decimal strings are quadratic, and capped at 4300 digits by Python). Between the server
-and the zygote, and within the sandbox, messages are length-prefixed JSON frames (`read_frame`) one way
+and the zygote, and within the sandbox, messages are length-prefixed JSON frames (`FrameReader`) one way
 and JSON lines (`write_line`) the other.
 """
 
@@ -179,23 +179,38 @@ def note_tamper(record, kind):
     record.setdefault("tamper", []).append(kind)
 
 
-def read_frame(fd):
-    """One length-prefixed frame from `fd`, reading exactly its bytes (nothing of the next one)."""
-    digits = b""
-    while not digits.endswith(b"\n"):
-        byte = os.read(fd, 1)
-        if not byte:
-            return None
-        digits += byte
-        if len(digits) > 20:
-            raise ValueError("malformed frame length")
-    size, data = int(digits), bytearray()
-    while len(data) < size:
-        chunk = os.read(fd, min(size - len(data), 1 << 20))
-        if not chunk:
-            raise EOFError("control input closed inside a frame")
-        data += chunk
-    return json.loads(data)
+class FrameReader:
+    """Length-prefixed frames from `fd`, read a chunk at a time (a frame's length is not read a byte at a
+    time: on a filtered process every `read` is a system call through the seccomp filter). The bytes past a
+    frame stay here for the next one, so one reader must read every frame of its fd."""
+
+    def __init__(self, fd, data=b""):
+        self.fd = fd
+        self.buffer = bytearray(data)
+
+    def _fill(self, size):
+        chunk = os.read(self.fd, size)  # (each read allocates its whole size: no more than the frame needs)
+        self.buffer += chunk
+        return bool(chunk)
+
+    def read(self):
+        """The next frame's value, or None where the fd closes before a frame's length."""
+        while True:
+            end = self.buffer.find(b"\n", 0, 21)
+            if end >= 0:
+                break
+            if len(self.buffer) > 20:
+                raise ValueError("malformed frame length")
+            if not self._fill(4096):  # the length and, for most frames, all of their data
+                return None
+        size = int(self.buffer[:end])
+        stop = end + 1 + size
+        while len(self.buffer) < stop:
+            if not self._fill(min(stop - len(self.buffer), 1 << 20)):
+                raise EOFError("control input closed inside a frame")
+        data = self.buffer[end + 1:stop]
+        del self.buffer[:stop]
+        return json.loads(data)
 
 
 def write_line(fd, obj):
