@@ -90,7 +90,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 24: one row per repository.
+# Batches 3 to 27: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -123,7 +123,8 @@ BATCH_SOURCES = {
          "microsoft/ToRA": "ToRA GSM8K, batch 22 (70B and Code-34B, past batch 17's pages)"},
     23: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 23 (with-breaks files, the first run's CoT page 2)",
          "pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 23 (Phi-3-mini, pages 2-5)"},
-    24: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 24 (GPT-3, all twelve logs one page further)"}}
+    24: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 24 (GPT-3, all twelve logs one page further)"},
+    27: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 27 (GPT-3, every log one read past batch 24's)"}}
 
 
 def source_name(row: dict) -> str:
