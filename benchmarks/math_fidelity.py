@@ -62,6 +62,7 @@ two graders agree with each other. The sets:
   repository and pages 2-5 of batch 14's hendrycks_math sample files) was measured once (in seven parts), each before
   any change made for it (one: a hyphenated unit before a restated noun, made after part 5). Batch 24 (`"batch": 24`:
   every kojima log of batches 21 and 22 one read further) was measured once; no change was made for it.
+  Batch 27 (`"batch": 27`: every kojima log of batch 24 one read further) was measured once; no change was made for it.
 """
 
 from __future__ import annotations
