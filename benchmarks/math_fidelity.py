@@ -62,7 +62,8 @@ two graders agree with each other. The sets:
   repository and pages 2-5 of batch 14's hendrycks_math sample files) was measured once (in seven parts), each before
   any change made for it (one: a hyphenated unit before a restated noun, made after part 5). Batch 24 (`"batch": 24`:
   every kojima log of batches 21 and 22 one read further) was measured once; no change was made for it.
-  Batch 27 (`"batch": 27`: every kojima log of batch 24 one read further) was measured once; no change was made for it.
+  Batch 27 (`"batch": 27`: every kojima log of batch 24 two reads further) was measured once (in two parts), before
+  the change made for part 2 (a double hyphen between a choice letter and its option's text).
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ BATCH_SOURCES = {
     23: {"shreyshahi/gsm8k-evals": "GSM8K traces, batch 23 (with-breaks files, the first run's CoT page 2)",
          "pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 23 (Phi-3-mini, pages 2-5)"},
     24: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 24 (GPT-3, all twelve logs one page further)"},
-    27: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 27 (GPT-3, every log one read past batch 24's)"}}
+    27: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 27 (GPT-3, every log two reads past batch 24's)"}}
 
 
 def source_name(row: dict) -> str:
