@@ -78,6 +78,11 @@ CASES = [
     ("letter, option text", "The answer is A, B and C.", "A", 0.0),
     ("letter, option text", "The answer is A, (C).", "A", 0.0),
     ("letter, option text", "The answer is (E) A restaurant.", "E", 1.0),
+    # batch 27: a double hyphen between the letter and the option's text, as a comma
+    ("letter, option text", "Among A through E, the answer is D--disturb.", "D", 1.0),
+    ("letter, option text", "Among A through E, the answer is D--disturb.", "C", 0.0),
+    ("letter, option text", "The answer is A--B.", "A", 0.0),
+    ("letter, option text", "The answer is A-1.", "A", 0.0),
     # batch 2: the choice named as the most likely one; "probably" stays a hedge
     ("most likely choice", "Among A through E, the answer is most likely B, homes.", "B", 1.0),
     ("most likely choice", "Among A through E, the answer is most likely E, a restaurant.", "E", 1.0),

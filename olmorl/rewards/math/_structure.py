@@ -7,7 +7,9 @@ import re
 from dataclasses import dataclass
 
 _MATRIX_RE = re.compile(r"^[(\[]?\s*\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}\s*[)\]]?$", re.DOTALL)
-_LETTER_RE = re.compile(r"^\(?([A-J])\)?(?:$|[\s.:,)]|\\\s)(.*)$", re.DOTALL)
+# A double hyphen ("D--disturb") separates a letter from its option's text as a comma does; one hyphen does not.
+_LETTER_RE = re.compile(r"^\(?([A-J])\)?(?:$|[\s.:,)]|\\\s|--)(.*)$", re.DOTALL)
+_LETTER_SEPARATOR_RE = re.compile(r"^(?:[).:,]|--)")
 # "most likely B, homes", "likely to be D, a major city": the choice named as the likely one of the options is the
 # choice (a multiple-choice question asks which option is likeliest); "probably B" stays a hedge (`_extract`), and
 # a second choice after it ("likely to be A, B, or D") makes a list, not one choice.
@@ -187,7 +189,7 @@ def as_letter(text: str) -> tuple[str, str] | None:
     if not match:
         return None
     letter, rest = match.group(1).upper(), match.group(2).strip(" \\.:,")
-    if match.re is _LETTER_RE and not text.startswith("(") and rest and not re.match(r"^[).:,]", text[1:]):
+    if match.re is _LETTER_RE and not text.startswith("(") and rest and not _LETTER_SEPARATOR_RE.match(text[1:]):
         return None  # "A b" is not a choice
     if rest and _SECOND_CHOICE_RE.match(rest):
         return None  # "A, B": two choices
