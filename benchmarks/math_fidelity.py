@@ -98,7 +98,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 28: one row per repository.
+# Batches 3 to 30: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -135,7 +135,8 @@ BATCH_SOURCES = {
     26: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 26 (Phi-3-mini, past batch 23's pages)",
          "microsoft/ToRA": "ToRA GSM8K, batch 26 (70B and Code-34B, past batch 22's pages)"},
     27: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 27 (GPT-3, every log two reads past batch 24's)"},
-    28: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 28 (#### answers, five runs past batch 20's)"}}
+    28: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 28 (#### answers, five runs past batch 20's)"},
+    30: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 30 (#### answers, five runs' next page pair)"}}
 
 
 def source_name(row: dict) -> str:
