@@ -72,6 +72,8 @@ two graders agree with each other. The sets:
   the change made for part 2 (a double hyphen between a choice letter and its option's text).
   Batch 31 (`"batch": 31`: the hendrycks_math sample files one read past batch 26's) was measured once, before any
   change made for it.
+  Batch 30 (`"batch": 30`: the five RFT LLaMA-7B runs' next page pair past batch 28's) was measured once; no change
+  was made for it.
 """
 
 from __future__ import annotations
@@ -138,6 +140,7 @@ BATCH_SOURCES = {
          "microsoft/ToRA": "ToRA GSM8K, batch 26 (70B and Code-34B, past batch 22's pages)"},
     27: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 27 (GPT-3, every log two reads past batch 24's)"},
     28: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 28 (#### answers, five runs past batch 20's)"},
+    30: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 30 (#### answers, five runs' next page pair)"},
     31: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 31 (Phi-3-mini, one read past batch 26's)"}}
 
 
