@@ -135,7 +135,8 @@ BATCH_SOURCES = {
     26: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 26 (Phi-3-mini, past batch 23's pages)",
          "microsoft/ToRA": "ToRA GSM8K, batch 26 (70B and Code-34B, past batch 22's pages)"},
     27: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 27 (GPT-3, every log two reads past batch 24's)"},
-    28: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 28 (#### answers, five runs past batch 20's)"}}
+    28: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 28 (#### answers, five runs past batch 20's)"},
+    29: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 29 (GPT-3, every log one read past batch 27's)"}}
 
 
 def source_name(row: dict) -> str:
