@@ -70,6 +70,7 @@ two graders agree with each other. The sets:
   no change was made for it.
   Batch 27 (`"batch": 27`: every kojima log of batch 24 two reads further) was measured once (in two parts), before
   the change made for part 2 (a double hyphen between a choice letter and its option's text).
+  Batch 29 (`"batch": 29`: every kojima log of batch 27 one read further) was measured once; no change was made for it.
 """
 
 from __future__ import annotations
