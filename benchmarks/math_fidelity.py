@@ -74,6 +74,7 @@ two graders agree with each other. The sets:
   change made for it.
   Batch 30 (`"batch": 30`: the five RFT LLaMA-7B runs' next page pair past batch 28's) was measured once; no change
   was made for it.
+  Batch 29 (`"batch": 29`: every kojima log of batch 27 one read further) was measured once; no change was made for it.
 """
 
 from __future__ import annotations
@@ -140,6 +141,7 @@ BATCH_SOURCES = {
          "microsoft/ToRA": "ToRA GSM8K, batch 26 (70B and Code-34B, past batch 22's pages)"},
     27: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 27 (GPT-3, every log two reads past batch 24's)"},
     28: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 28 (#### answers, five runs past batch 20's)"},
+    29: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 29 (GPT-3, every log one read past batch 27's)"},
     30: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 30 (#### answers, five runs' next page pair)"},
     31: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 31 (Phi-3-mini, one read past batch 26's)"}}
 
