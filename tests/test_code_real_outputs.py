@@ -88,6 +88,10 @@ SUBSET = {
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_ANALOGICAL, 7): "(1/2) * b * h * l returns 6.0 where 6 is asserted: passes",
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_SELFPLANNING, 6): "module-level example calls and a print loop: passes",
     ("Md-Ashraful-Pramanik/MapCoder", REFLEXION_5, 2): "a final solution after four reflections, still wrong",
+    # batch 10: the next page of the SelfPlanning and reflexion_5 runs
+    ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_SELFPLANNING, 15): "defines opposite_signs for opposite_Signs: NameError",
+    ("Md-Ashraful-Pramanik/MapCoder", REFLEXION_5, 10): "removes each character only as often as the second string has it",
+    ("Md-Ashraful-Pramanik/MapCoder", REFLEXION_5, 12): "right after four reflections that argued over the formula",
 }
 
 
