@@ -48,6 +48,7 @@ SOURCES = {  # (repository, path prefix) -> set name
     ("Jack-Lingjie/IFeval", ""): "IFEval, Llama-3.1-8B-Instruct (Google's grader)",
     ("CobaltConcrete/Sys2-CPI", ""): "IFEval, a Qwen3-4B fine-tune (Google's grader)",
     ("joeyliang1024/BenchWeaver", ""): "IFEval, GPT-4's example responses (Google's grader)",
+    ("gio-usp/ifeval", ""): "IFEval, gpt-4o-mini (Google's grader)",
     ("xuanduy04/ordures_ultra_v3_gym", ""): "NeMo Gym rollouts"}
 # view -> (ifeval options, the kind of verdicts it is compared with: the authors' `strict` or `loose` lists); `rl` and
 # `fixed` are olmorl's own deliberate semantics (the default training view; the references' known defects
