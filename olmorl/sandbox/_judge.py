@@ -40,7 +40,7 @@ def wait_exit(conn, pid):
         pidfd = None
     try:
         while not _exited(pidfd, pid):
-            remaining = conn.deadline - time.monotonic()
+            remaining = conn.clock.left()
             if remaining <= 0:
                 conn.timed_out = True
                 return False
@@ -104,13 +104,13 @@ def _compare_stdout(conn, test, job):
 
 def judge_code(conn, test, job):
     """Run the test here against proxies of the program's objects; only a finished test that ran a
-    check passes (see `TestPlan`). The program's load (its imports) has its own deadline,
-    `load_timeout`, before the test's clock starts."""
+    check passes (see `TestPlan`). The program's load (its imports) has its own limit, `load_timeout`,
+    before the test's clock starts."""
     tolerance = job.get("tolerance")
     try:
         load = job.get("load_timeout")
-        if load:  # the Conn's deadline counts from the program's start: the load gets its own
-            conn.deadline += load
+        if load:  # the clock counts from the program's start: the load gets its own time
+            conn.clock.restart(conn.clock.started, job["timeout"] + load, fresh=True)
         install_deadline(conn)
         ready = conn.receive()
         if "program_error" in ready:
@@ -118,7 +118,7 @@ def judge_code(conn, test, job):
         if type(ready.get("ready")) is not dict:
             return "error", "the program process did not start the test"
         if load:
-            conn.deadline = time.monotonic() + job["timeout"]
+            conn.clock.restart(time.monotonic(), job["timeout"])
             install_deadline(conn)
         program = conn.globals(ready["ready"])
         if test.get("call") is not None:
