@@ -2,21 +2,26 @@
 that waited for a CPU on a loaded machine is not cut short, a program that computes too long still times
 out, and one that sleeps or waits ends at the backstop (3 x limit + 1 s).
 
-Real bwrap slots; the load is real processes spinning on every CPU. Each program burns a measured amount of
-its own CPU time (`time.process_time`), so its CPU cost does not depend on the machine's speed or load.
+Real bwrap slots. Each program burns a measured amount of its own CPU time (`time.process_time`), so its
+CPU cost does not depend on the machine's speed or load; a wait for a CPU is made exact by stopping the
+program's processes (spinning processes do not do it reliably: the slot's cgroup gets its own CPU share).
 """
 
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import os
 import shutil
+import signal
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
 from olmorl.sandbox import SandboxPool
 from olmorl.sandbox import TestInput as SandboxTest
+from test_code_containment import _descendants, is_program_uid
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 
@@ -37,38 +42,54 @@ def run(program: str, tests: list[SandboxTest], timeout_s: float = LIMIT_S) -> l
     return asyncio.run(main())
 
 
-def spin() -> None:
-    while True:
-        pass
+class StalledProgram:
+    """Stops the program's processes (SIGSTOP) for `seconds` once they appear, as a loaded machine's scheduler
+    would keep them waiting for a CPU: wall-clock time passes and no CPU time is used. The pool runs in this
+    process, so they are this process's descendants with a program uid."""
 
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.stopped = seconds, set()
+        self.thread = threading.Thread(target=self._run, daemon=True)
 
-class CpuHogs:
-    """Three spinning processes per CPU this process may use: a program gets about a quarter of a CPU."""
+    def _run(self) -> None:
+        deadline = time.monotonic() + 30
+        while not self.stopped and time.monotonic() < deadline:
+            for pid in _descendants(os.getpid()):
+                try:
+                    uid = int(Path(f"/proc/{pid}/status").read_text().split("Uid:")[1].split()[0])
+                except (OSError, IndexError):
+                    continue
+                if is_program_uid(uid):
+                    os.kill(pid, signal.SIGSTOP)
+                    self.stopped.add(pid)
+            time.sleep(0.01)
+        time.sleep(self.seconds)
+        for pid in self.stopped:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except OSError:
+                pass
 
-    def __enter__(self) -> CpuHogs:
-        count = 3 * len(os.sched_getaffinity(0))
-        self.procs = [multiprocessing.get_context("fork").Process(target=spin, daemon=True) for _ in range(count)]
-        for proc in self.procs:
-            proc.start()
+    def __enter__(self) -> StalledProgram:
+        self.thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
-        for proc in self.procs:
-            proc.kill()
-        for proc in self.procs:
-            proc.join()
+        self.thread.join()
 
 
 def stdio(expected: str = "ok\n") -> list[SandboxTest]:
     return [SandboxTest(stdin="", expected_stdout=expected)]
 
 
-def test_a_program_that_waits_for_a_cpu_under_load_passes():
-    program = BURN.format(seconds=0.6) + "print('ok')\n"
-    with CpuHogs():
+@pytest.mark.skipif(os.geteuid() != 0, reason="a program uid of its own needs a root server")
+def test_a_program_kept_waiting_for_a_cpu_passes():
+    program = "import time\ntime.sleep(0.3)\n" + BURN.format(seconds=0.3) + "print('ok')\n"
+    with StalledProgram(1.5) as stall:
         [result] = run(program, stdio())
+    assert stall.stopped, "the program's process was never seen"
     assert result.status == "passed", (result.status, result.message)
-    assert result.runtime_s > LIMIT_S, f"the load did not slow it past the limit ({result.runtime_s:.2f} s): no evidence"
+    assert result.runtime_s > LIMIT_S + 0.5, result.runtime_s
 
 
 def test_waiting_is_not_cpu_time_but_the_wall_clock_backstop_holds():

@@ -31,17 +31,22 @@ def wall_backstop(limit):
     return 3 * limit + 1.0
 
 
+def proc_stat(pid):
+    """The fields of /proc/<pid>/stat after the command name (the state first); raises OSError once gone."""
+    fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)  # a raw read, so the fd is open as briefly as can be:
+    try:  # gVisor lets another uid open our fds
+        stat = os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    return stat.rsplit(b")", 1)[1].split()
+
+
 def cpu_seconds(pids):
     """CPU seconds used by the processes `pids` (every thread) and the children they have waited for."""
     ticks = 0
     for pid in pids:
-        try:  # a raw read, so the fd is open as briefly as can be: gVisor lets another uid open our fds
-            fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
-            try:
-                stat = os.read(fd, 4096)
-            finally:
-                os.close(fd)
-            ticks += sum(int(field) for field in stat.rsplit(b")", 1)[1].split()[11:15])  # utime..cstime
+        try:
+            ticks += sum(int(field) for field in proc_stat(pid)[11:15])  # utime, stime, cutime, cstime
         except (OSError, ValueError):
             continue  # gone: a child's time is in its parent's once waited for
     return ticks / _TICKS

@@ -13,7 +13,7 @@ import time
 import types
 
 if __name__ != "__main__":  # a module of the server; inside the sandbox the parts are one file
-    from olmorl.sandbox._connection import ProgramDied, TestTimeout, clear_deadline, install_deadline
+    from olmorl.sandbox._connection import ProgramDied, TestTimeout, clear_deadline, install_deadline, proc_stat
     from olmorl.sandbox._proxy import Proxy
     from olmorl.sandbox._wire import WireError, stdout_matches, values_equal
 
@@ -21,13 +21,8 @@ if __name__ != "__main__":  # a module of the server; inside the sandbox the par
 def _exited(pidfd, pid):
     if pidfd is not None:
         return bool(select.select([pidfd], [], [], 0)[0])
-    try:  # a raw read, so the fd is open as briefly as can be: gVisor lets another uid open our fds
-        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
-        try:
-            stat = os.read(fd, 4096)
-        finally:
-            os.close(fd)
-        return stat.rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    try:
+        return proc_stat(pid)[0] in (b"Z", b"X")
     except (OSError, IndexError):
         return True
 
