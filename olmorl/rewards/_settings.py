@@ -50,7 +50,7 @@ class SandboxSettings(BaseSettings):
 
     backend: Literal["auto", "bwrap", "docker", "process"] = "auto"  # auto: bwrap if usable, else refuse
     allow_insecure: bool = False  # permit the rlimits-only `process` backend
-    test_timeout_s: float = 1.0  # wall-clock limit per test
+    test_timeout_s: float = 1.0  # CPU-time limit per test (a wall-clock backstop at 3x + 1 s)
     memory_mb: int = 512  # address-space / cgroup memory ceiling per program
     max_processes: int = 64  # processes + threads per program
     max_output_bytes: int = 1 << 20  # stdout/stderr kept per test; the rest is discarded
@@ -63,7 +63,7 @@ class SandboxSettings(BaseSettings):
     slots_per_request: int = 0  # sandbox slots one request may hold at once (0: all); turns are fair either way
     docker_image: str = "olmorl-base:bookworm"  # image of the docker backend (scripts/build-base-image.sh)
     docker_runtime: str | None = None  # OCI runtime of those containers, e.g. `runsc` (gVisor) for a paranoid mode
-    compile_timeout_s: float = 20.0  # wall-clock limit of a compiled program's one build step (and ceiling of the option)
+    compile_timeout_s: float = 20.0  # CPU-time limit of a compiled program's one build step, as a test's (and ceiling of the option)
     compile_memory_mb: int = 1024  # memory ceiling of that build step (compilers need more than programs)
     site_dirs: list[str] = Field(default_factory=list)  # extra read-only Python package dirs on the sandbox's sys.path
     # modules each slot imports once, so programs start with them loaded (e.g. ["numpy", "sympy"]: a sympy

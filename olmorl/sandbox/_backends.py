@@ -60,7 +60,7 @@ class SandboxLimits:
     open_files: int = 256
     scratch_mb: int = 64
     slots_per_owner: int = 0  # slots one request may hold at once (0: no bound; fair turns either way)
-    compile_timeout_s: float = 20.0  # wall-clock limit of a program's one compile step (other languages)
+    compile_timeout_s: float = 20.0  # CPU-time limit of a program's one compile step (other languages), as a test's
     compile_memory_mb: int = 1024  # memory ceiling of that step (compilers need more than the program)
 
 

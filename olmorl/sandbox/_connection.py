@@ -3,7 +3,8 @@
 Standard library only (a harness part, see `_harness`). `Conn` sends the test's requests to the program
 process and decodes its answers into plain values and `_proxy.Proxy` objects (one per program object, so
 `is` works); it reads the program's stdout/stderr up to their caps while it waits, and raises
-`TestTimeout` at the test's deadline (also by SIGALRM inside a loop of the test's own: `install_deadline`).
+`TestTimeout` once the test is over its time limit (`TestClock`; also by SIGALRM inside a loop of the test's
+own: `install_deadline`).
 """
 
 import _signal
@@ -21,6 +22,73 @@ if __name__ != "__main__":  # a module of the server; inside the sandbox the par
     from olmorl.sandbox._wire import WireError, decode, encode, note_tamper
 
 MAX_REPLY = 8 << 20  # one answer of the program process
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def wall_backstop(limit):
+    """The wall-clock end of a test whose limit is `limit` CPU seconds: where a test that sleeps or waits
+    (and so uses no CPU) ends. The pool sizes a job's budget with it."""
+    return 3 * limit + 1.0
+
+
+def proc_stat(pid):
+    """The fields of /proc/<pid>/stat after the command name (the state first); raises OSError once gone."""
+    fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)  # a raw read, so the fd is open as briefly as can be:
+    try:  # gVisor lets another uid open our fds
+        stat = os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    return stat.rsplit(b")", 1)[1].split()
+
+
+def cpu_seconds(pids):
+    """CPU seconds used by the processes `pids` (every thread) and the children they have waited for."""
+    ticks = 0
+    for pid in pids:
+        try:
+            ticks += sum(int(field) for field in proc_stat(pid)[11:15])  # utime, stime, cutime, cstime
+        except (OSError, ValueError):
+            continue  # gone: a child's time is in its parent's once waited for
+    return ticks / _TICKS
+
+
+class TestClock:
+    """A test's time limit, in CPU seconds with a wall-clock backstop. The test is over it once it is past
+    `limit` seconds both of wall-clock time and of CPU time (its program's processes' and, for a code test,
+    this process's own, which runs the test): a test that waited for a CPU on a loaded machine is not cut
+    short for the wait, and a program that runs on several CPUs at once gets no more than `limit` of wall
+    time. One that sleeps or waits ends at `wall_backstop(limit)`. CPU time is read only once the wall
+    clock is past the limit, so a test that ends in time costs nothing more."""
+
+    def __init__(self, started, limit, pid, processes=None, own=False):
+        self.pid = pid  # the program process
+        self.processes = processes  # () -> every process of the program's (None: the program process only)
+        self.own = own  # this process's CPU counts (a code test runs here)
+        self.restart(started, limit, fresh=True)
+
+    def restart(self, started, limit, fresh=False):
+        """Count `limit` from `started` (a monotonic time), from the CPU time used so far (none when `fresh`:
+        a new program process)."""
+        self.started, self.limit = started, limit
+        self.deadline = started + limit
+        self.backstop = started + wall_backstop(limit)
+        self.base = (0.0 if fresh else cpu_seconds((self.pid,))) + (time.process_time() if self.own else 0.0)
+
+    def used(self):
+        program = cpu_seconds(self.processes() if self.processes else (self.pid,))
+        return program + (time.process_time() if self.own else 0.0) - self.base
+
+    def left(self):
+        """Seconds until the limit may next be reached; 0 once the test is over it."""
+        now = time.monotonic()
+        if now < self.deadline:
+            return self.deadline - now
+        if now < self.backstop:
+            spare = self.limit - self.used()
+            if spare > 0:  # it waited for a CPU: its CPU time decides (a tick is 10 ms)
+                self.deadline = min(now + max(spare, 0.01), self.backstop)
+                return self.deadline - now
+        return 0.0
 
 
 class ProgramDied(BaseException):
@@ -38,9 +106,9 @@ class ProgramExit(Exception):
 class Conn:
     """The test process's end of one program process: requests, its stdout/stderr, the deadline."""
 
-    def __init__(self, sock_fd, out_fd, err_fd, deadline, out_cap, err_cap):
+    def __init__(self, sock_fd, out_fd, err_fd, clock, out_cap, err_cap):
         self.sock = sock_fd
-        self.deadline = deadline
+        self.clock = clock
         self.caps = {out_fd: out_cap, err_fd: err_cap}
         self.streams = {out_fd: bytearray(), err_fd: bytearray()}
         self.out_fd, self.err_fd = out_fd, err_fd
@@ -102,7 +170,7 @@ class Conn:
             raise ProgramDied(self.dead)
         try:
             while b"\n" not in self.buffer:
-                remaining = self.deadline - time.monotonic()
+                remaining = self.clock.left()
                 if remaining <= 0:
                     self.timed_out = True
                     raise TestTimeout("the test ran past its time limit")
@@ -278,14 +346,19 @@ def _library_class(module, qualname):
 
 
 def install_deadline(conn):
-    """SIGALRM at the deadline raises TestTimeout in the test (also inside a loop of its own)."""
+    """SIGALRM at the deadline raises TestTimeout in the test (also inside a loop of its own), once the
+    test is over its limit; before that it is set again for when it next may be (`TestClock.left`)."""
     def expired(signum, frame):
         if conn.armed:
+            remaining = conn.clock.left()
+            if remaining > 0:
+                signal.setitimer(signal.ITIMER_REAL, remaining)
+                return
             conn.timed_out = True
             raise TestTimeout("the test ran past its time limit")
     conn.armed = True
     _signal.signal(_signal.SIGALRM, expired)  # the C function: no enum conversions on every test
-    signal.setitimer(signal.ITIMER_REAL, max(conn.deadline - time.monotonic(), 0.001))
+    signal.setitimer(signal.ITIMER_REAL, max(conn.clock.deadline - time.monotonic(), 0.001))
 
 
 def clear_deadline(conn):

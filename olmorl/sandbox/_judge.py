@@ -13,7 +13,7 @@ import time
 import types
 
 if __name__ != "__main__":  # a module of the server; inside the sandbox the parts are one file
-    from olmorl.sandbox._connection import ProgramDied, TestTimeout, clear_deadline, install_deadline
+    from olmorl.sandbox._connection import ProgramDied, TestTimeout, clear_deadline, install_deadline, proc_stat
     from olmorl.sandbox._proxy import Proxy
     from olmorl.sandbox._wire import WireError, stdout_matches, values_equal
 
@@ -21,13 +21,8 @@ if __name__ != "__main__":  # a module of the server; inside the sandbox the par
 def _exited(pidfd, pid):
     if pidfd is not None:
         return bool(select.select([pidfd], [], [], 0)[0])
-    try:  # a raw read, so the fd is open as briefly as can be: gVisor lets another uid open our fds
-        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
-        try:
-            stat = os.read(fd, 4096)
-        finally:
-            os.close(fd)
-        return stat.rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    try:
+        return proc_stat(pid)[0] in (b"Z", b"X")
     except (OSError, IndexError):
         return True
 
@@ -40,7 +35,7 @@ def wait_exit(conn, pid):
         pidfd = None
     try:
         while not _exited(pidfd, pid):
-            remaining = conn.deadline - time.monotonic()
+            remaining = conn.clock.left()
             if remaining <= 0:
                 conn.timed_out = True
                 return False
@@ -104,13 +99,13 @@ def _compare_stdout(conn, test, job):
 
 def judge_code(conn, test, job):
     """Run the test here against proxies of the program's objects; only a finished test that ran a
-    check passes (see `TestPlan`). The program's load (its imports) has its own deadline,
-    `load_timeout`, before the test's clock starts."""
+    check passes (see `TestPlan`). The program's load (its imports) has its own limit, `load_timeout`,
+    before the test's clock starts."""
     tolerance = job.get("tolerance")
     try:
         load = job.get("load_timeout")
-        if load:  # the Conn's deadline counts from the program's start: the load gets its own
-            conn.deadline += load
+        if load:  # the clock counts from the program's start: the load gets its own time
+            conn.clock.restart(conn.clock.started, job["timeout"] + load, fresh=True)
         install_deadline(conn)
         ready = conn.receive()
         if "program_error" in ready:
@@ -118,7 +113,7 @@ def judge_code(conn, test, job):
         if type(ready.get("ready")) is not dict:
             return "error", "the program process did not start the test"
         if load:
-            conn.deadline = time.monotonic() + job["timeout"]
+            conn.clock.restart(time.monotonic(), job["timeout"])
             install_deadline(conn)
         program = conn.globals(ready["ready"])
         if test.get("call") is not None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from olmorl.sandbox._backends import BACKENDS, Backend, BwrapBackend, SandboxLimits, SandboxUnavailable
 from olmorl.sandbox._channel import Channel
+from olmorl.sandbox._connection import wall_backstop
 from olmorl.sandbox._uid_claim import UidClaim
 from olmorl.sandbox._languages import Language, LanguageUnavailable, job_fields, language
 from olmorl.sandbox._wire import TAMPER_KINDS
@@ -263,15 +264,17 @@ class SandboxPool:
             "tolerance": float_tolerance,
             "compare": compare,
         }
-        budget = len(tests) * (timeout + 0.5) + 5.0
+        # A test's limit is CPU time; it ends by its wall-clock backstop at the latest (`TestClock`).
+        per_test = wall_backstop(timeout)
         if lang.name == "python" and any(t.code is not None or t.call is not None for t in tests):
             job["load_timeout"] = PROGRAM_LOAD_S
-            budget += len(tests) * PROGRAM_LOAD_S
+            per_test += wall_backstop(timeout + PROGRAM_LOAD_S)
+        budget = len(tests) * (per_test + 0.5) + 5.0
         if lang.name != "python":
             compile_timeout = min(compile_timeout_s or self.limits.compile_timeout_s, self.limits.compile_timeout_s)
             job.update(job_fields(lang, program, memory_bytes=memory_bytes, compile_timeout_s=compile_timeout,
                                   compile_memory_bytes=self.limits.compile_memory_mb << 20))
-            budget += compile_timeout + 1.0 if lang.compiled else 0.0
+            budget += wall_backstop(compile_timeout) + 1.0 if lang.compiled else 0.0
         slot = await self._free.get(owner)
         try:
             runs, failure = await slot.run(job, [t.wire() for t in tests], budget)

@@ -16,10 +16,10 @@ import signal
 import time
 
 if __name__ != "__main__":  # a module of the server; inside the sandbox the parts are one file
-    from olmorl.sandbox._cleanup import SCRATCH, cleaned, kill_group, sweep
+    from olmorl.sandbox._cleanup import PIDNS, SCRATCH, cleaned, kill_group, sweep
     from olmorl.sandbox._command import keep_files, restore_files
     from olmorl.sandbox._judge import judge_code, judge_command, judge_stdio, wait_exit
-    from olmorl.sandbox._connection import Conn, TestTimeout, clear_deadline
+    from olmorl.sandbox._connection import Conn, TestClock, TestTimeout, clear_deadline
     from olmorl.sandbox._wire import FrameReader, note_tamper, write_line
 
 TEST_PROCESS_MIN_MEMORY = 512 << 20  # address space of the test process, whatever the program's limit
@@ -187,7 +187,12 @@ def run_test(job, test, program, following, zygote, keep, budget):
     run_only = program.mode != "code" and test.get("expected_stdout") is None
     out_cap = min(job["max_output"], budget) if run_only else job["max_output"]
     out_r, err_r, pid = program.out_r, program.err_r, program.pid
-    conn = Conn(program.mine.fileno(), out_r, err_r, program.started + job["timeout"], out_cap, job["excerpt"])
+
+    def processes():  # alone in a pid namespace, every process not the harness's is the program's
+        return [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in keep]
+
+    clock = TestClock(program.started, job["timeout"], pid, processes if PIDNS else None, own=program.mode == "code")
+    conn = Conn(program.mine.fileno(), out_r, err_r, clock, out_cap, job["excerpt"])
     try:
         if program.mode == "exec":  # judged once the zygote says how it ended
             status, message = (None, None) if wait_exit(conn, pid) else ("timeout", "the test ran past its time limit")

@@ -1,0 +1,129 @@
+"""A test's time limit is CPU time with a wall-clock backstop (`_connection.TestClock`): a correct program
+that waited for a CPU on a loaded machine is not cut short, a program that computes too long still times
+out, and one that sleeps or waits ends at the backstop (3 x limit + 1 s).
+
+Real bwrap slots. Each program burns a measured amount of its own CPU time (`time.process_time`), so its
+CPU cost does not depend on the machine's speed or load; a wait for a CPU is made exact by stopping the
+program's processes (spinning processes do not do it reliably: the slot's cgroup gets its own CPU share).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from olmorl.sandbox import SandboxPool
+from olmorl.sandbox import TestInput as SandboxTest
+from test_code_containment import _descendants, is_program_uid
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+
+LIMIT_S = 1.0
+BURN = "import time\n_end = time.process_time() + {seconds}\nwhile time.process_time() < _end:\n    pass\n"
+
+
+def run(program: str, tests: list[SandboxTest], timeout_s: float = LIMIT_S) -> list:
+    async def main():
+        pool = SandboxPool("bwrap", slots=1)
+        await pool.start()
+        try:
+            runs, failure = await pool.run(program, tests, timeout_s=timeout_s)
+            assert failure is None, failure
+            return runs
+        finally:
+            await pool.stop()
+    return asyncio.run(main())
+
+
+class StalledProgram:
+    """Stops the program's processes (SIGSTOP) for `seconds` once they appear, as a loaded machine's scheduler
+    would keep them waiting for a CPU: wall-clock time passes and no CPU time is used. The pool runs in this
+    process, so they are this process's descendants with a program uid."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.stopped = seconds, set()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        deadline = time.monotonic() + 30
+        while not self.stopped and time.monotonic() < deadline:
+            for pid in _descendants(os.getpid()):
+                try:
+                    uid = int(Path(f"/proc/{pid}/status").read_text().split("Uid:")[1].split()[0])
+                except (OSError, IndexError):
+                    continue
+                if is_program_uid(uid):
+                    os.kill(pid, signal.SIGSTOP)
+                    self.stopped.add(pid)
+            time.sleep(0.01)
+        time.sleep(self.seconds)
+        for pid in self.stopped:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except OSError:
+                pass
+
+    def __enter__(self) -> StalledProgram:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.thread.join()
+
+
+def stdio(expected: str = "ok\n") -> list[SandboxTest]:
+    return [SandboxTest(stdin="", expected_stdout=expected)]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a program uid of its own needs a root server")
+def test_a_program_kept_waiting_for_a_cpu_passes():
+    program = "import time\ntime.sleep(0.3)\n" + BURN.format(seconds=0.3) + "print('ok')\n"
+    with StalledProgram(1.5) as stall:
+        [result] = run(program, stdio())
+    assert stall.stopped, "the program's process was never seen"
+    assert result.status == "passed", (result.status, result.message)
+    assert result.runtime_s > LIMIT_S + 0.5, result.runtime_s
+
+
+def test_waiting_is_not_cpu_time_but_the_wall_clock_backstop_holds():
+    [napped] = run("import time\ntime.sleep(1.5)\nprint('ok')\n", stdio())
+    assert napped.status == "passed", (napped.status, napped.message)
+    assert napped.runtime_s > LIMIT_S
+    [stuck] = run("import time\ntime.sleep(30)\nprint('ok')\n", stdio())
+    assert stuck.status == "timeout" and stuck.timed_out
+    assert 3 * LIMIT_S + 1.0 <= stuck.runtime_s < 3 * LIMIT_S + 3.0, stuck.runtime_s
+
+
+def test_a_program_that_computes_past_the_limit_times_out():
+    [result] = run(BURN.format(seconds=1.5) + "print('ok')\n", stdio())
+    assert result.status == "timeout" and result.timed_out, (result.status, result.message)
+    assert result.stdout == ""  # its CPU time reached the limit before it could print
+
+
+def test_cpu_time_of_the_programs_children_counts():
+    """The work moved into a child the program does not wait for still counts (every process in the slot's
+    pid namespace that is not the harness's is the program's)."""
+    program = ("import os, time\nr, w = os.pipe()\nif os.fork() == 0:\n"
+               + "".join("    " + line + "\n" for line in BURN.format(seconds=1.5).splitlines())
+               + "    os.write(w, b'ok\\n')\n    os._exit(0)\n"
+               "os.close(w)\nprint(os.read(r, 16).decode(), end='')\n")
+    [result] = run(program, stdio())
+    assert result.status == "timeout", (result.status, result.message, result.stdout)
+
+
+def test_code_tests_count_cpu_time_and_the_load_has_its_own():
+    program = ("import time\ntime.sleep(1.5)  # the load: its own limit\n"
+               "def napper():\n    time.sleep(1.5)\n    return 1\n"
+               "def burner():\n" + "".join("    " + line + "\n" for line in BURN.format(seconds=1.5).splitlines())
+               + "    return 1\n")
+    napped, burned = run(program, [SandboxTest(call="napper", args=[], expected=1),
+                                   SandboxTest(code="assert burner() == 1")])
+    assert napped.status == "passed", (napped.status, napped.message)
+    assert burned.status == "timeout", (burned.status, burned.message)
