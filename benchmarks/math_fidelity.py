@@ -75,8 +75,8 @@ two graders agree with each other. The sets:
   Batch 30 (`"batch": 30`: the five RFT LLaMA-7B runs' next page pair past batch 28's) was measured once; no change
   was made for it.
   Batch 29 (`"batch": 29`: every kojima log of batch 27 one read further) was measured once; no change was made for it.
-  Batch 33 (`"batch": 33`: the hendrycks_math sample files two reads past batch 31's) was measured once, before any
-  change made for it.
+  Batch 33 (`"batch": 33`: the hendrycks_math sample files two reads past batch 31's) was measured once, before the
+  change made for it (a count, the question's copied phrase, then a colon and the items counted).
 """
 
 from __future__ import annotations
