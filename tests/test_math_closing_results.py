@@ -173,6 +173,33 @@ def test_count_with_the_questions_phrase(response: str, reference: str, prompt: 
     assert score(response, reference, prompt) == reward
 
 
+# Batch 33's dev split (Phi-3-mini, hendrycks_math prealgebra doc 62): the count and the question's copied phrase may
+# go on with a colon and the items counted, as a count right after the question's words may ("There are four possible
+# numbers: 1, 2, 7 and 14."); the items' numbers are what was counted, not the answer. Not a changed phrase, a wrong
+# count, an alternative among the items, a hedge, nor with no question.
+CUBES = "How many positive even perfect cubes are less than 2008?"
+SQUARE_ITEMS = "16, 25, 36, 49, 64, 81, 100, 121, 144, 169, 196, 225, 256, 289, 324, 361, 400, 441, 484, 529, 576, 625, 676, 729, 784, 841, 900 and 961"
+LISTED = "There are 6 positive even perfect cubes less than 2008: 8, 64, 216, 512, 1000, and 1728."
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        ("12^3 = 1728\n14^3 = 2744 (greater than 2008, so we stop here)\n\n" + LISTED, "6", CUBES, 1.0),
+        ("There are 28 perfect squares between 10 and 1000: " + SQUARE_ITEMS + ".", "28", SQUARES, 1.0),
+        (LISTED, "7", CUBES, 0.0),
+        (LISTED, "1728", CUBES, 0.0),
+        (LISTED.replace("2008:", "2000:"), "6", CUBES, 0.0),  # not the question's phrase
+        ("There are 6 positive even perfect cubes less than 2008: 8, 64 or 216.", "6", CUBES, 0.0),
+        ("There are maybe 6 positive even perfect cubes less than 2008: 8, 64, 216.", "6", CUBES, 0.0),
+        (LISTED, "6", None, 0.0),  # no question to echo
+    ],
+)
+def test_count_with_the_questions_phrase_and_its_items(response: str, reference: str, prompt: str | None,
+                                                      reward: float) -> None:
+    assert score(response, reference, prompt) == reward
+
+
 OUTPUT = "```python\nprint(x)\n```\n```output\n4.0\n```\n"
 CONTAINERS = "Calculate the number of containers that were imported on the second day."
 JAM = "how many cars drove through the traffic jam in the first 15 minutes?"

@@ -87,8 +87,9 @@ def named_answer(sentence: str, question: str) -> str | None:
 def echoed_count(sentence: str, question: str) -> str | None:
     """"There are four possible numbers that Rick and Steve could be thinking of." for "How many possible numbers
     could they be thinking of?": a count followed by the question's own words after "how many" (its only number),
-    the rest a relative clause (which may repeat the question's "could be") or, right after those words, a colon and
-    the items counted ("The graph has two y-intercepts: (0, 1) and (0, 3)."), with no hedge, denial or alternative."""
+    the rest a relative clause (which may repeat the question's "could be") or, right after those words or a phrase
+    copied from the question, a colon and the items counted ("The graph has two y-intercepts: (0, 1) and (0, 3).",
+    "There are 6 positive even perfect cubes less than 2008: 8, 64, ..."), with no hedge, denial or alternative."""
     asked = list(_HOW_MANY_RE.finditer(question[-2000:].replace("$", "")))  # "How many $y$-intercepts"
     stated = _ECHOED_COUNT_RE.match(sentence) if asked else None
     if stated is None:
@@ -100,8 +101,9 @@ def echoed_count(sentence: str, question: str) -> str | None:
             words[echoed].lower().removesuffix("s") == asked_words[echoed].removesuffix("s"):
         echoed += 1
     clause, items = " ".join(words[echoed:]), stated.group(3) or ""
-    if value is None or not echoed or not (_CLAUSE_RE.match(clause) or _restates_question(clause, question)) \
-            or (items and clause) \
+    copied = _restates_question(clause, question)
+    if value is None or not echoed or not (_CLAUSE_RE.match(clause) or copied) \
+            or (items and clause and not copied) \
             or _CLAUSE_BLOCK_RE.search(clause + items) or ANCHOR_HEDGE_RE.search(clause + items):
         return None
     return value
