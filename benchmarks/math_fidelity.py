@@ -75,6 +75,8 @@ two graders agree with each other. The sets:
   Batch 30 (`"batch": 30`: the five RFT LLaMA-7B runs' next page pair past batch 28's) was measured once; no change
   was made for it.
   Batch 29 (`"batch": 29`: every kojima log of batch 27 one read further) was measured once; no change was made for it.
+  Batch 32 (`"batch": 32`: every kojima log of batch 29 one read further) was measured once, before the change made
+  from its dev split (an answer restated in words after the same answer in digits).
 """
 
 from __future__ import annotations
