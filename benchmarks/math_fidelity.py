@@ -79,6 +79,8 @@ two graders agree with each other. The sets:
   change made for it (a count, the question's copied phrase, then a colon and the items counted).
   Batch 34 (`"batch": 34`: the ToRA GSM8K files' reads past batch 26's and the five RFT LLaMA-7B runs' page pair past
   batch 30's) was measured once (in two parts); no change was made for it.
+  Batch 32 (`"batch": 32`: every kojima log of batch 29 one read further) was measured once, before the change made
+  from its dev split (an answer restated in words after the same answer in digits).
 """
 
 from __future__ import annotations
@@ -107,7 +109,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 31, 33 and 34: one row per repository.
+# Batches 3 to 34: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -148,6 +150,7 @@ BATCH_SOURCES = {
     29: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 29 (GPT-3, every log one read past batch 27's)"},
     30: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 30 (#### answers, five runs' next page pair)"},
     31: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 31 (Phi-3-mini, one read past batch 26's)"},
+    32: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 32 (GPT-3, every log one read past batch 29's)"},
     33: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 33 (Phi-3-mini, two reads past batch 31's)"},
     34: {"microsoft/ToRA": "ToRA GSM8K, batch 34 (70B and Code-34B, past batch 26's reads)",
          "Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 34 (#### answers, five runs past batch 30's)"}}

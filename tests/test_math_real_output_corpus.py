@@ -98,6 +98,12 @@ CASES = [
     ("float digits", "Therefore, the answer (arabic numerals) is 0.6666666666666667.", "0.6666666666666666", 1.0),
     ("float digits", "The answer is 4.333333333333333.", "4.333333333333334", 1.0),
     ("float digits", "The answer is 0.6666666666666667.", "0.6666666666666566", 0.0),
+    # batch 32: the answer in digits, then the same number in words; not other words, nor words alone
+    ("restated in words", "The answer (arabic numerals) is 99. \n\nThe answer (words) is ninety-nine.", "99", 1.0),
+    ("restated in words", "The answer is 99. The answer (words) is ninety-eight.", "99", 0.0),
+    ("restated in words", "The answer is 98. The answer (words) is ninety-nine.", "99", 0.0),
+    ("restated in words", "Therefore, the answer (arabic numerals) is eleven.", "11", 0.0),
+    ("restated in words", "The answer is 12 or 13. The answer (words) is twelve.", "12", 0.0),
     ("float digits", "The answer is 0.66666666666667.", "0.6666666666666666", 0.0),
     ("float digits", "The answer is 1234567890123451.", "1234567890123452", 0.0),  # integers stay exact
     # batch 3: an answer tag holding a sentence holds its value, as a box or "Final Answer:" does; dollar signs

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from olmorl.rewards.math._closing import closing_answer
 from olmorl.rewards.math._deferred import deferred_answer_start
 from olmorl.rewards.math._normalize import clean_text, matching_brace
+from olmorl.rewards.math._number_words import restated_in_words
 from olmorl.rewards.math._qualifiers import magnitude_after, qualified_boxes, qualified_statement
 from olmorl.rewards.math._question_echo import ANCHOR_HEDGE_RE
 from olmorl.rewards.math._restated import qualified_value
@@ -287,6 +288,11 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
             return Extraction(None, "closing", reason="hedged")
         return Extraction(", ".join(candidates), "closing", candidates, joiner)
     last = max(anchors, key=lambda a: (a.start, a.end))
+    # "The answer (arabic numerals) is 99. The answer (words) is ninety-nine.": the words say the answer again.
+    if last.kind == "phrase" and (earlier := [a for a in anchors if a.end <= last.start]):
+        previous = max(earlier, key=lambda a: (a.start, a.end))
+        if restated_in_words(sentence_value(previous.text.strip().strip("*").strip()), last.text):
+            anchors, last = [a for a in anchors if a is not last], previous
     # Anchors that contain the winner (a phrase whose statement holds the box) yield to the inner box.
     tail = text[max(a.end for a in anchors if a.start >= last.start or a.end >= last.end):]
     if _is_retracted(tail):

@@ -1,0 +1,80 @@
+"""An answer restated in words: "The answer (arabic numerals) is 99. The answer (words) is ninety-nine."
+
+A whole number written in words ("ninety-nine", "one hundred and forty", "two thousand and five") that follows an
+answer stated in digits and has the same value says that answer again; the answer in digits stands. A number in
+words that differs from the answer before it, or that is not a plain cardinal ("two point five", "a half"), is read
+as the response's last answer, as before (a number in words is never graded against digits).
+"""
+
+from __future__ import annotations
+
+import re
+
+from olmorl.rewards.math._numbers import parse_number
+
+_UNITS = {word: value for value, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen".split())}
+_TENS = {word: 10 * (index + 2) for index, word in enumerate(
+    "twenty thirty forty fifty sixty seventy eighty ninety".split())}
+_SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9}
+_WORD_RE = re.compile(r"[a-z]+")
+_WORDS_ONLY_RE = re.compile(r"^(?:minus\s+|negative\s+)?[a-z]+(?:(?:\s+|-)[a-z]+)*$")
+
+
+def _group(words: list[str]) -> int | None:
+    """The value of the words below a scale word ("three hundred and forty-two" -> 342), else None."""
+    value, rest = 0, words
+    if len(words) >= 2 and words[1] == "hundred":
+        if not 1 <= _UNITS.get(words[0], 0) <= 9:
+            return None
+        value, rest = 100 * _UNITS[words[0]], words[2:]
+    if not rest:
+        return value or None
+    if rest[0] in _TENS and len(rest) <= 2:
+        if len(rest) == 2 and not 1 <= _UNITS.get(rest[1], 0) <= 9:
+            return None
+        return value + _TENS[rest[0]] + (_UNITS[rest[1]] if len(rest) == 2 else 0)
+    if len(rest) == 1 and rest[0] in _UNITS:
+        return value + _UNITS[rest[0]]
+    return None
+
+
+def words_value(text: str) -> int | None:
+    """The whole number a cardinal written in words states ("ninety-nine" -> 99, "one hundred and forty" -> 140,
+    "minus seven" -> -7), else None (any other word, a fraction or decimal in words, words out of order)."""
+    text = text.strip().rstrip(".!").strip().lower()
+    if not _WORDS_ONLY_RE.match(text):
+        return None
+    words = [w for w in _WORD_RE.findall(text) if w != "and"]
+    sign = -1 if words and words[0] in ("minus", "negative") else 1
+    words = words[1:] if sign < 0 else words
+    if "zero" in words:
+        return 0 if words == ["zero"] else None
+    total, current, last_scale = 0, [], None
+    for word in words:
+        if word not in _SCALES:
+            current.append(word)
+            continue
+        group = _group(current)
+        if group is None or (last_scale is not None and _SCALES[word] >= last_scale):
+            return None  # "thousand" with nothing before it, "two thousand three thousand"
+        total, current, last_scale = total + group * _SCALES[word], [], _SCALES[word]
+    if current:
+        group = _group(current)
+        if group is None:
+            return None
+        total += group
+    elif last_scale is None:
+        return None
+    return sign * total
+
+
+def restated_in_words(previous_value: str, statement: str) -> bool:
+    """Whether `statement`, a number written in words, has the value of the answer stated before it
+    (`previous_value`, a number in digits)."""
+    value = words_value(statement)
+    if value is None:
+        return False
+    number = parse_number(previous_value.strip().rstrip(".").strip())
+    return number is not None and number.value == value
