@@ -101,6 +101,7 @@ SUBSET = {
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_MAPCODER, 8): "returns 'Found a match!' for True; the asserts ask False",
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 1): "right nlargest kept through nine reflections",
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 257): "math.pi where MBPP asserts the area with pi as 3.1415",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 11): "List from Reflexion's executor globals, unimported",
 }
 
 
@@ -139,9 +140,21 @@ def test_a_fenced_block_is_counted_apart_and_graded_as_the_block(graded):
 def test_an_mbpp_row_is_graded_with_its_own_test_and_the_authors_time_limit():
     [row] = [r for r in load_rows("dev") if r["id"] == f"Md-Ashraful-Pramanik/MapCoder:{REFLEXION}:0"]
     graded = item(row)
-    assert graded["response"] == row["completion"]  # the whole program the harness ran, no prompt before it
+    # the whole program the harness ran, no prompt before it, in the namespace where it ran (List already imported)
+    assert graded["response"] == "from typing import List\n" + row["completion"]
     assert graded["ground_truth"] == {"test": row["test"], "entry_point": "is_not_prime"}
     assert graded["options"] == {"timeout_s": 10} and apart(row) is None
+
+
+def test_a_reflexion_program_gets_the_names_reflexions_executor_already_holds():
+    # py_evaluate execs into py_executor.py's globals, which import List: a solution that annotates with List and
+    # imports nothing passed there, and must not raise NameError here
+    [row] = [r for r in load_rows("dev") if r["id"] == f"Md-Ashraful-Pramanik/MapCoder:{CHATGPT_REFLEXION}:11"]
+    assert "List[" in row["completion"] and "import" not in row["completion"] and row["authors_passed"]
+    program = item(row)["response"]
+    source = program + "\n" + row["test"] + f"\ncheck({row['entry_point']})\n"
+    # dont_inherit: this module's postponed annotations must not hide the NameError the old code raised
+    exec(compile(source, "<program>", "exec", dont_inherit=True), {})
 
 
 def test_a_mapcoder_row_is_graded_as_mapcoders_harness_ran_it():
