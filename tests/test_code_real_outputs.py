@@ -33,6 +33,9 @@ MAPCODER_COT = "final-results/GPT4/MBPP/GPT4-Turbo-CoT-MBPP-Python3-0-1.jsonl"  
 MAPCODER_ANALOGICAL = "final-results/ChatGPT/MBPP/ChatGPT-Analogical-MBPP-Python3-0-1.jsonl"  # ChatGPT, same harness
 MAPCODER_SELFPLANNING = "final-results/GPT4/MBPP/GPT4-Turbo-SelfPlanning-MBPP-Python3-0-1.jsonl"  # same harness
 REFLEXION_5 = "final-results/GPT4/MBPP/GPT4-MBPP_reflexion_5_gpt-4_pass_at_k_1_py.jsonl"  # Reflexion's harness, 10 s
+MAPCODER_MAPCODER = "final-results/GPT4/MBPP/GPT4-Turbo-MapCoder-3-5-MBPP-Python3-0-1.jsonl"  # the MapCoder strategy
+CHATGPT_MAPCODER = "final-results/ChatGPT/MBPP/ChatGPT-MapCoder-3-5-MBPP-Python3-0-1.jsonl"  # a weaker model, 5 s
+CHATGPT_REFLEXION = "final-results/ChatGPT/MBPP/ChatGPT-Reflexion-10-MBPP-Python3-0-1.jsonl"  # Reflexion's rows, 10 s
 # (repo, file, line): what the row shows. Picked by kind from the dev split; the verdicts are the authors'.
 SUBSET = {
     ("C-k-87/csc4046-research-project", FILE, 39): "right gcd, demo block calls doctest.set_unittest (0 before fix)",
@@ -92,6 +95,13 @@ SUBSET = {
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_SELFPLANNING, 15): "defines opposite_signs for opposite_Signs: NameError",
     ("Md-Ashraful-Pramanik/MapCoder", REFLEXION_5, 10): "removes each character only as often as the second string has it",
     ("Md-Ashraful-Pramanik/MapCoder", REFLEXION_5, 12): "right after four reflections that argued over the formula",
+    # batch 11: the MapCoder strategy's runs, ChatGPT's Reflexion run and the CoT run's next page
+    ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_MAPCODER, 1): "a min-heap of negations that keeps the n smallest",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_MAPCODER, 6): "returns the sorted row sums where the rows are asked",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_MAPCODER, 8): "returns 'Found a match!' for True; the asserts ask False",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 1): "right nlargest kept through nine reflections",
+    ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 257): "math.pi where MBPP asserts the area with pi as 3.1415",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 11): "List from Reflexion's executor globals, unimported",
 }
 
 
@@ -130,9 +140,21 @@ def test_a_fenced_block_is_counted_apart_and_graded_as_the_block(graded):
 def test_an_mbpp_row_is_graded_with_its_own_test_and_the_authors_time_limit():
     [row] = [r for r in load_rows("dev") if r["id"] == f"Md-Ashraful-Pramanik/MapCoder:{REFLEXION}:0"]
     graded = item(row)
-    assert graded["response"] == row["completion"]  # the whole program the harness ran, no prompt before it
+    # the whole program the harness ran, no prompt before it, in the namespace where it ran (List already imported)
+    assert graded["response"] == "from typing import List\n" + row["completion"]
     assert graded["ground_truth"] == {"test": row["test"], "entry_point": "is_not_prime"}
     assert graded["options"] == {"timeout_s": 10} and apart(row) is None
+
+
+def test_a_reflexion_program_gets_the_names_reflexions_executor_already_holds():
+    # py_evaluate execs into py_executor.py's globals, which import List: a solution that annotates with List and
+    # imports nothing passed there, and must not raise NameError here
+    [row] = [r for r in load_rows("dev") if r["id"] == f"Md-Ashraful-Pramanik/MapCoder:{CHATGPT_REFLEXION}:11"]
+    assert "List[" in row["completion"] and "import" not in row["completion"] and row["authors_passed"]
+    program = item(row)["response"]
+    source = program + "\n" + row["test"] + f"\ncheck({row['entry_point']})\n"
+    # dont_inherit: this module's postponed annotations must not hide the NameError the old code raised
+    exec(compile(source, "<program>", "exec", dont_inherit=True), {})
 
 
 def test_a_mapcoder_row_is_graded_as_mapcoders_harness_ran_it():
