@@ -103,7 +103,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 31: one row per repository.
+# Batches 3 and on: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -143,7 +143,8 @@ BATCH_SOURCES = {
     28: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 28 (#### answers, five runs past batch 20's)"},
     29: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 29 (GPT-3, every log one read past batch 27's)"},
     30: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 30 (#### answers, five runs' next page pair)"},
-    31: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 31 (Phi-3-mini, one read past batch 26's)"}}
+    31: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 31 (Phi-3-mini, one read past batch 26's)"},
+    36: {"kojima-takeshi188/zero_shot_cot": "few-shot(-CoT) output files, batch 36 (GPT GSM8K, past batch 1's pages)"}}
 
 
 def source_name(row: dict) -> str:
