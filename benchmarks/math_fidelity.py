@@ -144,7 +144,7 @@ BATCH_SOURCES = {
     29: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 29 (GPT-3, every log one read past batch 27's)"},
     30: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 30 (#### answers, five runs' next page pair)"},
     31: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 31 (Phi-3-mini, one read past batch 26's)"},
-    36: {"kojima-takeshi188/zero_shot_cot": "few-shot(-CoT) output files, batch 36 (GPT GSM8K, past batch 1's pages)"}}
+    36: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 36 (logs_10 GSM8K and MultiArith, past batch 1's reads)"}}
 
 
 def source_name(row: dict) -> str:
