@@ -75,6 +75,8 @@ two graders agree with each other. The sets:
   Batch 30 (`"batch": 30`: the five RFT LLaMA-7B runs' next page pair past batch 28's) was measured once; no change
   was made for it.
   Batch 29 (`"batch": 29`: every kojima log of batch 27 one read further) was measured once; no change was made for it.
+  Batch 36 (`"batch": 36`: GPT's logs_10 output files of the same repository past batch 1's reads) was measured once
+  (in two parts), before the one change made for it (a named subject with a companion named through it).
 """
 
 from __future__ import annotations
