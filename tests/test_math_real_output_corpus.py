@@ -62,6 +62,15 @@ CASES = [
     ("named subject", "Janet does not have 18 apples.", "18", 0.0),
     ("named subject", "If Janet has 18 apples.", "18", 0.0),
     ("named subject", "Janet has 18 apples and 3 pears.", "18", 0.0),
+    # batch 36 (a MultiArith dev row): a name with a companion named through it ("and his friend") is a named
+    # subject; not with a wrong value, a denial, a condition, a second number or a hedge
+    ("named subject", "18 + 36 = 54. \nEdward and his friend spent 54 dollars in total.", "54", 1.0),
+    ("named subject", "Megan and her sister picked 41 carrots.", "41", 1.0),
+    ("named subject", "Edward and his friend spent 54 dollars in total.", "18", 0.0),
+    ("named subject", "Edward and his friend did not spend 54 dollars.", "54", 0.0),
+    ("named subject", "If Edward and his friend spent 54 dollars.", "54", 0.0),
+    ("named subject", "Edward and his friend spent 54 dollars and 3 cents.", "54", 0.0),
+    ("named subject", "Edward and his friend spent maybe 54 dollars.", "54", 0.0),
     # `7!!` is the double factorial, not (7!)! nor 7!
     ("double factorial", "The answer is $\\boxed{7!!}$.", "105", 1.0),
     ("double factorial", "The answer is $\\boxed{8!!}$.", "384", 1.0),

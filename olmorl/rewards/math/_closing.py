@@ -15,7 +15,8 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
 - the short closing after a program's output block (tool-integrated reasoning): `Janet has 18 apples left.`, its
   count in words at its head (`Four containers were imported on the second day.`);
 - a closing sentence whose subject is a name and whose number follows its verb (`Jojo scored 54 points.`, `Kylar
-  needs to pay $64 for the 16 glasses.`: other numbers only restating givens);
+  needs to pay $64 for the 16 glasses.`: other numbers only restating givens), a companion named through the name
+  included (`Edward and his friend spent 54 dollars in total.`);
 - a closing sentence that computes its value in one plain-text arithmetic chain and ends with the result (`She
   makes 9 * $2 = $18 per day at the farmers' market.`: the chain's last side, as a math span's; not after a
   condition or a denial, nor with a second chain);
@@ -110,11 +111,13 @@ _COUNT_RE = re.compile(
     r"\bthere (?:are|is|were|was|will be|would be) (?:exactly |a total of )?\d[\d,]*\b", re.IGNORECASE
 )
 # "Jojo scored 54 points.": a closing sentence whose subject is a name, its value right after the verb (an auxiliary
-# may come first: "Tim will need 48 lemons."; or "to" and a second verb: "Kylar needs to pay $64"). Words that open
+# may come first: "Tim will need 48 lemons."; or "to" and a second verb: "Kylar needs to pay $64"). The name may
+# have a companion named through it ("Edward and his friend spent 54 dollars in total."). Words that open
 # reasoning are not names.
 _NAMED_SUBJECT_RE = re.compile(
     r"^(?!(?:If|When|Then|So|But|And|Now|First|Next|Since|After|Before|Let|We|It|He|She|They|You|There|This|"
-    r"That|These|Those|Each|Every|All|Both|Total|Step)\b)[A-Z][a-z]+(?:\s+(?:and\s+)?[A-Z][a-z]+)?"
+    r"That|These|Those|Each|Every|All|Both|Total|Step)\b)[A-Z][a-z]+"
+    r"(?:\s+(?:and\s+)?[A-Z][a-z]+|\s+and\s+(?:his|her|their)\s+[a-z]{2,12})?"
     r"\s+(?:(?:will|would|can|could|must|should|did)\s+)?[a-z]{2,12}(?:\s+to\s+[a-z]{2,12})?"
     r"\s+(?:a total of\s+|exactly\s+)?\$?(?=\d)"
 )
