@@ -14,6 +14,7 @@ from fractions import Fraction
 import sympy
 
 from olmorl.rewards.math import _structure as st
+from olmorl.rewards.math._boolean_answer import boolean_answer
 from olmorl.rewards.math._normalize import normalize_text
 from olmorl.rewards.math._numbers import (
     ExactNumber,
@@ -34,23 +35,10 @@ from olmorl.rewards.math._sympy import (
     to_complex,
 )
 
-_BOOLEAN = {"yes": "yes", "true": "yes", "correct": "yes", "no": "no", "false": "no", "incorrect": "no"}
 _TEXTUAL_RE = re.compile(r"^[A-Za-z][A-Za-z \-']*[A-Za-z]$")
 _DECIMAL_COMMA_RE = re.compile(r"^-?\d+,\d+$")
 _POINT_DECIMAL_RE = re.compile(r"^-?\d*\.\d+$")
 _THOUSANDS_RE = re.compile(r"^-?[1-9]\d{0,2}(?:,\d{3})+$")
-_BOOLEAN_LEAD_RE = re.compile(r"^(yes|no|true|false)\b\s*[,.;:!\-(]", re.IGNORECASE)
-# "the answer (Yes or No) is most likely Yes": the yes/no named as the likelier is the answer, as "most likely B"
-# names a choice (`_structure`); "probably yes" stays a hedge (`_extract`), and so does anything after the word.
-_MOST_LIKELY_BOOLEAN_RE = re.compile(r"^(?:the\s+)?most\s+likely\s+(?=(?:yes|no|true|false)\b)", re.IGNORECASE)
-# A verdict word standing as an answer: after a contrast or "be"/"say", or before a clause break ("it may be yes.",
-# "but yes if ..."); not after "not" ("it is not true" agrees with "no").
-_OTHER_VERDICT_RE = re.compile(
-    r"(?:\b(?P<lead>but|or|be|say|yet|although|though)\s+)?(?<!\bnot )(?<![\w'-])(?P<word>yes|no|true|false)(?![\w'-])"
-    r"(?P<end>(?=\s*(?:$|[.,;:!?)\"']))|\s+(?:if|when|unless|depending|in\s+some|for\s+some|too|as\s+well)\b)?",
-    re.IGNORECASE,
-)
-_SAME_FAMILY = {"yes": ("yes", "no"), "no": ("yes", "no"), "true": ("true", "false"), "false": ("true", "false")}
 _REALS_MINUS_RE = re.compile(r"^(?:\\mathbb\{R\}|\(-\\infty,\s*\\infty\))\s*\\setminus\s*\\\{(.+)\\\}$")
 # A bare string of letters ("abc", "nlly") is a word, not a product of symbols: `abc` is not `cba`.
 _LETTER_STRING_RE = re.compile(r"[A-Za-z]{2,}")
@@ -103,9 +91,9 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
     ans_letter = st.as_letter(ans)
     if ans_letter is not None and ans_letter[1] and ans.startswith("("):
         ans = ans_letter[1]  # "(B) 12" against the reference "12"
-    ref_bool = _boolean(ref)
+    ref_bool = boolean_answer(ref)
     if ref_bool is not None:
-        return ref_bool == _boolean(ans)
+        return ref_bool == boolean_answer(ans)
     if (_LETTER_STRING_RE.fullmatch(ref) and _SPELLED_RE.fullmatch(ans)
             and re.sub(r"\s+", "", ans).lower() == ref.lower()):
         return True  # spelled out, it is still the word (as words compare: in any case)
@@ -140,27 +128,6 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
     if st.expand_pm(ans) is not None:
         return False
     return _scalar_equal(ref, ans, rel_tol)
-
-
-def _boolean(answer: str) -> str | None:
-    """yes/no of an answer, also with a justification after it ("Yes, because 7 is prime")."""
-    if _MOST_LIKELY_BOOLEAN_RE.match(answer.strip()):  # only the word itself: "most likely no, but ..." is a hedge
-        return _BOOLEAN.get(_MOST_LIKELY_BOOLEAN_RE.sub("", answer.strip()).lower().strip("."))
-    if (value := _BOOLEAN.get(answer.lower().strip("."))) is not None:
-        return value
-    m = _BOOLEAN_LEAD_RE.match(answer)
-    if m is None:
-        return None
-    value = _BOOLEAN.get(m.group(1).lower())
-    # "no, but it may be yes", "No (or yes, depending ...)": the justification names the other verdict as an
-    # answer, so the response names both (a hedge); "Yes, because no other ..." uses "no" as a determiner.
-    for other in _OTHER_VERDICT_RE.finditer(answer, m.end()):
-        word = other.group("word").lower()
-        determiner = word == "no" and other.group("end") is None and re.match(r"\s+[a-z]", answer[other.end():])
-        if (other.group("lead") or other.group("end") is not None) and not determiner \
-                and word in _SAME_FAMILY[m.group(1).lower()] and _BOOLEAN[word] != value:
-            return None
-    return value
 
 
 def _drop_label(text: str, other: str) -> str:

@@ -23,7 +23,7 @@ from olmorl.rewards.math._normalize import clean_text, matching_brace
 from olmorl.rewards.math._number_words import restated_in_words
 from olmorl.rewards.math._qualifiers import magnitude_after, qualified_boxes, qualified_statement
 from olmorl.rewards.math._question_echo import ANCHOR_HEDGE_RE
-from olmorl.rewards.math._restated import qualified_value
+from olmorl.rewards.math._sentence_value import sentence_value
 
 MAX_BOXES = 64  # only the last boxes matter; thousands of boxes are skipped past cheaply
 MAX_ANSWER_CHARS = 2_000
@@ -359,63 +359,3 @@ def _is_retracted(tail: str) -> bool:
         return False
     # "Wait, let me double-check: ... yes, correct." keeps the answer.
     return not _CONFIRMATION_RE.search(tail[match.end():])
-
-
-_MATH_OR_NUMBER_RE = re.compile(r"\$[^$]+\$|\\\(.+?\\\)|(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:%|percent\b))?")
-_YES_NO_RE = re.compile(r"^(?:yes|no|true|false)\b", re.IGNORECASE)
-# The one value in Markdown bold of a sentence with several ("196 has **9** positive divisors"): bold marks it as
-# a box does; not where the sentence offers another value or denies one.
-_BOLD_VALUE_RE = re.compile(r"\*\*\s*(\$[^$*]+\$|[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?)\s*\*\*")
-_BOLD_BLOCK_RE = re.compile(r"\b(?:or|not|never|either|than)\b|n't", re.IGNORECASE)
-# A colon between digits is a time or a ratio (`7:05`, `3:4`), never a label before a value.
-_COPULA_RE = re.compile(r"\b(?:is|are|was|were|equals|be)\b|=|(?<!\d):|:(?!\d)")
-# "..., which can be simplified to 3√13": a form the value is rewritten in leads the value it states (not after a
-# denial: "cannot be simplified to").
-_REWRITTEN_AS_RE = re.compile(r"^(?:simplified|rewritten|written|expressed|reduced)\s+(?:to|as)\s+", re.IGNORECASE)
-_DENIED_BEFORE_RE = re.compile(r"(?:\bnot|n't|\bcannot|\bnever)\s*$", re.IGNORECASE)
-
-
-def sentence_value(answer: str, *, ended: bool = False) -> str:
-    """The value a sentence states: "The largest $n$ is 34" -> "34" (a bare value is returned as is).
-
-    A sentence has three or more words outside math; its value follows the last "is"/"are"/"="
-    when that holds a number or math, else it is the sentence's only number or math span, or of several the
-    one in Markdown bold ("196 has **9** positive divisors" -> "9"). In a sentence that `ended` (its full stop
-    seen), a number after the last copula may be followed by words that only qualify it ("... equals 360
-    students in total at the concert" -> "360")."""
-    if answer.count(" ") < 2 or _YES_NO_RE.match(answer):
-        return answer  # "yes, because 7 is prime": the verdict comes first
-    spans = _math_spans(answer)
-    outside = answer
-    for start, end in reversed(spans):  # each math span becomes a space
-        outside = outside[:start] + " " + outside[end:]
-    outside = re.sub(r"\\\(.*?\\\)|\\[a-zA-Z]+\{[^{}]*\}", " ", outside)
-    if len(re.findall(r"[A-Za-z]{2,}", outside)) < 3:
-        return answer
-    copulas = [m for m in _COPULA_RE.finditer(answer) if not _inside_math(answer, m.start(), spans)]
-    if copulas:
-        tail = answer[copulas[-1].end():].strip()
-        if not _DENIED_BEFORE_RE.search(answer[:copulas[-1].start()]):
-            tail = _REWRITTEN_AS_RE.sub("", tail)
-        if _MATH_OR_NUMBER_RE.search(tail):
-            return (qualified_value(tail) if ended else None) or tail
-    values = _MATH_OR_NUMBER_RE.findall(answer)
-    bold = _BOLD_VALUE_RE.findall(answer)
-    if len(values) > 1 and len(bold) == 1 and answer.count("**") == 2 and not _BOLD_BLOCK_RE.search(answer):
-        return bold[0]
-    return values[0] if len(values) == 1 else answer
-
-
-def _math_spans(text: str) -> list[tuple[int, int]]:
-    """The `$...$` spans of a sentence that are math: a pair of dollar signs around prose words is two currency
-    amounts ("40 hours x $10 / hour + 5 hours x $10/hour = $460"), not math."""
-    spans = []
-    for m in re.finditer(r"\$[^$]*\$", text):
-        content = re.sub(r"\\[a-zA-Z]+(?:\{[^{}]*\})?", " ", m.group())
-        if not re.search(r"[a-zA-Z]{3,}", content):
-            spans.append((m.start(), m.end()))
-    return spans
-
-
-def _inside_math(text: str, index: int, spans: list[tuple[int, int]]) -> bool:
-    return any(a < index < b for a, b in spans) or text.rfind("\\(", 0, index) > text.rfind("\\)", 0, index)
