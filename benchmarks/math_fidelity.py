@@ -143,7 +143,8 @@ BATCH_SOURCES = {
     28: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 28 (#### answers, five runs past batch 20's)"},
     29: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 29 (GPT-3, every log one read past batch 27's)"},
     30: {"Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 30 (#### answers, five runs' next page pair)"},
-    31: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 31 (Phi-3-mini, one read past batch 26's)"}}
+    31: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 31 (Phi-3-mini, one read past batch 26's)"},
+    35: {"labrem/neus2026-labre": "MATH500 reports, batch 35 (baseline and openmath past batch 25's)"}}
 
 
 def source_name(row: dict) -> str:
