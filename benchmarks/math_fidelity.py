@@ -75,7 +75,7 @@ two graders agree with each other. The sets:
   Batch 30 (`"batch": 30`: the five RFT LLaMA-7B runs' next page pair past batch 28's) was measured once; no change
   was made for it.
   Batch 29 (`"batch": 29`: every kojima log of batch 27 one read further) was measured once; no change was made for it.
-  Batch 35 (`"batch": 35`: the baseline and openmath MATH500 reports' reads past batch 25's) was measured once (in four
+  Batch 35 (`"batch": 35`: the baseline and openmath MATH500 reports' reads past batch 25's) was measured once (in five
   parts), each part before any change made for it.
 """
 
