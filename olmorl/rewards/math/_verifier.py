@@ -21,6 +21,7 @@ from olmorl.rewards.math._equivalence import Verdict, equivalent
 from olmorl.rewards.math._extract import Extraction, extract_answer
 from olmorl.rewards.math._normalize import normalize_answer
 from olmorl.rewards.math._numbers import numbers_match, one_value_written_twice, parse_number
+from olmorl.rewards.math._ordinal_choice import ordinal_choice
 from olmorl.rewards.math._qualifiers import scaled
 from olmorl.rewards.math._precision import at_requested_precision, exact_value, prompt_text, requested_places
 from olmorl.rewards.math._requested_form import unrequested_form
@@ -279,6 +280,10 @@ class _MathFamily(Verifier):
                     and (asked := asked_value(prompt, extraction.candidates[0]))):
                 # `a + b + c = \frac{6}{5}` for "Compute $a+b+c$": the asked expression labels the value
                 verdict, compared = self.compare(ref, replace(extraction, candidates=(asked,)), task.options.rel_tol)
+            if (not verdict.match and len(extraction.candidates) == 1
+                    and (chosen := ordinal_choice(prompt, extraction.candidates[0]))):
+                # `12^{th} \text{ grade}` for "For which grade": the ordinal names grade 12
+                verdict, compared = self.compare(ref, replace(extraction, candidates=(chosen,)), task.options.rel_tol)
             if (not verdict.match and len(extraction.candidates) == 1
                     and (durations := duration_values(prompt, extraction.candidates[0]))):
                 for duration in durations:  # `3:45` for "how long": 225 minutes, or 3.75 hours
