@@ -127,3 +127,16 @@ def test_code_tests_count_cpu_time_and_the_load_has_its_own():
                                    SandboxTest(code="assert burner() == 1")])
     assert napped.status == "passed", (napped.status, napped.message)
     assert burned.status == "timeout", (burned.status, burned.message)
+
+
+def test_cpu_time_of_detached_short_lived_workers_counts():
+    """Work split into short-lived detached processes (each double-forked, so its parent is gone and it exits
+    before the clock looks) still counts: the zygote adopts orphans (a child subreaper) and leaves them as
+    zombies, whose CPU time /proc still shows, until the test's cleanup."""
+    worker = "".join("        " + line + "\n" for line in BURN.format(seconds=0.1).splitlines())
+    program = ("import os\nfor _ in range(15):\n    r, w = os.pipe()\n    if os.fork() == 0:\n"
+               "        if os.fork() != 0:\n            os._exit(0)\n" + worker
+               + "        os.write(w, b'.')\n        os._exit(0)\n"
+               "    os.wait()\n    os.close(w)\n    os.read(r, 1)\n    os.close(r)\nprint('ok')\n")
+    [result] = run(program, stdio())
+    assert result.status == "timeout", (result.status, result.message, result.runtime_s)

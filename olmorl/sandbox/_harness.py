@@ -55,6 +55,7 @@ if __name__ != "__main__":  # a module of the server; inside the sandbox the par
     from olmorl.sandbox._wire import write_line
 
 PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
@@ -162,23 +163,39 @@ def start_program(tester):
     for fd in (stdin_fd, out_r, err_r):
         os.close(fd)
     mine.close()
+    return pid
 
 
 def serve_forks(tester):
     """The zygote's loop: fork program processes (and cleaners) as the test process asks; reap every
-    child."""
+    child. Alone in a pid namespace the zygote adopts the programs' orphans (a child subreaper) and
+    reaps them only when the test process asks (`reap`, after a test): until then each is a zombie in
+    /proc that still shows its CPU time, so work moved into a detached process counts (`TestClock`)."""
     ended = {}
+    forked = set()  # our program processes and cleaners not reaped yet
 
-    def reap(signum=None, frame=None):
-        while True:
+    def reap(signum=None, frame=None, orphans=not PIDNS):
+        for pid in list(forked):
+            try:
+                got, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                got, status = pid, 0
+            if got:
+                ended[pid] = status
+                forked.discard(pid)
+        while orphans:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
-            ended[pid] = status
+            if pid in forked or not PIDNS:  # an orphan's status is never asked for
+                ended[pid] = status
+                forked.discard(pid)
 
+    if PIDNS:
+        ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     signal.signal(signal.SIGCHLD, reap)
     while True:
         try:
@@ -189,9 +206,9 @@ def serve_forks(tester):
             return ended
         verb, _, arg = message.decode().partition(" ")
         if verb == "fork":
-            start_program(tester)
+            forked.add(start_program(tester))
         elif verb == "reap":
-            reap()
+            reap(orphans=True)
             tester.send(b"ok")
         elif verb == "clean":  # answered like "wait", with the cleaner's status
             pid = os.fork()
@@ -203,6 +220,7 @@ def serve_forks(tester):
                     code = 0
                 finally:
                     os._exit(code)
+            forked.add(pid)
             arg, verb = str(pid), "wait"
         if verb == "wait":
             pid = int(arg)
@@ -212,6 +230,7 @@ def serve_forks(tester):
                     ended[got] = status
                 except ChildProcessError:
                     ended.setdefault(pid, 0)
+            forked.discard(pid)
             tester.send(str(ended.pop(pid)).encode())
 
 

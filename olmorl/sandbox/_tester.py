@@ -194,16 +194,19 @@ def run_test(job, test, program, following, zygote, keep, budget):
     clock = TestClock(program.started, job["timeout"], pid, processes if PIDNS else None, own=program.mode == "code")
     conn = Conn(program.mine.fileno(), out_r, err_r, clock, out_cap, job["excerpt"])
     try:
-        if program.mode == "exec":  # judged once the zygote says how it ended
-            status, message = (None, None) if wait_exit(conn, pid) else ("timeout", "the test ran past its time limit")
-        elif program.mode == "stdio":
-            status, message = judge_stdio(conn, pid, test, job)
-        else:
-            status, message = judge_code(conn, test, job)
-    except TestTimeout:  # the deadline's signal landed between the test and the disarming
-        status, message = "timeout", "the test ran past its time limit"
-    finally:
+        try:
+            if program.mode == "exec":  # judged once the zygote says how it ended
+                ended = wait_exit(conn, pid)
+                status, message = (None, None) if ended else ("timeout", "the test ran past its time limit")
+            elif program.mode == "stdio":
+                status, message = judge_stdio(conn, pid, test, job)
+            else:
+                status, message = judge_code(conn, test, job)
+        finally:
+            clear_deadline(conn)
+    except TestTimeout:  # the deadline's signal landed after the test, before (or while) it was disarmed
         clear_deadline(conn)
+        status, message = "timeout", "the test ran past its time limit"
     runtime = time.monotonic() - program.started
     conn.drain_ready()  # the program flushes its output before every answer
     program.mine.close()
