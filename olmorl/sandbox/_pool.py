@@ -13,13 +13,13 @@ import asyncio
 import json
 import re
 import logging
-from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from olmorl.sandbox._backends import BACKENDS, Backend, BwrapBackend, SandboxLimits, SandboxUnavailable
 from olmorl.sandbox._channel import Channel
 from olmorl.sandbox._connection import wall_backstop
+from olmorl.sandbox._fair_queue import FairQueue
 from olmorl.sandbox._uid_claim import UidClaim
 from olmorl.sandbox._languages import Language, LanguageUnavailable, job_fields, language
 from olmorl.sandbox._wire import TAMPER_KINDS
@@ -198,7 +198,7 @@ class SandboxPool:
         self.backend.preload = _checked_modules(preload)
         self.slot_count = max(1, slots)
         self._slots: list[_Slot] = [_Slot(self.backend, i) for i in range(self.slot_count)]
-        self._free: _FairQueue | None = None
+        self._free: FairQueue[_Slot] | None = None
         self._jobs = 0
         self.restarts = 0
 
@@ -207,7 +207,7 @@ class SandboxPool:
         return not self.backend.secure
 
     async def start(self) -> None:
-        self._free = _FairQueue(self.limits.slots_per_owner)
+        self._free = FairQueue(self.limits.slots_per_owner)
         try:
             for slot in self._slots:  # every slot's uids before any starts: too few free is a clear start error
                 slot.claim = self.backend.claim_uids()
@@ -237,7 +237,7 @@ class SandboxPool:
                   compile_timeout_s: float | None = None) -> tuple[list[TestRun], str | None]:
         """Run `program` once per test, each in a fresh process. Returns one TestRun per test that
         reported, plus the reason when the sandbox itself failed (missing tests then never ran).
-        Runs of different `owner`s (requests) take free slots in turn (see `_FairQueue`).
+        Runs of different `owner`s (requests) take free slots in turn (see `FairQueue`).
         `compare`: how stdout is compared (see `_wire.stdout_matches`). A program in another
         `language` runs against stdin/stdout tests only; a compiled one's build comes first, as the
         TestRun with index -1 (no test runs when it failed). Raises UnknownLanguage, or
@@ -304,66 +304,6 @@ class SandboxPool:
             "languages": sorted(name for name, missing in self.backend.languages().items() if not missing),
             **self.backend.describe(),
         }
-
-
-class _FairQueue:
-    """Free slots, handed out round-robin across owners (requests): each owner's waiters queue in
-    order, and a freed slot goes to the waiting owner served least recently, so a request's items
-    never wait behind every item of an earlier one. `cap` (0: none) bounds the slots one owner
-    holds at once, keeping the others for other requests even while it is busy."""
-
-    def __init__(self, cap: int = 0) -> None:
-        self.cap = cap
-        self.free: list[_Slot] = []
-        self.held: dict[object, int] = {}
-        self.waiting: OrderedDict[object, deque[asyncio.Future[_Slot]]] = OrderedDict()
-
-    def _may_take(self, owner: object) -> bool:
-        return self.cap <= 0 or self.held.get(owner, 0) < self.cap
-
-    async def get(self, owner: object) -> _Slot:
-        if self.free and not self.waiting and self._may_take(owner):
-            self.held[owner] = self.held.get(owner, 0) + 1
-            return self.free.pop()
-        future: asyncio.Future[_Slot] = asyncio.get_running_loop().create_future()
-        self.waiting.setdefault(owner, deque()).append(future)
-        self._dispatch()
-        try:
-            return await future
-        except asyncio.CancelledError:
-            if future.done() and not future.cancelled():
-                self.put(future.result(), owner)
-            else:
-                queue = self.waiting.get(owner)
-                if queue is not None and future in queue:
-                    queue.remove(future)
-                    if not queue:
-                        del self.waiting[owner]
-            raise
-
-    def put(self, slot: _Slot, owner: object) -> None:
-        held = self.held.get(owner, 0) - 1
-        if held > 0:
-            self.held[owner] = held
-        else:
-            self.held.pop(owner, None)
-        self.free.append(slot)
-        self._dispatch()
-
-    def _dispatch(self) -> None:
-        while self.free:
-            owner = next((o for o in self.waiting if self._may_take(o)), None)
-            if owner is None:
-                return
-            queue = self.waiting[owner]
-            future = queue.popleft()
-            if queue:
-                self.waiting.move_to_end(owner)  # this owner goes behind the others
-            else:
-                del self.waiting[owner]
-            if not future.done():
-                self.held[owner] = self.held.get(owner, 0) + 1
-                future.set_result(self.free.pop())
 
 
 def _checked_modules(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
