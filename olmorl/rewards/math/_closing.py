@@ -13,7 +13,8 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
   written in plain text (`The polar coordinates are (3, π/2).`), then right after the copula and ending the
   sentence;
 - the short closing after a program's output block (tool-integrated reasoning): `Janet has 18 apples left.`, its
-  count in words at its head (`Four containers were imported on the second day.`);
+  count in words at its head (`Four containers were imported on the second day.`), or the count the program
+  printed at its head with givens after it (`3.0`, then `Three trucks will be needed to transport 80 flagstones.`);
 - a closing sentence whose subject is a name and whose number follows its verb (`Jojo scored 54 points.`, `Kylar
   needs to pay $64 for the 16 glasses.`: other numbers only restating givens), a companion named through the name
   included (`Edward and his friend spent 54 dollars in total.`);
@@ -47,7 +48,6 @@ import re
 
 from olmorl.rewards.math._qualifiers import bound_stated, magnitude_after
 from olmorl.rewards.math._question_echo import (
-    COUNT_WORDS,
     ENDED_RE as _ENDED_RE,
     UNIT_WORD as _UNIT_WORD,
     asked_difference,
@@ -57,6 +57,8 @@ from olmorl.rewards.math._question_echo import (
 )
 from olmorl.rewards.math._restated import plain_tail, restates_given, stated_value
 from olmorl.rewards.math._rewritten_closing import ends_in_rewrite, rewritten_closing
+from olmorl.rewards.math._tool_closing import DENIAL_RE as _DENIAL_RE
+from olmorl.rewards.math._tool_closing import after_tool_output, opening_count, printed_count, worded_count
 
 # An inline `$...$` does not close right before a digit (as in Pandoc): the dollar signs of currency amounts
 # (`$5 * 0.6 = $3`, `$40 + $24 = $64`) pair into no math span.
@@ -127,9 +129,6 @@ _LONE_VALUE_WORDS_RE = re.compile(
     r"\b(?:is|are|was|were|be|not|no|or|and|but|than|too|wrong|incorrect|right|correct)\b", re.IGNORECASE
 )
 # A program's output block (tool-integrated reasoning); the sentence after it may state the answer plainly.
-_OUTPUT_BLOCK_END_RE = re.compile(r"```output\b.*?```", re.DOTALL)
-_TOOL_CLOSING_CHARS = 500
-_WORKING_RE = re.compile(r"\b(?:wait|wrong|error|mistake|incorrect|fix|let me|let's|retry|again|try)\b", re.IGNORECASE)
 # What makes the final value not the answer: a denial ("is not 5") or a bound ("more than 5", "between 3 and 5";
 # "at least 5" and the other bounds: `_qualifiers.bound_stated`).
 _NEGATED_RE = re.compile(
@@ -143,13 +142,10 @@ _NEGATED_RE = re.compile(
 _CHAIN_EQUALS_RE = re.compile(r"=[ \t]*\$?[ \t]*\Z")
 _ARITHMETIC_RE = re.compile(r"\d[^=\d]{0,25}?(?:[-+*/×÷·−]|\\times|\\cdot|\bx\b)[ \t]*\$?\(?[ \t]*\d")
 _CLAUSE_BREAK_RE = re.compile(r",\s|;|\b(?:and|then)\b", re.IGNORECASE)
-_DENIAL_RE = re.compile(r"\b(?:not|never|cannot|no)\b|n't", re.IGNORECASE)
 _CONDITION_RE = re.compile(r"^\W*(?:if|when|suppose|assume|assuming|let|check|checking|verify)\b", re.IGNORECASE)
 # A display equation on its own lines inside a sentence that goes on in lower case after it ("Thus, they spent:\n
 # \\[ 60 \\text{ dollars} \\]\non the entire basket."): one sentence, the display in its place.
 _DISPLAY_IN_SENTENCE_RE = re.compile("(?<![.!?\u3002])[ \t]*\n[ \t]*([\uE000-\uF8FF])[ \t]*\n(?=[ \t]*[a-z])")
-_WORDED_COUNT_RE = re.compile(r"^\W*([A-Za-z]+)\s+(?!of\b)[a-z]+s\b")
-_TAIL_BLOCK_WORDS_RE = re.compile(r"\b(?:if|unless|or|but|than|more|less|fewer|at least|at most)\b", re.IGNORECASE)
 _OR_RE = re.compile(r"\bor\b|\\text\{\s*or\s*\}", re.IGNORECASE)
 _JOIN_RE = re.compile(r"^[\s,;]*(?:and|,|\\text\{\s*and\s*\})?[\s,;]*$", re.IGNORECASE)
 # Markdown emphasis around prose or a value (`is **225**.`, `*a + b = **5***.`): an opening run of 1-3 asterisks
@@ -214,9 +210,15 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     numbers = list(_NUMBER_RE.finditer(sentence))
     named = bool(numbers) and (subject := _NAMED_SUBJECT_RE.match(sentence)) is not None \
         and subject.end() == numbers[0].start()
-    anchored = bool(_CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or _after_tool_output(body))
+    anchored = bool(_CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or after_tool_output(body))
     if (result := _chain_result(sentence, numbers)) is not None:
         return (result,), None
+    if numbers and after_tool_output(body) and (opened := opening_count(sentence)) is not None \
+            and numbers[-1].start() > opened.start(1):
+        if (printed := printed_count(opened, sentence, body)) is not None:
+            return (printed,), None
+        if not opened.group(1).isdigit():
+            return None  # "Three trucks ... 80 crates": the count in words is the value, never the given after it
     if not (named or anchored):
         return None
     if len(numbers) == 1 and _ENDED_RE.search(sentence) and _CONCLUSION_RE.match(sentence):
@@ -229,7 +231,7 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
             word = magnitude_after(after)
             return (f"{numbers[0].group(0)} {word}" if word else numbers[0].group(0),), None
     if not numbers:
-        return _worded_count(sentence) if _after_tool_output(body) else None
+        return worded_count(sentence) if after_tool_output(body) else None
     ends = bool(_AFTER_FINAL_RE.match(after := sentence[numbers[-1].end():])) and bool(_ENDED_RE.search(after))
     if ends and len(numbers) > 1 and _OR_RE.search(sentence[numbers[-2].end():numbers[-1].start()]):
         return (numbers[-2].group(0), numbers[-1].group(0)), "or"
@@ -249,17 +251,6 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
         return None
     word = magnitude_after(sentence[value.end():])
     return (f"{value.group(0)} {word}" if word else value.group(0),), None
-
-
-def _worded_count(sentence: str) -> tuple[tuple[str, ...], str | None] | None:
-    """"Four containers were imported on the second day." after a program's output: the sentence opens with its
-    count in words (two to twenty, then a plural noun, not "of"), its only number; no hedge, denial or condition."""
-    opened = _WORDED_COUNT_RE.match(sentence)
-    value = COUNT_WORDS.get(opened.group(1).lower()) if opened else None
-    if value in (None, "0", "1") or not _ENDED_RE.search(sentence) or _DENIAL_RE.search(sentence) \
-            or _TAIL_BLOCK_WORDS_RE.search(sentence):
-        return None
-    return (value,), None
 
 
 def _chain_result(sentence: str, numbers: list[re.Match[str]]) -> str | None:
@@ -334,19 +325,6 @@ def _restated_after_value(sentence: str, final: re.Match[str]) -> bool:
     value; which one is the answer is not read from a span's position (no guess)."""
     earlier = _PLACEHOLDER_RE.search(sentence, 0, final.start()) or _NUMBER_RE.search(sentence, 0, final.start())
     return earlier is not None and restates_given(sentence, final.start(), final.end())
-
-
-def _after_tool_output(body: str) -> bool:
-    """Whether the response ends with a short closing right after a program's output block."""
-    start = body.rfind("```output", max(0, len(body) - 4000))
-    if start < 0:
-        return False
-    block = _OUTPUT_BLOCK_END_RE.match(body, start)
-    if block is None or not 0 < len(body) - block.end() <= _TOOL_CLOSING_CHARS:
-        return False
-    closing = body[block.end():]
-    # "That is wrong, let me fix the code: x = 5." goes on working; it does not conclude.
-    return "```" not in closing and not _WORKING_RE.search(closing)
 
 
 def _last_sentence(masked: str) -> str:

@@ -39,6 +39,8 @@ _TEXTUAL_RE = re.compile(r"^[A-Za-z][A-Za-z \-']*[A-Za-z]$")
 _DECIMAL_COMMA_RE = re.compile(r"^-?\d+,\d+$")
 _POINT_DECIMAL_RE = re.compile(r"^-?\d*\.\d+$")
 _THOUSANDS_RE = re.compile(r"^-?[1-9]\d{0,2}(?:,\d{3})+$")
+# A comma that groups a number's thousands (`53,200`): one to three digits before it, three after.
+_THOUSANDS_COMMA_RE = re.compile(r"(?<=\d)(?<!\d{4}),(?=\d{3}(?!\d))")
 _REALS_MINUS_RE = re.compile(r"^(?:\\mathbb\{R\}|\(-\\infty,\s*\\infty\))\s*\\setminus\s*\\\{(.+)\\\}$")
 # A bare string of letters ("abc", "nlly") is a word, not a product of symbols: `abc` is not `cba`.
 _LETTER_STRING_RE = re.compile(r"[A-Za-z]{2,}")
@@ -117,6 +119,7 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
         return ans_parts is not None and _unordered_equal(parts, ans_parts, rel_tol, depth)
     if "," in ref or "," in ans:
         ref, ans = _decimal_comma(ref, ans), _decimal_comma(ans, ref)
+        ans = _chain_thousands(ans, ref)
     if parse_number(ref) is not None:
         pass  # "1,000,000" is one number, not a list
     elif (seq := st.as_sequence(ref)) is not None or (pm := st.expand_pm(ref)) is not None:
@@ -196,6 +199,15 @@ def _decimal_comma(text: str, other: str) -> str:
     if _DECIMAL_COMMA_RE.match(text) and not _THOUSANDS_RE.match(text) and _POINT_DECIMAL_RE.match(other):
         return text.replace(",", ".")
     return text
+
+
+def _chain_thousands(text: str, other: str) -> str:
+    """`76,000 + 53,200 = 129,200` -> `76000 + 53200 = 129200` against one number: in an equation chain whose every
+    comma groups thousands, the commas are not a list's."""
+    if "=" not in text or parse_number(other) is None:
+        return text
+    plain = _THOUSANDS_COMMA_RE.sub("", text)
+    return text if "," in plain else plain
 
 
 def _unordered_equal(ref_items: list[str], ans_items: list[str], rel_tol: float, depth: int) -> bool:

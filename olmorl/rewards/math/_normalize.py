@@ -79,8 +79,8 @@ _NAMED_VALUE_RE = re.compile(
     r"^(?:the\s+)?(?:[A-Za-z]+\s+){0,5}?(?:is|are|equals|was)\s+(?=[-+\d\\$(.])", re.IGNORECASE
 )
 
-# Unit words dropped after a number ("5 cm", "12\text{ dollars}"); only whole words after whitespace,
-# so `5x` or `3\pi` are never touched.
+# Unit words dropped after a number ("5 cm", "12\text{ dollars}", a rate "4 in/s", "4 inches/second"); only
+# whole words after whitespace, so `5x` or `3\pi` are never touched.
 _UNITS = (
     "square units|square feet|square meters|square inches|square centimeters|sq units|cubic units|cubic feet|"
     "cubic meters|cubic centimeters|units|unit|degrees|degree|radians|radian|dollars|dollar|cents|cent|"
@@ -96,7 +96,7 @@ _UNITS = (
     "(?-i:[hsgml]|L)"
 )
 _UNIT_TAIL_RE = re.compile(
-    rf"(?:(?<=[\d}}.])|(?<=\\pi))\s*(?:\\\s)?\s*(?:{_UNITS})(?:\s*\^\s*\{{?[23]\}}?)?(?:\s+(?:per|/)\s*\w+)?\s*$",
+    rf"(?:(?<=[\d}}.])|(?<=\\pi))\s*(?:\\\s)?\s*(?:{_UNITS})(?:\s*\^\s*\{{?[23]\}}?)?(?:\s+per\s*\w+|\s*/\s*[a-zA-Z]+)?\s*$",
     re.IGNORECASE,
 )
 # SI and physics units: case-sensitive and only after a space (`5 N` is newtons, `5n` is not).
