@@ -37,6 +37,8 @@ REFLEXION_5 = "final-results/GPT4/MBPP/GPT4-MBPP_reflexion_5_gpt-4_pass_at_k_1_p
 MAPCODER_MAPCODER = "final-results/GPT4/MBPP/GPT4-Turbo-MapCoder-3-5-MBPP-Python3-0-1.jsonl"  # the MapCoder strategy
 CHATGPT_MAPCODER = "final-results/ChatGPT/MBPP/ChatGPT-MapCoder-3-5-MBPP-Python3-0-1.jsonl"  # a weaker model, 5 s
 CHATGPT_REFLEXION = "final-results/ChatGPT/MBPP/ChatGPT-Reflexion-10-MBPP-Python3-0-1.jsonl"  # Reflexion's rows, 10 s
+CODE_GEN_ROLLOUTS = "resources_servers/code_gen/data/example_rollouts.jsonl"  # NeMo Gym code_gen (LCB), 10 s
+COMP_CODING_ROLLOUTS = "resources_servers/comp_coding/data/example_rollouts.jsonl"  # NeMo Gym comp_coding, no limit
 # (repo, file, line): what the row shows. Picked by kind from the dev split; the verdicts are the authors'.
 SUBSET = {
     ("C-k-87/csc4046-research-project", FILE, 39): "right gcd, demo block calls doctest.set_unittest (0 before fix)",
@@ -103,6 +105,10 @@ SUBSET = {
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 1): "right nlargest kept through nine reflections",
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 257): "math.pi where MBPP asserts the area with pi as 3.1415",
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 11): "List from Reflexion's executor globals, unimported",
+    # batch 13: stdin/stdout programs on Codeforces problems (TACO), NeMo Gym's two harnesses
+    ("turing-rlgym/Gym", COMP_CODING_ROLLOUTS, 2): "right, main() under __main__: the authors' exec never ran it",
+    ("xuanduy04/ordures_ultra_v3_gym", CODE_GEN_ROLLOUTS, 1): "right sum of the k+1 largest, 82 tests",
+    ("xuanduy04/ordures_ultra_v3_gym", CODE_GEN_ROLLOUTS, 3): "prints k where the diagonal count is asked",
 }
 
 
@@ -165,9 +171,6 @@ def test_a_mapcoder_row_is_graded_as_mapcoders_harness_ran_it():
     assert "```" in row["response"] and "```" not in graded["response"]  # the fenced answer is kept, not graded
     assert graded["options"] == {"timeout_s": 5} and apart(row) is None
 
-
-CODE_GEN_ROLLOUTS = "resources_servers/code_gen/data/example_rollouts.jsonl"  # NeMo Gym code_gen (LCB), 10 s
-COMP_CODING_ROLLOUTS = "resources_servers/comp_coding/data/example_rollouts.jsonl"  # NeMo Gym comp_coding, no limit
 
 
 def test_a_stdio_row_is_graded_as_its_program_against_its_problems_stdin_stdout_tests():
