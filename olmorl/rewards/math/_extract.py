@@ -51,6 +51,7 @@ _PHRASE_RE = re.compile(
     r"\banswer\s*:|####)\s*\**:?\**",
     re.IGNORECASE | re.MULTILINE,
 )
+_PHRASE_KEYS = ("answer", "option", "choice", "####")  # one is in every `_PHRASE_RE` match
 # Rarer anchors, searched only when a cheap look for their key words finds one (most responses have none).
 _HEDGE_HINTS = ("maybe", "perhaps", "possibl", "probabl", "not sure", "not certain", "unsure", "guess")
 _RARE_PHRASE_HINTS = ("result:", "result =", "result=", "result**", "final result", "respuesta", "antwort", "resposta",
@@ -212,7 +213,8 @@ def _anchors(text: str) -> list[_Anchor]:
         anchors.append(_Anchor(m.start(), m.end(), "minerva", m.group(1)))
     for m in _BOLD_LINE_RE.finditer(text):
         anchors.append(_Anchor(m.start(), m.end(), "bold", m.group(1)))
-    phrases = list(_PHRASE_RE.finditer(text))
+    phrase_start = _phrase_scan_start(text)
+    phrases = list(_PHRASE_RE.finditer(text, phrase_start)) if phrase_start is not None else []
     tail_start = max(0, len(text) - RARE_ANCHOR_WINDOW)
     lowered = text[tail_start:].lower()
     if any(hint in lowered for hint in _RARE_PHRASE_HINTS):
@@ -233,6 +235,27 @@ def _anchors(text: str) -> list[_Anchor]:
         if answer.strip(" *:.\n"):
             anchors.append(_Anchor(m.start(), end, "phrase", answer))
     return anchors
+
+
+def _phrase_scan_start(text: str) -> int | None:
+    """Where `_PHRASE_RE` may first match (None: nowhere), so its scan skips the reasoning before the first key word.
+    Every match holds "answer", "option", "choice" or "####" at most 12 characters after its start ("the correct
+    answer") or after a line start and a run of spaces, asterisks and "final" ("  **Final Answer"). Only for ASCII
+    text, where a lowercase find sees what IGNORECASE matches (elsewhere case folding reaches further: 'ſ' is 's')."""
+    if not text.isascii():
+        return 0
+    lowered = text.lower()
+    found = [at for key in _PHRASE_KEYS if (at := lowered.find(key)) >= 0]
+    if not found:
+        return None
+    first = back = min(found)
+    while True:
+        while back > 0 and (text[back - 1].isspace() or text[back - 1] == "*"):
+            back -= 1
+        if not lowered.endswith("final", 0, back):
+            break
+        back -= len("final")
+    return max(0, min(back, first - 12))
 
 
 def _last_qa_line(text: str) -> re.Match[str] | None:
