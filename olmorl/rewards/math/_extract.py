@@ -301,7 +301,7 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
         anchors = _anchors(text)
     if not anchors:
         bare = text.strip()
-        core = _BARE_PERCENT_RE.sub("", bare)
+        core = _BARE_PERCENT_RE.sub("", bare) if bare.endswith(("%", "percent", "pct")) else bare  # cheap look first
         if core and "\n" not in bare and _BARE_ANSWER_RE.match(core) and not _WORD_RE.search(core):
             return Extraction(bare, "bare", (bare,))
         if minerva_only or (closing := closing_answer(text, question)) is None:
