@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import re
 
+from olmorl.rewards.math._normalize import whitespace_start
 from olmorl.rewards.math._qualifiers import bound_stated, magnitude_after
 from olmorl.rewards.math._question_echo import (
     COUNT_WORDS,
@@ -288,19 +289,12 @@ def _chain_result(sentence: str, numbers: list[re.Match[str]]) -> str | None:
 _SIGN_OFF_CHARS = len("I hope this is correct.")  # the longest sign-off, after the whitespace before it
 
 
-def _whitespace_start(text: str, end: int) -> int:
-    """The start of the whitespace run that ends at `end`."""
-    while end > 0 and text[end - 1].isspace():
-        end -= 1
-    return end
-
-
 def _without_sign_off(text: str) -> str:
     """`text` (right-stripped) without a sign-off ending it: `_SIGN_OFF_RE`'s one match, from the whitespace before
     the sign-off (its last characters) or before the last line (the offer)."""
-    start = _whitespace_start(text, max(0, len(text) - _SIGN_OFF_CHARS))
+    start = whitespace_start(text, max(0, len(text) - _SIGN_OFF_CHARS))
     if (last_newline := text.rfind("\n")) >= 0:
-        start = min(start, _whitespace_start(text, last_newline))
+        start = min(start, whitespace_start(text, last_newline))
     found = _SIGN_OFF_RE.search(text, start)
     return text[:found.start()] if found else text
 
@@ -311,7 +305,7 @@ def _listed_value(body: str) -> str:
     # that line's newline (or at the top).
     if (last_newline := body.rfind("\n")) < 0:
         return body
-    m = _LISTED_VALUE_RE.search(body, max(0, body.rfind("\n", 0, _whitespace_start(body, last_newline))))
+    m = _LISTED_VALUE_RE.search(body, max(0, body.rfind("\n", 0, whitespace_start(body, last_newline))))
     if m is None or not _STATEMENT_RE.match(m.group(1).strip() + " "):
         return body
     return f"{body[:m.start(1)]}{m.group(1).strip()} {m.group(2).rstrip('.')}."

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from olmorl.rewards.math._closing import closing_answer
 from olmorl.rewards.math._deferred import deferred_answer_start
-from olmorl.rewards.math._normalize import clean_text, matching_brace
+from olmorl.rewards.math._normalize import clean_text, matching_brace, whitespace_start
 from olmorl.rewards.math._number_words import restated_in_words
 from olmorl.rewards.math._qualifiers import magnitude_after, qualified_boxes, qualified_statement
 from olmorl.rewards.math._question_echo import ANCHOR_HEDGE_RE
@@ -204,16 +204,22 @@ def _statement(text: str, start: int) -> tuple[str, int]:
 
 def _anchors(text: str) -> list[_Anchor]:
     anchors = _boxes(text)
+    lowered = text.lower()
+    # On ASCII text a lowercase find sees what IGNORECASE matches (elsewhere case folding reaches further: 'ſ' is
+    # 's'), so the scans below may start at their key words instead of at the top.
+    ascii_text = text.isascii()
     tag_matches = list(_ANSWER_TAG_RE.finditer(text))
-    if not tag_matches and "/answer>" in text.lower():  # a mangled opening needs a closing tag (cheap look first)
+    if not tag_matches and "/answer>" in lowered:  # a mangled opening needs a closing tag (cheap look first)
         tag_matches = list(_MANGLED_ANSWER_TAG_RE.finditer(text))
     for m in tag_matches:
         anchors.append(_Anchor(m.start(), m.end(), "answer_tag", m.group(1)))
-    for m in _MINERVA_RE.finditer(text):
-        anchors.append(_Anchor(m.start(), m.end(), "minerva", m.group(1)))
-    for m in _BOLD_LINE_RE.finditer(text):
-        anchors.append(_Anchor(m.start(), m.end(), "bold", m.group(1)))
-    phrase_start = _phrase_scan_start(text)
+    if (minerva_start := lowered.find("final answer:") if ascii_text else 0) >= 0:
+        for m in _MINERVA_RE.finditer(text, minerva_start):
+            anchors.append(_Anchor(m.start(), m.end(), "minerva", m.group(1)))
+    if (bold_start := text.find("**")) >= 0:  # a bold line opens with "**" after a line start and spaces
+        for m in _BOLD_LINE_RE.finditer(text, whitespace_start(text, bold_start)):
+            anchors.append(_Anchor(m.start(), m.end(), "bold", m.group(1)))
+    phrase_start = _phrase_scan_start(text, lowered) if ascii_text else 0
     phrases = list(_PHRASE_RE.finditer(text, phrase_start)) if phrase_start is not None else []
     tail_start = max(0, len(text) - RARE_ANCHOR_WINDOW)
     lowered = text[tail_start:].lower()
@@ -237,14 +243,11 @@ def _anchors(text: str) -> list[_Anchor]:
     return anchors
 
 
-def _phrase_scan_start(text: str) -> int | None:
-    """Where `_PHRASE_RE` may first match (None: nowhere), so its scan skips the reasoning before the first key word.
-    Every match holds "answer", "option", "choice" or "####" at most 12 characters after its start ("the correct
-    answer") or after a line start and a run of spaces, asterisks and "final" ("  **Final Answer"). Only for ASCII
-    text, where a lowercase find sees what IGNORECASE matches (elsewhere case folding reaches further: 'ſ' is 's')."""
-    if not text.isascii():
-        return 0
-    lowered = text.lower()
+def _phrase_scan_start(text: str, lowered: str) -> int | None:
+    """Where `_PHRASE_RE` may first match in ASCII `text` (None: nowhere), so its scan skips the reasoning before
+    the first key word. Every match holds "answer", "option", "choice" or "####" at most 12 characters after its
+    start ("the correct answer") or after a line start and a run of spaces, asterisks and "final" ("  **Final
+    Answer")."""
     found = [at for key in _PHRASE_KEYS if (at := lowered.find(key)) >= 0]
     if not found:
         return None
