@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import re
 
+from olmorl.rewards.math._normalize import whitespace_start
 from olmorl.rewards.math._qualifiers import bound_stated, magnitude_after
 from olmorl.rewards.math._question_echo import (
     ENDED_RE as _ENDED_RE,
@@ -162,7 +163,7 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
 
     `joiner` is "or" when the candidates are offered as alternatives (a hedge); an empty candidate tuple
     with joiner "hedge" means a hedged closing sentence ("maybe 5")."""
-    body = _listed_value(_SIGN_OFF_RE.sub("", text.rstrip()).rstrip())
+    body = _listed_value(_without_sign_off(text.rstrip()).rstrip())
     if not body:
         return None
     if ends_in_rewrite(body):  # "... is **3/24**. This can be simplified to **1/8**.": the value just stated
@@ -274,9 +275,28 @@ def _chain_result(sentence: str, numbers: list[re.Match[str]]) -> str | None:
     return value.group(0)
 
 
+# The end-anchored patterns below are searched from where a match could start, not from the top: these scans ran
+# over the whole response, which costs a long one (100,000 characters) milliseconds each.
+_SIGN_OFF_CHARS = len("I hope this is correct.")  # the longest sign-off, after the whitespace before it
+
+
+def _without_sign_off(text: str) -> str:
+    """`text` (right-stripped) without a sign-off ending it: `_SIGN_OFF_RE`'s one match, from the whitespace before
+    the sign-off (its last characters) or before the last line (the offer)."""
+    start = whitespace_start(text, max(0, len(text) - _SIGN_OFF_CHARS))
+    if (last_newline := text.rfind("\n")) >= 0:
+        start = min(start, whitespace_start(text, last_newline))
+    found = _SIGN_OFF_RE.search(text, start)
+    return text[:found.start()] if found else text
+
+
 def _listed_value(body: str) -> str:
     """"The solutions are:\n* x = 5" ends as the sentence "The solutions are x = 5." (one item, a statement)."""
-    m = _LISTED_VALUE_RE.search(body)
+    # The item is the last line; the statement is the line before the blank lines over it, so a match starts at
+    # that line's newline (or at the top).
+    if (last_newline := body.rfind("\n")) < 0:
+        return body
+    m = _LISTED_VALUE_RE.search(body, max(0, body.rfind("\n", 0, whitespace_start(body, last_newline))))
     if m is None or not _STATEMENT_RE.match(m.group(1).strip() + " "):
         return body
     return f"{body[:m.start(1)]}{m.group(1).strip()} {m.group(2).rstrip('.')}."

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from olmorl.rewards.math._closing import closing_answer
 from olmorl.rewards.math._deferred import deferred_answer_start
-from olmorl.rewards.math._normalize import clean_text, matching_brace
+from olmorl.rewards.math._normalize import clean_text, matching_brace, whitespace_start
 from olmorl.rewards.math._number_words import restated_in_words
 from olmorl.rewards.math._qualifiers import magnitude_after, qualified_boxes, qualified_statement
 from olmorl.rewards.math._question_echo import ANCHOR_HEDGE_RE
@@ -51,6 +51,7 @@ _PHRASE_RE = re.compile(
     r"\banswer\s*:|####)\s*\**:?\**",
     re.IGNORECASE | re.MULTILINE,
 )
+_PHRASE_KEYS = ("answer", "option", "choice", "####")  # one is in every `_PHRASE_RE` match
 # Rarer anchors, searched only when a cheap look for their key words finds one (most responses have none).
 _HEDGE_HINTS = ("maybe", "perhaps", "possibl", "probabl", "not sure", "not certain", "unsure", "guess")
 _RARE_PHRASE_HINTS = ("result:", "result =", "result=", "result**", "final result", "respuesta", "antwort", "resposta",
@@ -203,16 +204,23 @@ def _statement(text: str, start: int) -> tuple[str, int]:
 
 def _anchors(text: str) -> list[_Anchor]:
     anchors = _boxes(text)
+    lowered = text.lower()
+    # On ASCII text a lowercase find sees what IGNORECASE matches (elsewhere case folding reaches further: 'ſ' is
+    # 's'), so the scans below may start at their key words instead of at the top.
+    ascii_text = text.isascii()
     tag_matches = list(_ANSWER_TAG_RE.finditer(text))
-    if not tag_matches and "/answer>" in text.lower():  # a mangled opening needs a closing tag (cheap look first)
+    if not tag_matches and "/answer>" in lowered:  # a mangled opening needs a closing tag (cheap look first)
         tag_matches = list(_MANGLED_ANSWER_TAG_RE.finditer(text))
     for m in tag_matches:
         anchors.append(_Anchor(m.start(), m.end(), "answer_tag", m.group(1)))
-    for m in _MINERVA_RE.finditer(text):
-        anchors.append(_Anchor(m.start(), m.end(), "minerva", m.group(1)))
-    for m in _BOLD_LINE_RE.finditer(text):
-        anchors.append(_Anchor(m.start(), m.end(), "bold", m.group(1)))
-    phrases = list(_PHRASE_RE.finditer(text))
+    if (minerva_start := lowered.find("final answer:") if ascii_text else 0) >= 0:
+        for m in _MINERVA_RE.finditer(text, minerva_start):
+            anchors.append(_Anchor(m.start(), m.end(), "minerva", m.group(1)))
+    if (bold_start := text.find("**")) >= 0:  # a bold line opens with "**" after a line start and spaces
+        for m in _BOLD_LINE_RE.finditer(text, whitespace_start(text, bold_start)):
+            anchors.append(_Anchor(m.start(), m.end(), "bold", m.group(1)))
+    phrase_start = _phrase_scan_start(text, lowered) if ascii_text else 0
+    phrases = list(_PHRASE_RE.finditer(text, phrase_start)) if phrase_start is not None else []
     tail_start = max(0, len(text) - RARE_ANCHOR_WINDOW)
     lowered = text[tail_start:].lower()
     if any(hint in lowered for hint in _RARE_PHRASE_HINTS):
@@ -233,6 +241,24 @@ def _anchors(text: str) -> list[_Anchor]:
         if answer.strip(" *:.\n"):
             anchors.append(_Anchor(m.start(), end, "phrase", answer))
     return anchors
+
+
+def _phrase_scan_start(text: str, lowered: str) -> int | None:
+    """Where `_PHRASE_RE` may first match in ASCII `text` (None: nowhere), so its scan skips the reasoning before
+    the first key word. Every match holds "answer", "option", "choice" or "####" at most 12 characters after its
+    start ("the correct answer") or after a line start and a run of spaces, asterisks and "final" ("  **Final
+    Answer")."""
+    found = [at for key in _PHRASE_KEYS if (at := lowered.find(key)) >= 0]
+    if not found:
+        return None
+    first = back = min(found)
+    while True:
+        while back > 0 and (text[back - 1].isspace() or text[back - 1] == "*"):
+            back -= 1
+        if not lowered.endswith("final", 0, back):
+            break
+        back -= len("final")
+    return max(0, min(back, first - 12))
 
 
 def _last_qa_line(text: str) -> re.Match[str] | None:
@@ -278,7 +304,7 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
         anchors = _anchors(text)
     if not anchors:
         bare = text.strip()
-        core = _BARE_PERCENT_RE.sub("", bare)
+        core = _BARE_PERCENT_RE.sub("", bare) if bare.endswith(("%", "percent", "pct")) else bare  # cheap look first
         if core and "\n" not in bare and _BARE_ANSWER_RE.match(core) and not _WORD_RE.search(core):
             return Extraction(bare, "bare", (bare,))
         if minerva_only or (closing := closing_answer(text, question)) is None:

@@ -122,6 +122,13 @@ def clean_text(text: str) -> str:
     return text
 
 
+def whitespace_start(text: str, end: int) -> int:
+    """The start of the whitespace run that ends at `end` (`end` itself when none does)."""
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    return end
+
+
 def strip_math_delimiters(text: str) -> str:
     text = text.strip()
     for opener, closer in (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$")):

@@ -27,7 +27,16 @@ _REWRITE_RE = re.compile(
 
 def ends_in_rewrite(body: str) -> bool:
     """Whether `body`'s last sentence only rewrites a value ("This can be simplified to 1/8.")."""
-    return _REWRITE_RE.search(body) is not None
+    return _ends_in_digit(body) and _REWRITE_RE.search(body) is not None
+
+
+def _ends_in_digit(body: str) -> bool:
+    """A cheap look before `_REWRITE_RE`'s scan of the whole text: its value's last digit (or a comma) ends the
+    text but for spaces, asterisks and a full stop."""
+    end = len(body)
+    while end > 0 and (body[end - 1].isspace() or body[end - 1] in "*."):
+        end -= 1
+    return end > 0 and (body[end - 1].isdecimal() or body[end - 1] == ",")
 
 
 def rewritten_closing(body: str, question: str, closing: Callable[[str, str], Closing | None]) -> Closing | None:

@@ -237,9 +237,11 @@ def _digits(value: Fraction) -> int:
     return max(abs(value.numerator).bit_length(), value.denominator.bit_length()) * 30103 // 100000 + 1
 
 
+@lru_cache(maxsize=256)
 def exact_value_of_large(text: str) -> Fraction | None:
     """The exact value of an answer the guarded parse refused as too large (`3^{2000}`), when it is plain
-    rational arithmetic within MAX_EXACT_DIGITS digits; None otherwise (still too large, or not arithmetic)."""
+    rational arithmetic within MAX_EXACT_DIGITS digits; None otherwise (still too large, or not arithmetic).
+    Cached as `parse_latex` is: its own parse costs as much, and a refused reference comes back with every answer."""
     if _PLAIN_SIGNED_INTEGER.fullmatch(text):
         try:
             return Fraction(int(text))
