@@ -159,7 +159,8 @@ BATCH_SOURCES = {
     34: {"microsoft/ToRA": "ToRA GSM8K, batch 34 (70B and Code-34B, past batch 26's reads)",
          "Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 34 (#### answers, five runs past batch 30's)"},
     35: {"labrem/neus2026-labre": "MATH500 reports, batch 35 (baseline and openmath past batch 25's)"},
-    36: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 36 (logs_10 GSM8K and MultiArith, past batch 1's reads)"}}
+    36: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 36 (logs_10 GSM8K and MultiArith, past batch 1's reads)"},
+    37: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 37 (GPT-3, every log one read past batch 32's)"}}
 
 
 def source_name(row: dict) -> str:
