@@ -85,6 +85,8 @@ two graders agree with each other. The sets:
   (in two parts), before the one change made for it (a named subject with a companion named through it).
   Batch 35 (`"batch": 35`: the baseline and openmath MATH500 reports' reads past batch 25's) was measured once (in five
   parts), each part before any change made for it.
+  Batch 37 (`"batch": 37`: every kojima log of batch 32 one read further) was measured once, before the change made
+  from its dev split (a fraction in words restating the answer in digits).
 """
 
 from __future__ import annotations
