@@ -113,6 +113,16 @@ CASES = [
     ("restated in words", "The answer is 98. The answer (words) is ninety-nine.", "99", 0.0),
     ("restated in words", "Therefore, the answer (arabic numerals) is eleven.", "11", 0.0),
     ("restated in words", "The answer is 12 or 13. The answer (words) is twelve.", "12", 0.0),
+    # batch 37: the answer in digits, then the same fraction as a cardinal and an ordinal; not another fraction, an
+    # ordinal of the wrong number, "a half", a hedge, nor words alone
+    ("restated in words", "Therefore, the answer (arabic numerals) is 3/10. \nThe answer (in words) is three-tenths.",
+     "0.3", 1.0),
+    *(("restated in words", f"The answer is {digits}. The answer (words) is {words}.", reference, reward)
+      for digits, words, reference, reward in [
+          ("1/2", "one half", "0.5", 1.0), ("2/3", "two-thirds", "2/3", 1.0), ("3/10", "three-fifths", "0.3", 0.0),
+          ("3/10", "three tenth", "0.3", 0.0), ("1/2", "a half", "0.5", 0.0),
+          ("3/10 or 1/2", "three-tenths", "0.3", 0.0)]),
+    ("restated in words", "Therefore, the answer (arabic numerals) is three-tenths.", "0.3", 0.0),
     ("float digits", "The answer is 0.66666666666667.", "0.6666666666666666", 0.0),
     ("float digits", "The answer is 1234567890123451.", "1234567890123452", 0.0),  # integers stay exact
     # batch 3: an answer tag holding a sentence holds its value, as a box or "Final Answer:" does; dollar signs

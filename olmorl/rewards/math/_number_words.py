@@ -1,14 +1,16 @@
 """An answer restated in words: "The answer (arabic numerals) is 99. The answer (words) is ninety-nine."
 
-A whole number written in words ("ninety-nine", "one hundred and forty", "two thousand and five") that follows an
-answer stated in digits and has the same value says that answer again; the answer in digits stands. A number in
-words that differs from the answer before it, or that is not a plain cardinal ("two point five", "a half"), is read
-as the response's last answer, as before (a number in words is never graded against digits).
+A whole number written in words ("ninety-nine", "one hundred and forty", "two thousand and five"), or a fraction
+written as a cardinal and an ordinal ("three-tenths", "one half", "two thirds"), that follows an answer stated in
+digits and has the same value says that answer again; the answer in digits stands. A number in words that differs
+from the answer before it, or that is neither ("two point five", "a half", "three tenth"), is read as the response's
+last answer, as before (a number in words is never graded against digits).
 """
 
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 from olmorl.rewards.math._numbers import parse_number
 
@@ -18,6 +20,11 @@ _UNITS = {word: value for value, word in enumerate(
 _TENS = {word: 10 * (index + 2) for index, word in enumerate(
     "twenty thirty forty fifty sixty seventy eighty ninety".split())}
 _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9}
+# The denominator of a fraction in words: singular after "one" ("one-third"), plural after more ("two-thirds").
+_ORDINALS = {"half": 2, "third": 3, "quarter": 4, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+             "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "twentieth": 20, "hundredth": 100,
+             "thousandth": 1000}
+_PLURALS = {"halves": "half", **{word + "s": word for word in _ORDINALS if word != "half"}}
 _WORD_RE = re.compile(r"[a-z]+")
 _WORDS_ONLY_RE = re.compile(r"^(?:minus\s+|negative\s+)?[a-z]+(?:(?:\s+|-)[a-z]+)*$")
 
@@ -70,10 +77,25 @@ def words_value(text: str) -> int | None:
     return sign * total
 
 
+def fraction_words_value(text: str) -> Fraction | None:
+    """The fraction a cardinal and an ordinal state ("three-tenths" -> 3/10, "one half" -> 1/2), else None: the
+    ordinal is plural after a numerator above one and singular after "one" ("three tenth", "one thirds": None)."""
+    text = text.strip().rstrip(".!").strip().lower()
+    if not _WORDS_ONLY_RE.match(text):
+        return None
+    *numerator_words, last = re.split(r"[\s-]+", text)
+    denominator = _ORDINALS.get(_PLURALS.get(last, last))
+    numerator = words_value(" ".join(numerator_words)) if numerator_words and denominator else None
+    if numerator is None or numerator < 1 or (last in _PLURALS) != (numerator > 1):
+        return None
+    return Fraction(numerator, denominator)
+
+
 def restated_in_words(previous_value: str, statement: str) -> bool:
     """Whether `statement`, a number written in words, has the value of the answer stated before it
     (`previous_value`, a number in digits)."""
-    value = words_value(statement)
+    whole = words_value(statement)
+    value = fraction_words_value(statement) if whole is None else Fraction(whole)
     if value is None:
         return False
     number = parse_number(previous_value.strip().rstrip(".").strip())
