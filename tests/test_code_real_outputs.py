@@ -102,6 +102,12 @@ SUBSET = {
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 1): "right nlargest kept through nine reflections",
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 257): "math.pi where MBPP asserts the area with pi as 3.1415",
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 11): "List from Reflexion's executor globals, unimported",
+    # batch 12: the next pages of both MapCoder-strategy runs, ChatGPT's Reflexion run and the CoT run
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_MAPCODER, 37): "a dict merge where the later dict wins a shared key",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 12): "a right Woodall search after nine reflections",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 17): "builtin sum, right; its first implementation kept",
+    ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_MAPCODER, 39): "nearest prime below N; its own sample asserts pass",
+    ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 271): "defines swap_list for swap_List: NameError",
 }
 
 
