@@ -108,6 +108,7 @@ SUBSET = {
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 17): "builtin sum, right; its first implementation kept",
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_MAPCODER, 39): "nearest prime below N; its own sample asserts pass",
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 271): "defines swap_list for swap_List: NameError",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_MAPCODER, 57): "a builtin-sum failure overturned: passes run alone",
 }
 
 
