@@ -109,6 +109,7 @@ SUBSET = {
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_MAPCODER, 39): "nearest prime below N; its own sample asserts pass",
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 271): "defines swap_list for swap_List: NameError",
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_MAPCODER, 57): "a builtin-sum failure overturned: passes run alone",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_MAPCODER, 66): "an entry point named sum, shadowing the builtin",
 }
 
 
