@@ -85,8 +85,8 @@ two graders agree with each other. The sets:
   (in two parts), before the one change made for it (a named subject with a companion named through it).
   Batch 35 (`"batch": 35`: the baseline and openmath MATH500 reports' reads past batch 25's) was measured once (in five
   parts), each part before any change made for it.
-  Batch 38 (`"batch": 38`: the hendrycks_math sample files two reads past batch 33's) was measured once, before any
-  change made for it.
+  Batch 38 (`"batch": 38`: the hendrycks_math sample files two reads past batch 33's, then the five RFT LLaMA-7B runs'
+  page pair past batch 34's) was measured once (in two parts), each part before any change made for it.
 """
 
 from __future__ import annotations
@@ -162,7 +162,8 @@ BATCH_SOURCES = {
          "Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 34 (#### answers, five runs past batch 30's)"},
     35: {"labrem/neus2026-labre": "MATH500 reports, batch 35 (baseline and openmath past batch 25's)"},
     36: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 36 (logs_10 GSM8K and MultiArith, past batch 1's reads)"},
-    38: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 38 (Phi-3-mini, two reads past batch 33's)"}}
+    38: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 38 (Phi-3-mini, two reads past batch 33's)",
+         "Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 38 (#### answers, five runs past batch 34's)"}}
 
 
 def source_name(row: dict) -> str:
