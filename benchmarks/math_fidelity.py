@@ -86,7 +86,8 @@ two graders agree with each other. The sets:
   Batch 35 (`"batch": 35`: the baseline and openmath MATH500 reports' reads past batch 25's) was measured once (in five
   parts), each part before any change made for it.
   Batch 38 (`"batch": 38`: the hendrycks_math sample files two reads past batch 33's, then the five RFT LLaMA-7B runs'
-  page pair past batch 34's) was measured once (in two parts), each part before any change made for it.
+  page pair past batch 34's) was measured once (in two parts), each part before the two changes made from its dev split
+  (a count restating the question's condition; a `\\frac` with an unbraced symbol).
 """
 
 from __future__ import annotations
