@@ -17,7 +17,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from olmorl.rewards.engine._registry import load_verifiers
+from olmorl.rewards.engine._registry import InvalidInput, load_verifiers
 from olmorl.rewards._settings import Settings
 
 DATA = Path(__file__).parent / "data" / "math_dev.jsonl"
@@ -33,7 +33,10 @@ def olmorl_grader():
 
     def grade(response: str, ground_truth: str, prompt: str | None = None) -> bool:
         task = verifier.make_task(response, ground_truth, {}, prompt)
-        return verifier.score(task).reward > 0.5
+        try:
+            return verifier.score(task).reward > 0.5
+        except InvalidInput:  # a reference the verifier cannot parse earns no reward: a reject, not a crash
+            return False
 
     return grade
 

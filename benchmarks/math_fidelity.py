@@ -89,6 +89,9 @@ two graders agree with each other. The sets:
   was measured once (in parts), each part before any change made for it.
   Batch 37 (`"batch": 37`: every kojima log of batch 32 one read further) was measured once, before the change made
   from its dev split (a fraction in words restating the answer in digits).
+  Batch 38 (`"batch": 38`: the hendrycks_math sample files two reads past batch 33's, then the five RFT LLaMA-7B runs'
+  page pair past batch 34's) was measured once (in two parts), each part before the two changes made from its dev split
+  (a count restating the question's condition; a `\\frac` with an unbraced symbol).
 """
 
 from __future__ import annotations
@@ -165,6 +168,8 @@ BATCH_SOURCES = {
     35: {"labrem/neus2026-labre": "MATH500 reports, batch 35 (baseline and openmath past batch 25's)"},
     36: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 36 (logs_10 GSM8K and MultiArith, past batch 1's reads)"},
     37: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 37 (GPT-3, every log one read past batch 32's)"},
+    38: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 38 (Phi-3-mini, two reads past batch 33's)",
+         "Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 38 (#### answers, five runs past batch 34's)"},
     39: {"labrem/neus2026-labre": "MATH500 reports, batch 39 (baseline and openmath past batch 35's)",
          "microsoft/ToRA": "ToRA GSM8K, batch 39 (70B and Code-34B, past batch 34's reads)"}}
 

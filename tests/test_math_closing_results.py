@@ -173,6 +173,20 @@ def test_count_with_the_questions_phrase(response: str, reference: str, prompt: 
     assert score(response, reference, prompt) == reward
 
 
+# Batch 38's dev split (Phi-3-mini, hendrycks_math prealgebra docs 80 and 84): a count for "In how many ways ...?" or
+# "How many of the following numbers ...?" after "So, there are", with "different" before the counted noun, then a
+# clause that restates the question's condition partly in its own words; its numbers lie in runs of three or more words
+# copied from the question, its "no"/"or" in copied runs ("no one", "factors of 34 or multiples of 7"), "either" right
+# before such a copied "or". Not a changed number, a negation or an alternative of its own, a hedge, nor with no
+# question.
+OFFICERS = "In how many ways can a President, Vice-President, and Treasurer be chosen from a group of 8 people if no one " \
+    "can serve two roles at the same time?"
+CHOSEN = "So, there are 336 different ways to choose a President, Vice-President, and Treasurer from a group of 8 " \
+    "people with no one serving two roles at the same time."
+FACTORS = "How many of the following numbers are factors of 34 or multiples of 7?\n\n1, 2, 3, 4, 8, 14, 17, 29, 56, 91"
+EITHER = "There are 6 numbers that are either factors of 34 or multiples of 7 among the given numbers."
+
+
 # Batch 33's dev split (Phi-3-mini, hendrycks_math prealgebra doc 62): the count and the question's copied phrase may
 # go on with a colon and the items counted, as a count right after the question's words may ("There are four possible
 # numbers: 1, 2, 7 and 14."); the items' numbers are what was counted, not the answer. Not a changed phrase, a wrong
@@ -193,6 +207,19 @@ LISTED = "There are 6 positive even perfect cubes less than 2008: 8, 64, 216, 51
         ("There are 6 positive even perfect cubes less than 2008: 8, 64 or 216.", "6", CUBES, 0.0),
         ("There are maybe 6 positive even perfect cubes less than 2008: 8, 64, 216.", "6", CUBES, 0.0),
         (LISTED, "6", None, 0.0),  # no question to echo
+        # batch 38: a clause restating the question's condition (OFFICERS, FACTORS above)
+        ("8 (choices for President) * 7 * 6 = 336 ways.\n\n" + CHOSEN, "336", OFFICERS, 1.0),
+        ("Common numbers:\n1, 2, 14, 34, 56, 91\n\n" + EITHER, "6", FACTORS, 1.0),
+        ("Therefore, there are 6 numbers that are factors of 34 or multiples of 7.", "6", FACTORS, 1.0),
+        (CHOSEN, "8", OFFICERS, 0.0),  # a restated given is not the count
+        (EITHER, "34", FACTORS, 0.0),
+        (CHOSEN.replace("of 8 people", "of 9 people"), "336", OFFICERS, 0.0),  # a changed number
+        ("There are 6 numbers that are not factors of 34 or multiples of 7.", "6", FACTORS, 0.0),
+        ("There are 6 numbers that are either factors of 34 or 35.", "6", FACTORS, 0.0),
+        ("There are 6 numbers or 7 numbers that are factors of 34 or multiples of 7.", "6", FACTORS, 0.0),
+        ("There are 6 numbers that are factors of 34 or maybe multiples of 7.", "6", FACTORS, 0.0),
+        ("So, there are 336 different ways to choose them, but not 8 people.", "336", OFFICERS, 0.0),
+        (CHOSEN, "336", None, 0.0),  # no question to echo
     ],
 )
 def test_count_with_the_questions_phrase_and_its_items(response: str, reference: str, prompt: str | None,

@@ -107,6 +107,10 @@ def test_final_answers_found(response, truth):
         ("\\frac12", "\\sin 30^\\circ"), ("\\frac{\\sqrt{2}}{2}", "\\cos(45^{\\circ})"),  # degrees inside trig
         ("(1, 2)", "(1; 2)"),  # a semicolon between coordinates
         ("V_1:V_2=11:21", "11:21"),  # a labelled ratio
+        # batch 38 (a dev row's MATH reference olmorl could not parse): TeX reads an unbraced `\frac` argument as one
+        # token, a Greek-letter symbol included
+        ("\\frac \\pi4 + 2 - \\sqrt2", "\\frac{\\pi}{4} + 2 - \\sqrt{2}"), ("\\frac{\\pi}{6}", "\\frac\\pi6"),
+        ("\\frac{\\pi}{6}", "\\frac\\pi{6}"), ("\\frac{2}{\\pi}", "\\frac2\\pi"), ("\\frac{\\theta}{2}", "\\frac \\theta 2"),
     ],
 )
 def test_equivalences(reference, answer):
@@ -119,6 +123,8 @@ def test_equivalences(reference, answer):
     [
         ("y = 2x+3", "f(x) = 3x+2"), ("y = 2x + 3", "x = 2y + 3"), ("\\frac12", "\\sin 60^\\circ"),
         ("(1, 2)", "(2; 1)"), ("105", "(35 + 70 = 106)"), ("7", "x + 3 = 7"), ("yes", '"no"'),
+        ("\\frac \\pi4 + 2 - \\sqrt2", "\\frac{1}{2}+\\sqrt{2}"), ("\\frac{\\pi}{6}", "\\frac\\pi3"),
+        ("\\frac{\\pi}{6}", "\\frac6\\pi"), ("\\frac{\\pi}{4}", "\\frac\\pi 4 5"),
     ],
 )
 def test_near_misses_stay_different(reference, answer):

@@ -50,6 +50,10 @@ _PERCENT_RE = re.compile(r"\s*(?:\\%|%|\\percent|\bpercent\b|\bper cent\b|\bpct\
 _FRAC_SHORT_RE = re.compile(r"\\[dt]?frac\s*(\d)\s*(\d)")
 _FRAC_HALF_RE = re.compile(r"\\[dt]?frac\s*(\{[^{}]*\}|\d)\s*(\d)")
 _FRAC_BARE_NUM_RE = re.compile(r"\\frac\s*(\d)\s*\{")  # `\frac5{12}`: bare-digit numerator, braced denominator
+# `\frac \pi4`, `\frac\pi{6}`, `\frac2\pi` (MATH writes such references): TeX reads an unbraced argument as one token,
+# here a Greek-letter symbol; a command that takes arguments (`\sqrt`) is never one.
+_GREEK_SYMBOL = r"\\(?:pi|tau|theta|alpha|beta|gamma|delta|phi|omega|lambda|mu|sigma)(?![a-zA-Z])"
+_FRAC_SYMBOL_RE = re.compile(rf"\\frac\s*({_GREEK_SYMBOL}|\d|\{{[^{{}}]*\}})\s*({_GREEK_SYMBOL}|\d|\{{[^{{}}]*\}})")
 _SQRT_SHORT_RE = re.compile(r"\\sqrt\s*(\d+|[a-zA-Z])")
 _DFRAC_RE = re.compile(r"\\[dt]frac(?![a-zA-Z])")
 _CONST_E_RE = re.compile(r"\\mathrm\{e\}|\\mathrm e\b|\\operatorname\{e\}")
@@ -215,6 +219,8 @@ def normalize_answer(raw: str) -> str:
     text = _FRAC_SHORT_RE.sub(r"\\frac{\1}{\2}", text)
     text = _FRAC_HALF_RE.sub(r"\\frac\1{\2}", text)
     text = _FRAC_BARE_NUM_RE.sub(r"\\frac{\1}{", text)
+    if "\\frac" in text:
+        text = _FRAC_SYMBOL_RE.sub(_braced_fraction, text)
     text = _SQRT_SHORT_RE.sub(r"\\sqrt{\1}", text)
     text = text.replace("**", "^")
     if "!!" in text:
@@ -244,6 +250,11 @@ def normalize_answer(raw: str) -> str:
     text = re.sub(r"\s+", " ", text).strip()
     text = strip_math_delimiters(text)
     return _strip_redundant_brackets(text)
+
+
+def _braced_fraction(match: re.Match[str]) -> str:
+    numerator, denominator = (arg if arg.startswith("{") else "{" + arg + "}" for arg in match.groups())
+    return f"\\frac{numerator}{denominator}"
 
 
 def _double_factorial(match: re.Match[str]) -> str:

@@ -34,7 +34,8 @@ _NAMED_ANSWER_BLOCK_RE = re.compile(
 # number word up to twenty; a colon may list the items counted.
 _HOW_MANY_RE = re.compile(r"\bhow many((?:\s+[a-z][a-z-]*){1,4})", re.IGNORECASE)
 _ECHOED_COUNT_RE = re.compile(
-    r"^\W*(?:there (?:are|is|were|was|will be)|(?:the|this|its|their)\s[^.!?:\d]{1,80}?\s(?:has|have|had))\s+"
+    r"^\W*(?:(?:so|thus|therefore|hence),?\s+)?"  # "So, there are ...": a conclusion's connective
+    r"(?:there (?:are|is|were|was|will be)|(?:the|this|its|their)\s[^.!?:\d]{1,80}?\s(?:has|have|had))\s+"
     r"(?:exactly |a total of )?(\d+|[a-z]+)\s+([^.!?:]+)(:[^.!?]*)?[.!]\s*$",
     re.IGNORECASE,
 )
@@ -45,6 +46,9 @@ COUNT_WORDS = {word: str(n) for n, word in enumerate(
 # a denial, an alternative, a condition or another number.
 _CLAUSE_RE = re.compile(r"^(?:(?:that|which|who|whose|in|on|at|for|of|with|from|to)\b[^\d\uE000-\uF8FF]*)?$",
                         re.IGNORECASE)
+_CLAUSE_START_RE = re.compile(r"(?:that|which|who|whose|in|on|at|for|of|with|from|to)\b", re.IGNORECASE)
+# "How many of the following numbers ...?": the counted noun comes after "of the following".
+_OF_THE_LISTED = ("following", "given", "listed", "above")
 _CLAUSE_BLOCK_RE = re.compile(r"\b(?:but|not|no|never|or|either|however|although|though|unless|if|except)\b|n't",
                               re.IGNORECASE)
 # "How much more money does Juanita spend ... than Grant?", "How many minutes longer ... than ...?": a question
@@ -96,15 +100,20 @@ def echoed_count(sentence: str, question: str) -> str | None:
         return None
     value = stated.group(1) if stated.group(1).isdigit() else COUNT_WORDS.get(stated.group(1).lower())
     words, asked_words = stated.group(2).split(), asked[-1].group(1).lower().split()
+    if asked_words[:2] == ["of", "the"] and len(asked_words) > 3 and asked_words[2] in _OF_THE_LISTED:
+        asked_words = asked_words[3:]
+    # "336 different ways" for "In how many ways ...?": one adjective that only says the items differ
+    words = words[1:] if len(words) > 1 and words[0].lower() in ("different", "distinct") else words
     echoed = 0
     while echoed < min(len(words), len(asked_words)) and \
             words[echoed].lower().removesuffix("s") == asked_words[echoed].removesuffix("s"):
         echoed += 1
     clause, items = " ".join(words[echoed:]), stated.group(3) or ""
     copied = _restates_question(clause, question)
-    if value is None or not echoed or not (_CLAUSE_RE.match(clause) or copied) \
+    condition = not copied and not items and _restates_condition(clause, question)
+    if value is None or not echoed or not (_CLAUSE_RE.match(clause) or copied or condition) \
             or (items and clause and not copied) \
-            or _CLAUSE_BLOCK_RE.search(clause + items) or ANCHOR_HEDGE_RE.search(clause + items):
+            or (not condition and _CLAUSE_BLOCK_RE.search(clause + items)) or ANCHOR_HEDGE_RE.search(clause + items):
         return None
     return value
 
@@ -116,3 +125,32 @@ def _restates_question(clause: str, question: str) -> bool:
     phrase = " ".join(clause.split()).lower()
     asked = " ".join(question[-2000:].replace("$", "").split()).lower()
     return len(phrase.split()) >= 2 and re.search(rf"(?<![\w.]){re.escape(phrase)}(?![\w.])", asked) is not None
+
+
+def _restates_condition(clause: str, question: str) -> bool:
+    """"to choose a President, ... from a group of 8 people with no one serving two roles ..." for "In how many ways
+    can a President, ... be chosen from a group of 8 people if no one can serve two roles ...?": a relative clause that
+    restates the question's condition partly in its own words. Each number lies in a run of three or more words
+    copied from the question, each "no", "not" or "or" in a copied run of two or more ("no one", "factors of 34 or
+    multiples of 7"; "either" only right before a copied run that holds the "or"); a changed number, a negation or
+    an alternative of its own gives no answer."""
+    words = [word.strip(",;").lower() for word in clause.split()]
+    if not _CLAUSE_START_RE.match(clause) or any("\uE000" <= ch <= "\uF8FF" for ch in clause):
+        return False
+    asked = [word.strip(",;?.").lower() for word in question[-2000:].replace("$", "").split()]
+    pairs = {(asked[i], asked[i + 1]) for i in range(len(asked) - 1)}
+    run = [0] * len(words)  # the length of the copied run each word lies in (0: not copied)
+    start = 0
+    for end in range(1, len(words) + 1):
+        if end == len(words) or (words[end - 1], words[end]) not in pairs:
+            if end - start >= 2:
+                run[start:end] = [end - start] * (end - start)
+            start = end
+    for i, word in enumerate(words):
+        if any(ch.isdigit() for ch in word) and run[i] < 3:
+            return False
+        if word == "either" and not (i + 1 < len(words) and run[i + 1] and "or" in words[i + 1:i + 1 + run[i + 1]]):
+            return False
+        if word != "either" and _CLAUSE_BLOCK_RE.fullmatch(word) and not run[i]:
+            return False
+    return not ANCHOR_HEDGE_RE.search(clause)
