@@ -113,7 +113,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 36: one row per repository.
+# Batches 3 to 40: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -159,7 +159,8 @@ BATCH_SOURCES = {
     34: {"microsoft/ToRA": "ToRA GSM8K, batch 34 (70B and Code-34B, past batch 26's reads)",
          "Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 34 (#### answers, five runs past batch 30's)"},
     35: {"labrem/neus2026-labre": "MATH500 reports, batch 35 (baseline and openmath past batch 25's)"},
-    36: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 36 (logs_10 GSM8K and MultiArith, past batch 1's reads)"}}
+    36: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 36 (logs_10 GSM8K and MultiArith, past batch 1's reads)"},
+    40: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 40 (logs_10 uninformative-CoT and few-shot MultiArith)"}}
 
 
 def source_name(row: dict) -> str:
