@@ -162,7 +162,7 @@ BATCH_SOURCES = {
          "Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 34 (#### answers, five runs past batch 30's)"},
     35: {"labrem/neus2026-labre": "MATH500 reports, batch 35 (baseline and openmath past batch 25's)"},
     36: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 36 (logs_10 GSM8K and MultiArith, past batch 1's reads)"},
-    40: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 40 (logs_10 uninformative-CoT and few-shot MultiArith)"}}
+    40: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 40 (logs_10 uninformative-CoT; logs_gpt4_10 city equations)"}}
 
 
 def source_name(row: dict) -> str:
