@@ -86,7 +86,8 @@ two graders agree with each other. The sets:
   Batch 35 (`"batch": 35`: the baseline and openmath MATH500 reports' reads past batch 25's) was measured once (in five
   parts), each part before any change made for it.
   Batch 40 (`"batch": 40`: the same repository's logs_10 uninformative-CoT files and few-shot MultiArith file, then
-  GPT-4's city-equation files) was measured once (in five parts), each part before any change made for it.
+  GPT-4's city-equation files) was measured once (in five parts), each part before any change made for it (one, made
+  from part 5's dev split: a word of approximation before an answer's value).
 """
 
 from __future__ import annotations
