@@ -71,6 +71,19 @@ CASES = [
     ("named subject", "If Edward and his friend spent 54 dollars.", "54", 0.0),
     ("named subject", "Edward and his friend spent 54 dollars and 3 cents.", "54", 0.0),
     ("named subject", "Edward and his friend spent maybe 54 dollars.", "54", 0.0),
+    # batch 40 (a GPT-4 city-equation dev row): a word of approximation after "The answer is" states the value that
+    # follows, as `\\approx` does; not "almost"/"nearly"/"at least", another value, a hedge or an inexact value
+    ("approximate answer", "48.982322\n\nThe answer is approximately 49.", "49", 1.0),
+    ("approximate answer", "The answer is about $49.", "49", 1.0),
+    ("approximate answer", "So, the answer is roughly -1.", "-1", 1.0),
+    ("approximate answer", "The answer is approximately -1.", "1", 0.0),
+    ("approximate answer", "The answer is almost 49.", "49", 0.0),
+    ("approximate answer", "The answer is nearly 49.", "49", 0.0),
+    ("approximate answer", "The answer is at least 49.", "49", 0.0),
+    ("approximate answer", "The answer is approximately 49 or 50.", "49", 0.0),
+    ("approximate answer", "Maybe the answer is approximately 49.", "49", 0.0),
+    ("approximate answer", "The answer is approximately 3.14.", "\\pi", 0.0),
+    ("approximate answer", "The answer is approximately 0.33.", "\\frac{1}{3}", 0.0),
     # `7!!` is the double factorial, not (7!)! nor 7!
     ("double factorial", "The answer is $\\boxed{7!!}$.", "105", 1.0),
     ("double factorial", "The answer is $\\boxed{8!!}$.", "384", 1.0),

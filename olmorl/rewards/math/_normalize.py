@@ -61,6 +61,9 @@ _CONST_I_RE = re.compile(r"\\mathrm\{i\}|\\mathrm i\b|\\imath")
 _LEADING_LABEL_RE = re.compile(
     r"^(?:the\s+)?(?:final\s+)?(?:answer|result|solution|value)s?\s*(?:is|are|:|=)\s*", re.IGNORECASE
 )
+# "The answer is approximately 49.": a word of approximation before the value states that value (as `\approx` does);
+# not "almost" or "nearly" (less than it) nor "at least" (a bound), and the value is then compared as written.
+_APPROXIMATELY_RE = re.compile(r"^(?:approximately|approx\.|about|roughly|around)\s+(?=[-+$\\\d.])", re.IGNORECASE)
 # `!` right after a digit or a bracket is a factorial (`5!`), never punctuation.
 # `7!!` is the double factorial 7*5*3*1 (the parser would read it as (7!)!); up to 300!! is written out.
 _DOUBLE_FACTORIAL_RE = re.compile(r"(?<![\w.])(\d{1,3})\s*!!")
@@ -194,6 +197,7 @@ def normalize_answer(raw: str) -> str:
     text = clean_text(raw).strip()
     text = strip_math_delimiters(text)
     text = _LEADING_LABEL_RE.sub("", text)
+    text = _APPROXIMATELY_RE.sub("", text)
     text = strip_math_delimiters(text)
     if "\\!" in text:
         text = _THOUSANDS_THINSPACE_RE.sub(",", text)
