@@ -166,7 +166,8 @@ BATCH_SOURCES = {
     36: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 36 (logs_10 GSM8K and MultiArith, past batch 1's reads)"},
     37: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 37 (GPT-3, every log one read past batch 32's)"},
     39: {"labrem/neus2026-labre": "MATH500 reports, batch 39 (baseline and openmath past batch 35's)",
-         "microsoft/ToRA": "ToRA GSM8K, batch 39 (70B and Code-34B, past batch 34's reads)"}}
+         "microsoft/ToRA": "ToRA GSM8K, batch 39 (70B and Code-34B, past batch 34's reads)"},
+    42: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 42 (GPT-3, every log one read past batch 37's)"}}
 
 
 def source_name(row: dict) -> str:
