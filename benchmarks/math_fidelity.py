@@ -89,6 +89,8 @@ two graders agree with each other. The sets:
   was measured once (in parts), each part before any change made for it.
   Batch 37 (`"batch": 37`: every kojima log of batch 32 one read further) was measured once, before the change made
   from its dev split (a fraction in words restating the answer in digits).
+  Batch 42 (`"batch": 42`: every kojima log of batch 37 one read further) was measured once, before the two changes
+  made from its dev split (an announced list above a verdict alone on its line; a frequency word the question asks with).
 """
 
 from __future__ import annotations
