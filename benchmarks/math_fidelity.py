@@ -95,6 +95,8 @@ two graders agree with each other. The sets:
   Batch 40 (`"batch": 40`: the same repository's logs_10 uninformative-CoT files and few-shot MultiArith file, then
   GPT-4's city-equation files) was measured once (in five parts), each part before any change made for it (one, made
   from part 5's dev split: a word of approximation before an answer's value).
+  Batch 42 (`"batch": 42`: every kojima log of batch 37 one read further) was measured once, before the two changes
+  made from its dev split (an announced list above a verdict alone on its line; a frequency word the question asks with).
 """
 
 from __future__ import annotations
@@ -123,7 +125,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 40: one row per repository.
+# Batches 3 to 42: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -175,7 +177,8 @@ BATCH_SOURCES = {
          "Haskely/gsm8k-rft-llama7b-u13b_evaluation": "RFT LLaMA-7B GSM8K, batch 38 (#### answers, five runs past batch 34's)"},
     39: {"labrem/neus2026-labre": "MATH500 reports, batch 39 (baseline and openmath past batch 35's)",
          "microsoft/ToRA": "ToRA GSM8K, batch 39 (70B and Code-34B, past batch 34's reads)"},
-    40: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 40 (logs_10 uninformative-CoT; logs_gpt4_10 city equations)"}}
+    40: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 40 (logs_10 uninformative-CoT; logs_gpt4_10 city equations)"},
+    42: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 42 (GPT-3, every log one read past batch 37's)"}}
 
 
 def source_name(row: dict) -> str:

@@ -40,3 +40,19 @@ def boolean_answer(answer: str) -> str | None:
                 and word in _SAME_FAMILY[m.group(1).lower()] and _BOOLEAN[word] != value:
             return None
     return value
+
+
+# "Would a CEO typically clean the toilets?" -> "typically No, the CEO would not ...": a frequency word the question
+# itself asks with restates its scope, not a doubt (batch 42); without it in the question ("typically no" to "Is X
+# safe?") the word qualifies the verdict and stays a hedge, as "probably yes" does.
+_FREQUENCY_LEAD_RE = re.compile(
+    r"^(typically|usually|generally|normally|commonly|ordinarily)\s+(?=(?:yes|no)\b)", re.IGNORECASE
+)
+
+
+def echoed_frequency(question: str, answer: str) -> str | None:
+    """The answer without a leading frequency word that the question asks with; None when there is none."""
+    m = _FREQUENCY_LEAD_RE.match(answer.strip())
+    if m is None or not re.search(rf"\b{m.group(1)}\b", question, re.IGNORECASE):
+        return None
+    return answer.strip()[m.end():]

@@ -15,6 +15,7 @@ from olmorl.rewards.judge._verifier import JudgeVerifier
 from olmorl.rewards.math import _judge_fallback as fallback
 from olmorl.rewards.math import _structure as st
 from olmorl.rewards.math._asked_expression import asked_value
+from olmorl.rewards.math._boolean_answer import echoed_frequency
 from olmorl.rewards.math._choices import chosen_letter
 from olmorl.rewards.math._duration import duration_values
 from olmorl.rewards.math._equivalence import Verdict, equivalent
@@ -284,6 +285,10 @@ class _MathFamily(Verifier):
                     and (chosen := ordinal_choice(prompt, extraction.candidates[0]))):
                 # `12^{th} \text{ grade}` for "For which grade": the ordinal names grade 12
                 verdict, compared = self.compare(ref, replace(extraction, candidates=(chosen,)), task.options.rel_tol)
+            if (not verdict.match and len(extraction.candidates) == 1
+                    and (unscoped := echoed_frequency(prompt, extraction.candidates[0]))):
+                # "typically No, ..." for "Would a CEO typically ...?": the question's own scope, not a doubt
+                verdict, compared = self.compare(ref, replace(extraction, candidates=(unscoped,)), task.options.rel_tol)
             if (not verdict.match and len(extraction.candidates) == 1
                     and (durations := duration_values(prompt, extraction.candidates[0]))):
                 for duration in durations:  # `3:45` for "how long": 225 minutes, or 3.75 hours
