@@ -89,6 +89,8 @@ two graders agree with each other. The sets:
   was measured once (in parts), each part before any change made for it.
   Batch 37 (`"batch": 37`: every kojima log of batch 32 one read further) was measured once, before the change made
   from its dev split (a fraction in words restating the answer in digits).
+  Batch 41 (`"batch": 41`: the MATH500 reports two reads past batch 39's) was measured once, before any change made
+  for it.
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 39: one row per repository.
+# Batches 3 to 41: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -166,7 +168,8 @@ BATCH_SOURCES = {
     36: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 36 (logs_10 GSM8K and MultiArith, past batch 1's reads)"},
     37: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 37 (GPT-3, every log one read past batch 32's)"},
     39: {"labrem/neus2026-labre": "MATH500 reports, batch 39 (baseline and openmath past batch 35's)",
-         "microsoft/ToRA": "ToRA GSM8K, batch 39 (70B and Code-34B, past batch 34's reads)"}}
+         "microsoft/ToRA": "ToRA GSM8K, batch 39 (70B and Code-34B, past batch 34's reads)"},
+    41: {"labrem/neus2026-labre": "MATH500 reports, batch 41 (baseline and openmath past batch 39's)"}}
 
 
 def source_name(row: dict) -> str:
