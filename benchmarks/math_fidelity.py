@@ -89,8 +89,8 @@ two graders agree with each other. The sets:
   was measured once (in parts), each part before any change made for it.
   Batch 37 (`"batch": 37`: every kojima log of batch 32 one read further) was measured once, before the change made
   from its dev split (a fraction in words restating the answer in digits).
-  Batch 41 (`"batch": 41`: the MATH500 reports two reads past batch 39's) was measured once, before any change made
-  for it.
+  Batch 41 (`"batch": 41`: the MATH500 reports two reads past batch 39's) was measured once, before the change made
+  from its dev split (a count closing whose relative clause leaves out "that").
 """
 
 from __future__ import annotations
