@@ -89,8 +89,8 @@ two graders agree with each other. The sets:
   was measured once (in parts), each part before any change made for it.
   Batch 37 (`"batch": 37`: every kojima log of batch 32 one read further) was measured once, before the change made
   from its dev split (a fraction in words restating the answer in digits).
-  Batch 41 (`"batch": 41`: the MATH500 reports two reads past batch 39's, then the ToRA GSM8K files two reads past
-  batch 39's) was measured once (in three parts), each before any change made for it (one, made from part 1's dev
+  Batch 41 (`"batch": 41`: the MATH500 reports two reads past batch 39's, then the ToRA GSM8K files three reads past
+  batch 39's) was measured once (in four parts), each before any change made for it (one, made from part 1's dev
   split: a count closing whose relative clause leaves out "that").
 """
 
@@ -171,7 +171,7 @@ BATCH_SOURCES = {
     39: {"labrem/neus2026-labre": "MATH500 reports, batch 39 (baseline and openmath past batch 35's)",
          "microsoft/ToRA": "ToRA GSM8K, batch 39 (70B and Code-34B, past batch 34's reads)"},
     41: {"labrem/neus2026-labre": "MATH500 reports, batch 41 (baseline and openmath past batch 39's)",
-         "microsoft/ToRA": "ToRA GSM8K, batch 41 (70B and Code-34B, two reads past batch 39's)"}}
+         "microsoft/ToRA": "ToRA GSM8K, batch 41 (70B and Code-34B, three reads past batch 39's)"}}
 
 
 def source_name(row: dict) -> str:
