@@ -97,6 +97,9 @@ two graders agree with each other. The sets:
   from part 5's dev split: a word of approximation before an answer's value).
   Batch 42 (`"batch": 42`: every kojima log of batch 37 one read further) was measured once, before the two changes
   made from its dev split (an announced list above a verdict alone on its line; a frequency word the question asks with).
+  Batch 41 (`"batch": 41`: the MATH500 reports two reads past batch 39's, then the ToRA GSM8K files three reads past
+  batch 39's) was measured once (in four parts), each before any change made for it (one, made from part 1's dev
+  split: a count closing whose relative clause leaves out "that").
 """
 
 from __future__ import annotations
@@ -178,6 +181,8 @@ BATCH_SOURCES = {
     39: {"labrem/neus2026-labre": "MATH500 reports, batch 39 (baseline and openmath past batch 35's)",
          "microsoft/ToRA": "ToRA GSM8K, batch 39 (70B and Code-34B, past batch 34's reads)"},
     40: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 40 (logs_10 uninformative-CoT; logs_gpt4_10 city equations)"},
+    41: {"labrem/neus2026-labre": "MATH500 reports, batch 41 (baseline and openmath past batch 39's)",
+         "microsoft/ToRA": "ToRA GSM8K, batch 41 (70B and Code-34B, three reads past batch 39's)"},
     42: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 42 (GPT-3, every log one read past batch 37's)"}}
 
 

@@ -486,6 +486,21 @@ FACTORS = ("* The common factors are: 1, 2, 7, 14\n\n**4. VERIFY:**\n\nThe possi
         ("The graph of the parabola has maybe two y-intercepts.", "2", PARABOLA, 0.0),
         ("The graph of the parabola has two y-intercepts that are not real.", "2", PARABOLA, 0.0),
         ("Its graph has 3 points and two y-intercepts.", "2", PARABOLA, 0.0),
+        # batch 41 (openmath gemma2-2b, a dev row): the relative clause without its "that", a subject (a pronoun or
+        # a name or two) then an auxiliary or modal verb, with no number word; the same guards hold
+        (FACTORS + "There are **four** possible numbers Rick and Steve could be thinking of. \n", "4", RICK, 1.0),
+        ("There are 4 possible numbers they could be thinking of.", "4", RICK, 1.0),
+        ("There are four possible numbers Steve can pick.", "4", RICK, 1.0),
+        ("There are four possible numbers Rick and Steve could be thinking of.", "5", RICK, 0.0),
+        ("There are four possible numbers Rick and Steve could be thinking of.", "4", None, 0.0),
+        ("There are four possible numbers they could perhaps be thinking of.", "4", RICK, 0.0),
+        ("There are four possible numbers they could not be thinking of.", "4", RICK, 0.0),
+        ("There are four possible numbers they could pick or five.", "4", RICK, 0.0),
+        ("There are four possible numbers they could pick if 14 counts.", "4", RICK, 0.0),
+        ("There are four possible numbers they could pick and three more.", "4", RICK, 0.0),
+        ("There are four possible numbers they could pick from 14.", "4", RICK, 0.0),
+        ("There are four possible numbers Rick likes best.", "4", RICK, 0.0),
+        ("There are four possible numbers, roughly speaking.", "4", RICK, 0.0),
     ],
 )
 def test_a_count_in_the_question_own_words_answers_how_many(response, reference, prompt, reward):

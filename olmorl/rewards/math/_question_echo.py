@@ -49,6 +49,11 @@ _CLAUSE_RE = re.compile(r"^(?:(?:that|which|who|whose|in|on|at|for|of|with|from|
 _CLAUSE_START_RE = re.compile(r"(?:that|which|who|whose|in|on|at|for|of|with|from|to)\b", re.IGNORECASE)
 # "How many of the following numbers ...?": the counted noun comes after "of the following".
 _OF_THE_LISTED = ("following", "given", "listed", "above")
+# The same clause with its relative pronoun left out ("possible numbers Rick and Steve could be thinking of"): a
+# subject, a personal pronoun or a name (two joined by "and"), then an auxiliary or modal verb; no number word in it.
+_CONTACT_CLAUSE_RE = re.compile(
+    r"^(?:(?i:they|we|you|he|she|it|i)|[A-Z][a-z]+(?:\s+and\s+[A-Z][a-z]+)?)\s+"
+    r"(?i:could|can|would|will|may|might|should|must|are|is|were|was|have|has|had|do|does|did)\b[^\d\uE000-\uF8FF]*$")
 _CLAUSE_BLOCK_RE = re.compile(r"\b(?:but|not|no|never|or|either|however|although|though|unless|if|except)\b|n't",
                               re.IGNORECASE)
 # "How much more money does Juanita spend ... than Grant?", "How many minutes longer ... than ...?": a question
@@ -91,9 +96,10 @@ def named_answer(sentence: str, question: str) -> str | None:
 def echoed_count(sentence: str, question: str) -> str | None:
     """"There are four possible numbers that Rick and Steve could be thinking of." for "How many possible numbers
     could they be thinking of?": a count followed by the question's own words after "how many" (its only number),
-    the rest a relative clause (which may repeat the question's "could be") or, right after those words or a phrase
-    copied from the question, a colon and the items counted ("The graph has two y-intercepts: (0, 1) and (0, 3).",
-    "There are 6 positive even perfect cubes less than 2008: 8, 64, ..."), with no hedge, denial or alternative."""
+    the rest a relative clause (which may repeat the question's "could be"; its "that" may be left out) or, right
+    after those words or a phrase copied from the question, a colon and the items counted ("The graph has two
+    y-intercepts: (0, 1) and (0, 3).", "There are 6 positive even perfect cubes less than 2008: 8, 64, ..."), with no
+    hedge, denial or alternative."""
     asked = list(_HOW_MANY_RE.finditer(question[-2000:].replace("$", "")))  # "How many $y$-intercepts"
     stated = _ECHOED_COUNT_RE.match(sentence) if asked else None
     if stated is None:
@@ -111,7 +117,8 @@ def echoed_count(sentence: str, question: str) -> str | None:
     clause, items = " ".join(words[echoed:]), stated.group(3) or ""
     copied = _restates_question(clause, question)
     condition = not copied and not items and _restates_condition(clause, question)
-    if value is None or not echoed or not (_CLAUSE_RE.match(clause) or copied or condition) \
+    contact = _CONTACT_CLAUSE_RE.match(clause) and not set(re.findall(r"[a-z]+", clause.lower())) & COUNT_WORDS.keys()
+    if value is None or not echoed or not (_CLAUSE_RE.match(clause) or contact or copied or condition) \
             or (items and clause and not copied) \
             or (not condition and _CLAUSE_BLOCK_RE.search(clause + items)) or ANCHOR_HEDGE_RE.search(clause + items):
         return None
