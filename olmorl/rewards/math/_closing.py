@@ -211,10 +211,11 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
     numbers = list(_NUMBER_RE.finditer(sentence))
     named = bool(numbers) and (subject := _NAMED_SUBJECT_RE.match(sentence)) is not None \
         and subject.end() == numbers[0].start()
-    anchored = bool(_CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or after_tool_output(body))
+    after_output = after_tool_output(body)
+    anchored = bool(_CONCLUSION_RE.match(sentence) or _STATEMENT_RE.match(sentence) or after_output)
     if (result := _chain_result(sentence, numbers)) is not None:
         return (result,), None
-    if numbers and after_tool_output(body) and (opened := opening_count(sentence)) is not None \
+    if numbers and after_output and (opened := opening_count(sentence)) is not None \
             and numbers[-1].start() > opened.start(1):
         if (printed := printed_count(opened, sentence, body)) is not None:
             return (printed,), None
@@ -232,7 +233,7 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
             word = magnitude_after(after)
             return (f"{numbers[0].group(0)} {word}" if word else numbers[0].group(0),), None
     if not numbers:
-        return worded_count(sentence) if after_tool_output(body) else None
+        return worded_count(sentence) if after_output else None
     ends = bool(_AFTER_FINAL_RE.match(after := sentence[numbers[-1].end():])) and bool(_ENDED_RE.search(after))
     if ends and len(numbers) > 1 and _OR_RE.search(sentence[numbers[-2].end():numbers[-1].start()]):
         return (numbers[-2].group(0), numbers[-1].group(0)), "or"

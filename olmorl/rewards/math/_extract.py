@@ -222,8 +222,8 @@ def _anchors(text: str) -> list[_Anchor]:
     phrase_start = _phrase_scan_start(text, lowered) if ascii_text else 0
     phrases = list(_PHRASE_RE.finditer(text, phrase_start)) if phrase_start is not None else []
     tail_start = max(0, len(text) - RARE_ANCHOR_WINDOW)
-    lowered = text[tail_start:].lower()
-    if any(hint in lowered for hint in _RARE_PHRASE_HINTS):
+    tail_lowered = text[tail_start:].lower()  # not `lowered[tail_start:]`: lowercasing may change non-ASCII lengths
+    if any(hint in tail_lowered for hint in _RARE_PHRASE_HINTS):
         phrases += _RARE_PHRASE_RE.finditer(text, tail_start)
     if (qa := _last_qa_line(text)) is not None:
         phrases.append(qa)

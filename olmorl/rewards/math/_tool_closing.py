@@ -12,7 +12,6 @@ _OUTPUT_BLOCK_END_RE = re.compile(r"```output\b.*?```", re.DOTALL)
 _TOOL_CLOSING_CHARS = 500
 _WORKING_RE = re.compile(r"\b(?:wait|wrong|error|mistake|incorrect|fix|let me|let's|retry|again|try)\b", re.IGNORECASE)
 DENIAL_RE = re.compile(r"\b(?:not|never|cannot|no)\b|n't", re.IGNORECASE)
-_WORDED_COUNT_RE = re.compile(r"^\W*([A-Za-z]+)\s+(?!of\b)[a-z]+s\b")
 _OPENING_COUNT_RE = re.compile(r"^\W*(\d+|[A-Za-z]+)\s+(?!of\b)[a-z]+s\b")
 _OUTPUT_VALUE_RE = re.compile(r"\A```output[ \t]*\n\s*(\d+(?:\.0+)?)\s*```")  # a program that printed one count
 _TAIL_BLOCK_WORDS_RE = re.compile(r"\b(?:if|unless|or|but|than|more|less|fewer|at least|at most)\b", re.IGNORECASE)
@@ -21,12 +20,10 @@ _TAIL_BLOCK_WORDS_RE = re.compile(r"\b(?:if|unless|or|but|than|more|less|fewer|a
 def worded_count(sentence: str) -> tuple[tuple[str, ...], str | None] | None:
     """"Four containers were imported on the second day." after a program's output: the sentence opens with its
     count in words (two to twenty, then a plural noun, not "of"), its only number; no hedge, denial or condition."""
-    opened = _WORDED_COUNT_RE.match(sentence)
-    value = COUNT_WORDS.get(opened.group(1).lower()) if opened else None
-    if value in (None, "0", "1") or not ENDED_RE.search(sentence) or DENIAL_RE.search(sentence) \
-            or _TAIL_BLOCK_WORDS_RE.search(sentence):
+    opened = opening_count(sentence)
+    if opened is None or opened.group(1).isdigit() or _count(opened) in ("0", "1") or not _plain_closing(sentence):
         return None
-    return (value,), None
+    return (_count(opened),), None
 
 
 def opening_count(sentence: str) -> re.Match[str] | None:
@@ -39,11 +36,18 @@ def printed_count(opened: re.Match[str], sentence: str, body: str) -> str | None
     """"Three trucks will be needed to transport 80 flagstones in one trip." after a program printed `3.0`: the
     closing opens with the count the program printed, so its other numbers are givens."""
     printed = _OUTPUT_VALUE_RE.search(body[body.rfind("```output"):])
-    if printed is None or not ENDED_RE.search(sentence) or DENIAL_RE.search(sentence) \
-            or _TAIL_BLOCK_WORDS_RE.search(sentence):
+    if printed is None or not _plain_closing(sentence):
         return None
-    count = opened.group(1) if opened.group(1).isdigit() else COUNT_WORDS[opened.group(1).lower()]
-    return count if float(count) == float(printed.group(1)) else None
+    return _count(opened) if float(_count(opened)) == float(printed.group(1)) else None
+
+
+def _count(opened: re.Match[str]) -> str:
+    return opened.group(1) if opened.group(1).isdigit() else COUNT_WORDS[opened.group(1).lower()]
+
+
+def _plain_closing(sentence: str) -> bool:
+    """A finished sentence with no denial, condition, alternative or comparison in it."""
+    return bool(ENDED_RE.search(sentence)) and not DENIAL_RE.search(sentence) and not _TAIL_BLOCK_WORDS_RE.search(sentence)
 
 
 def after_tool_output(body: str) -> bool:

@@ -42,6 +42,11 @@ _NUMBER_WORDS_RE = re.compile(rf"^(?:minus\s+|negative\s+)?{_NUMBER_WORD}(?:(?:\
 _LAST_NUMBER_RE = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
 # Between the numbers of a list: ";", whitespace (a normalized \\quad), or a comma that is no thousands separator.
 _LIST_SEPARATOR_RE = re.compile(r"\s*(?:;|,(?!\d{3}(?!\d))|\s)\s*")
+# The question's reading of a lone answer that missed, tried in turn (each gives the value it states, or None):
+# `a + b + c = \frac{6}{5}` for "Compute $a+b+c$" (the asked expression labels the value); `12^{th} \text{ grade}`
+# for "For which grade" (the ordinal names grade 12); "typically No, ..." for "Would a CEO typically ...?" (the
+# question's own scope, not a doubt).
+_PROMPT_READINGS = (asked_value, ordinal_choice, echoed_frequency)
 
 
 def _listed_numbers(text: str) -> list[Any]:
@@ -277,18 +282,11 @@ class _MathFamily(Verifier):
             if (not verdict.match and len(extraction.candidates) == 1 and st.as_letter(ref) is not None
                     and (letter := chosen_letter(prompt, extraction.candidates[0], task.options.rel_tol))):
                 verdict = equivalent(ref, letter, task.options.rel_tol)  # an option's content names its letter
-            if (not verdict.match and len(extraction.candidates) == 1
-                    and (asked := asked_value(prompt, extraction.candidates[0]))):
-                # `a + b + c = \frac{6}{5}` for "Compute $a+b+c$": the asked expression labels the value
-                verdict, compared = self.compare(ref, replace(extraction, candidates=(asked,)), task.options.rel_tol)
-            if (not verdict.match and len(extraction.candidates) == 1
-                    and (chosen := ordinal_choice(prompt, extraction.candidates[0]))):
-                # `12^{th} \text{ grade}` for "For which grade": the ordinal names grade 12
-                verdict, compared = self.compare(ref, replace(extraction, candidates=(chosen,)), task.options.rel_tol)
-            if (not verdict.match and len(extraction.candidates) == 1
-                    and (unscoped := echoed_frequency(prompt, extraction.candidates[0]))):
-                # "typically No, ..." for "Would a CEO typically ...?": the question's own scope, not a doubt
-                verdict, compared = self.compare(ref, replace(extraction, candidates=(unscoped,)), task.options.rel_tol)
+            for reading in _PROMPT_READINGS:
+                if verdict.match or len(extraction.candidates) != 1:
+                    break
+                if read := reading(prompt, extraction.candidates[0]):
+                    verdict, compared = self.compare(ref, replace(extraction, candidates=(read,)), task.options.rel_tol)
             if (not verdict.match and len(extraction.candidates) == 1
                     and (durations := duration_values(prompt, extraction.candidates[0]))):
                 for duration in durations:  # `3:45` for "how long": 225 minutes, or 3.75 hours
