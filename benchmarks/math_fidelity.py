@@ -183,7 +183,8 @@ BATCH_SOURCES = {
     40: {"kojima-takeshi188/zero_shot_cot": "GPT output files, batch 40 (logs_10 uninformative-CoT; logs_gpt4_10 city equations)"},
     41: {"labrem/neus2026-labre": "MATH500 reports, batch 41 (baseline and openmath past batch 39's)",
          "microsoft/ToRA": "ToRA GSM8K, batch 41 (70B and Code-34B, three reads past batch 39's)"},
-    42: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 42 (GPT-3, every log one read past batch 37's)"}}
+    42: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 42 (GPT-3, every log one read past batch 37's)"},
+    43: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 43 (GPT-3, every log one read past batch 42's)"}}
 
 
 def source_name(row: dict) -> str:
