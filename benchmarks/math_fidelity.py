@@ -104,6 +104,8 @@ two graders agree with each other. The sets:
   change made for it.
   Batch 45 (`"batch": 45`: the MATH500 reports one read past batch 41's) was measured once, before any change made
   for it.
+  Batch 43 (`"batch": 43`: every kojima log of batch 42 one read further) was measured once, before any change; none
+  was made for it (no dev miss).
 """
 
 from __future__ import annotations
@@ -188,6 +190,7 @@ BATCH_SOURCES = {
     41: {"labrem/neus2026-labre": "MATH500 reports, batch 41 (baseline and openmath past batch 39's)",
          "microsoft/ToRA": "ToRA GSM8K, batch 41 (70B and Code-34B, three reads past batch 39's)"},
     42: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 42 (GPT-3, every log one read past batch 37's)"},
+    43: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 43 (GPT-3, every log one read past batch 42's)"},
     44: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 44 (Phi-3-mini, one read past batch 38's)"},
     45: {"labrem/neus2026-labre": "MATH500 reports, batch 45 (baseline and openmath one read past batch 41's)"}}
 
