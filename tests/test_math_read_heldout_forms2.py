@@ -1,7 +1,8 @@
-"""Answer forms of batch 41's held-out false accept (benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after
-its split's never-tuned number was recorded (docs/fidelity.md, "Held-out misses read after their numbers were
-recorded"). The cases are written from the forms, not copied from the rows. Each case marked "was 1.0" scored 1
-before its fix; the unmarked cases are guards, the same on the code before and after."""
+"""Answer forms of batch 41's held-out false accept and batch 40's held-out false reject
+(benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's never-tuned number was recorded
+(docs/fidelity.md, "Held-out misses read after their numbers were recorded"). The cases are written from the forms,
+not copied from the rows. Each case marked "was 1.0" scored 1 before its fix and each marked "was 0.0" scored 0;
+the unmarked cases are guards, the same on the code before and after."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from test_math_read_heldout_forms import score  # the math verifier's reward, gi
 BINOMIAL = "Problem: Compute $\\dbinom{25}{22}$."
 SHELF = "In how many ways can 6 different books be arranged on a shelf?"
 AS_FACTORIALS = "Write $\\dbinom{25}{22}$ as a quotient of factorials."
+SCORE = ("Ana scores 6 points for each star she collects. She collected 4 stars on the first level and 3 on the "
+         "second. What is her score?")
 
 
 @pytest.mark.parametrize(
@@ -34,6 +37,23 @@ AS_FACTORIALS = "Write $\\dbinom{25}{22}$ as a quotient of factorials."
         ("$\\boxed{\\binom{25}{22}}$", "2300", None, 1.0),
         ("$\\boxed{\\binom{25}{21}}$", "2300", BINOMIAL, 0.0),
         ("$\\boxed{1{,}000}$", "1000", "What is $10^3$?", 1.0),  # a thin space or a brace is no factorial
+        # An answer sentence that has ended, then its working in parentheses that reaches the same value (closed,
+        # or cut off right after the value): the value stated.
+        ("The answer is 42. (6 x 4 = 24, 6 x 3 = 18, 24 + 18 = 42", "42", SCORE, 1.0),  # was 0.0
+        ("The answer is 42. (6 x 4 = 24, 6 x 3 = 18, 24 + 18 = 42)", "42", SCORE, 1.0),  # was 0.0
+        ("The answer is 42 points. (24 + 18 = 42 points)", "42", SCORE, 1.0),  # 1.0 before too (its last words)
+        ("The answer is 4.5. (9 / 2 = 4.5)", "4.5", None, 1.0),  # was 0.0
+        # Working that reaches another value, stops before a value or mid-way, offers an alternative, takes the
+        # value back or hedges it; a value whose sentence has not ended.
+        ("The answer is 42. (6 x 4 = 24, 6 x 3 = 18, 24 + 18 = 43)", "42", SCORE, 0.0),
+        ("The answer is 42. (6 x 4 = 24, 6 x 3 = 18, 24 + 18 = 43)", "43", SCORE, 0.0),
+        ("The answer is 42. (6 x 4 = 24, 6 x 3 = 18, 24 + 18 =", "42", SCORE, 0.0),
+        ("The answer is 42. (6 x 4 = 24, 6 x 3", "42", SCORE, 0.0),
+        ("The answer is 42. (24 + 18 = 42, or 43 with the bonus)", "42", SCORE, 0.0),
+        ("The answer is 42. (24 + 18 = 42, wait, that is wrong)", "42", SCORE, 0.0),
+        ("The answer is 42. (24 + 18 = approximately 42)", "42", SCORE, 0.0),
+        ("The answer is 42. (not 24 + 18 = 42)", "42", SCORE, 0.0),
+        ("The answer is 42 (24 + 18 = 42", "42", SCORE, 0.0),
     ],
 )
 def test_read_heldout_forms(response: str, reference: str, prompt: str | None, reward: float) -> None:
