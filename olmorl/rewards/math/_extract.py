@@ -23,7 +23,7 @@ from olmorl.rewards.math._normalize import clean_text, matching_brace, whitespac
 from olmorl.rewards.math._number_words import restated_in_words
 from olmorl.rewards.math._qualifiers import magnitude_after, qualified_boxes, qualified_statement
 from olmorl.rewards.math._question_echo import ANCHOR_HEDGE_RE
-from olmorl.rewards.math._sentence_value import sentence_value
+from olmorl.rewards.math._sentence_value import sentence_value, worked_value
 
 MAX_BOXES = 64  # only the last boxes matter; thousands of boxes are skipped past cheaply
 MAX_ANSWER_CHARS = 2_000
@@ -350,6 +350,8 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
     if inner_boxes:
         answer = inner_boxes[-1].text.strip()
     elif last.kind in ("phrase", "minerva", "bold", "answer_tag"):
+        if (worked := worked_value(answer)) is not None:  # "35. (20 + 15 = 35": the value, then its working
+            answer = statement = worked
         # An answer tag holding a sentence ("<answer> 5 hours x $12 = $60. </answer>") holds its value, as a box does.
         ended = text[last.end:last.end + 1] in (".", "!")  # a cut-off sentence may not qualify its value yet
         answer = sentence_value(answer, ended=ended)

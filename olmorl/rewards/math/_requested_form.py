@@ -17,8 +17,11 @@ itself is unreduced, the value decides (`\\frac{26}{221}` for `\\frac{2}{17}`).
 
 A question that asks for a value ("Compute", "Evaluate", "Find", "What is", "How many") is not answered by an
 expression that still leaves a function unevaluated (`\\sec^2 10^\\circ + \\csc^2 20^\\circ +
-\\csc^2 40^\\circ` for 12: the question's own sum rewritten), though its value is right; a chain ends in what it
-states (`\\log_2 64 = 6` has evaluated), and a reference that keeps a function decides by value.
+\\csc^2 40^\\circ` for 12: the question's own sum rewritten), though its value is right; nor by a count left as
+factorials or a binomial coefficient of numbers (`\\binom{31}{28} = \\dfrac{31!}{28!3!}` for "Compute
+$\\dbinom{31}{28}$", reference 4495: the computation asked for, not done). A chain ends in what it states
+(`\\log_2 64 = 6`, `\\binom{5}{2} = 10` have evaluated), and a reference that keeps a function, a factorial or a
+binomial coefficient decides by value.
 
 "Expand" asks for a sum of terms with like terms combined: `2x^9 - 8x^7 + 6x^6 + 3x^6 - 12x^4` (two terms in
 `x^6`) has not finished, though its value is right; a reference that keeps like terms apart decides by value.
@@ -54,6 +57,9 @@ _INTEGER_FRACTION_RE = re.compile(r"\\[dt]?frac\s*(?:\{\s*(-?\d+)\s*\}|(\d))\s*(
                                   r"|(?<![\d.])(-?\d+)\s*/\s*(\d+)(?![\d.])")
 # A function left unevaluated: `\log_4(2)`, `log_4 2`, `\ln 3`, `\sin 30^\circ` (not a letter inside a word).
 _FUNCTION_RE = re.compile(r"(?<![a-zA-Z])\\?(?:log|ln|lg|sin|cos|tan|cot|sec|csc|exp)(?![a-zA-Z])")
+# A factorial or a binomial coefficient left unevaluated: `31!`, `28!3!`, `(n-1)!`'s closing `)!`, `\binom{31}{28}`,
+# `\dbinom`, `{31 \choose 28}` (not `!=`, not LaTeX's `\!` thin space: a digit, brace or parenthesis comes first).
+_COMBINATORIAL_RE = re.compile(r"\\[dt]?binom(?![a-zA-Z])|\\choose(?![a-zA-Z])|[\d)}]\s*!(?!=)")
 _EXPAND_RE = re.compile(r"\bexpand\b", re.IGNORECASE)
 # A monomial term: a plain coefficient, then variables with whole-number powers (`6x^6`, `-3x^{2}y`, `12`).
 _MONOMIAL_RE = re.compile(r"^\d*(?:\.\d+)?\s*((?:[a-z](?:\^\{?\d+\}?)?\s*)*)$")
@@ -78,10 +84,15 @@ def _restates(prompt: str, reference: str, answer: str) -> bool:
     return bool(exact) and all(math_key(side) in quoted for side in exact)
 
 
+def _left_unevaluated(text: str) -> bool:
+    """Whether the text leaves a function, a factorial or a binomial coefficient unevaluated."""
+    return bool(_FUNCTION_RE.search(text) or _COMBINATORIAL_RE.search(text))
+
+
 def _unevaluated(answer: str) -> bool:
-    """Whether the exact form the answer ends in leaves a function unevaluated (a chain's last side, without an
-    approximation after `\\approx`)."""
-    return bool(_FUNCTION_RE.search(_APPROXIMATION_RE.sub("", top_level_split(answer, ("=",))[-1])))
+    """Whether the exact form the answer ends in leaves a function, a factorial or a binomial coefficient
+    unevaluated (a chain's last side, without an approximation after `\\approx`)."""
+    return _left_unevaluated(_APPROXIMATION_RE.sub("", top_level_split(answer, ("=",))[-1]))
 
 
 def _radical_denominator(text: str) -> bool:
@@ -135,9 +146,9 @@ def _uncombined_terms(text: str) -> bool:
 def unrequested_form(prompt: str, reference: str, compared: list[str]) -> str | None:
     """The form the prompt asks for that the matched answer, equal in value, does not give ("simplified": a
     decimal under a radical, a radical in a denominator, or only the quoted expression restated; "common
-    fraction": a function left unevaluated; "expanded": like terms left uncombined; "evaluated": a function left unevaluated where a
-    value is asked for; "normalized equation": a multiple of the reference equation where the
-    prompt fixes its coefficients' sign or scale), or None."""
+    fraction": a function left unevaluated; "expanded": like terms left uncombined; "evaluated": a function, a
+    factorial or a binomial coefficient left unevaluated where a value is asked for; "normalized equation": a
+    multiple of the reference equation where the prompt fixes its coefficients' sign or scale), or None."""
     if _NORMALIZED_FORM_RE.search(prompt) and any(_rescaled_equation(reference, answer) for answer in compared):
         return "normalized equation"
     if _COMMON_FRACTION_RE.search(prompt) and not _FUNCTION_RE.search(reference) and any(
@@ -150,7 +161,7 @@ def unrequested_form(prompt: str, reference: str, compared: list[str]) -> str | 
     if _REDUCED_ASKED_RE.search(prompt) and not _unreduced(reference) and any(
             _unreduced(_APPROXIMATION_RE.sub("", top_level_split(answer, ("=",))[-1])) for answer in compared):
         return "reduced fraction"
-    if _VALUE_ASKED_RE.search(prompt) and not _FUNCTION_RE.search(reference) and any(
+    if _VALUE_ASKED_RE.search(prompt) and not _left_unevaluated(reference) and any(
             _unevaluated(answer) for answer in compared):
         return "evaluated"
     if not _SIMPLIFY_RE.search(prompt):

@@ -1,6 +1,7 @@
 """The value an answer sentence states: "The largest $n$ is 34" -> "34" (`sentence_value`), for an anchor
 followed by a sentence (`_extract`): the value after the last copula, the sentence's only number or math span, or
-the one in Markdown bold.
+the one in Markdown bold. An answer sentence that has ended may be followed by its working in parentheses
+(`worked_value`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,16 @@ _COPULA_RE = re.compile(r"\b(?:is|are|was|were|equals|be)\b|=|(?<!\d):|:(?!\d)")
 # denial: "cannot be simplified to").
 _REWRITTEN_AS_RE = re.compile(r"^(?:simplified|rewritten|written|expressed|reduced)\s+(?:to|as)\s+", re.IGNORECASE)
 _DENIED_BEFORE_RE = re.compile(r"(?:\bnot|n't|\bcannot|\bnever)\s*$", re.IGNORECASE)
+# "35. (4 x 5 = 20, 3 x 5 = 15, 20 + 15 = 35)": a value whose sentence has ended (its full stop), then its working
+# in parentheses, closed or cut off at the response's end; the working holds no parenthesis of its own.
+_WORKED_RE = re.compile(r"^(?P<value>[^()\n]{1,40}?)\.\s+\((?P<working>[^()\n]{1,300})\)?\s*\.?$")
+# Working that says more than how the value was reached: an alternative, a denial, a doubt, a condition.
+_WORKING_BLOCK_RE = re.compile(
+    r"\b(?:or|not|no|never|but|however|wait|actually|maybe|perhaps|probably|approximately|about|roughly|"
+    r"wrong|incorrect|if|unless)\b|n't|\?", re.IGNORECASE)
+_PLAIN_NUMBER_RE = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+# The working's last side: the value it reaches, a currency sign before it and up to three unit words after it.
+_REACHED_RE = re.compile(r"^\s*\$?\s*(-?\d[\d,]*(?:\.\d+)?)(?:\s+[A-Za-z]+){0,3}\s*$")
 
 
 def sentence_value(answer: str, *, ended: bool = False) -> str:
@@ -67,3 +78,23 @@ def _math_spans(text: str) -> list[tuple[int, int]]:
 
 def _inside_math(text: str, index: int, spans: list[tuple[int, int]]) -> bool:
     return any(a < index < b for a, b in spans) or text.rfind("\\(", 0, index) > text.rfind("\\)", 0, index)
+
+
+def worked_value(statement: str) -> str | None:
+    """"35. (4 x 5 = 20, 3 x 5 = 15, 20 + 15 = 35" -> "35": the value of an answer sentence that has ended, followed
+    by its working in parentheses whose last equation reaches that same value (the parenthesis closed, or the
+    response cut off right after the value was reached: the answer sentence is whole). None when the working
+    reaches another value, stops before a value, or says more than how the value was reached ("or", "not",
+    "approximately", a question)."""
+    match = _WORKED_RE.match(statement.strip())
+    if match is None or "=" not in match["working"] or _WORKING_BLOCK_RE.search(match["working"]):
+        return None
+    stated = _PLAIN_NUMBER_RE.findall(match["value"])
+    reached = _REACHED_RE.match(match["working"].rpartition("=")[2])
+    if len(stated) != 1 or reached is None or _number(stated[0]) != _number(reached.group(1)):
+        return None
+    return match["value"].strip()
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))

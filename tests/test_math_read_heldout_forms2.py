@@ -1,0 +1,60 @@
+"""Answer forms of batch 41's held-out false accept and batch 40's held-out false reject
+(benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's never-tuned number was recorded
+(docs/fidelity.md, "Held-out misses read after their numbers were recorded"). The cases are written from the forms,
+not copied from the rows. Each case marked "was 1.0" scored 1 before its fix and each marked "was 0.0" scored 0;
+the unmarked cases are guards, the same on the code before and after."""
+
+from __future__ import annotations
+
+import pytest
+from test_math_read_heldout_forms import score  # the math verifier's reward, given the prompt
+
+
+BINOMIAL = "Problem: Compute $\\dbinom{25}{22}$."
+SHELF = "In how many ways can 6 different books be arranged on a shelf?"
+AS_FACTORIALS = "Write $\\dbinom{25}{22}$ as a quotient of factorials."
+SCORE = ("Ana scores 6 points for each star she collects. She collected 4 stars on the first level and 3 on the "
+         "second. What is her score?")
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        # A question that asks for a value is not answered by a count left as factorials or a binomial coefficient
+        # of numbers (the computation asked for, not done), as it is not by a function left unevaluated.
+        ("**5. FORMAT:**\n\n$$\\boxed{\\binom{25}{22} = \\dfrac{25!}{22!3!}}$$\n\nLet me know if you'd like help "
+         "with the factorials!", "2300", BINOMIAL, 0.0),  # was 1.0
+        ("$\\boxed{\\dfrac{25!}{22!\\,3!}}$", "2300", BINOMIAL, 0.0),  # was 1.0
+        ("$\\boxed{\\binom{25}{22}}$", "2300", BINOMIAL, 0.0),  # was 1.0: the question restated
+        ("$\\boxed{\\tbinom{25}{3}}$", "2300", BINOMIAL, 0.0),  # was 1.0
+        ("The answer is $6!$.", "720", SHELF, 0.0),  # was 1.0
+        # A chain that ends in the value has computed it; a reference that keeps a factorial, or no question,
+        # leaves the value to decide; a wrong count stays wrong.
+        ("$\\boxed{\\binom{25}{22} = \\dfrac{25!}{22!3!} = 2300}$", "2300", BINOMIAL, 1.0),
+        ("$\\boxed{2300}$", "2300", BINOMIAL, 1.0),
+        ("The answer is $6! = 720$.", "720", SHELF, 1.0),
+        ("$\\boxed{\\dfrac{25!}{22!3!}}$", "\\frac{25!}{22!3!}", AS_FACTORIALS, 1.0),
+        ("$\\boxed{\\binom{25}{22}}$", "2300", None, 1.0),
+        ("$\\boxed{\\binom{25}{21}}$", "2300", BINOMIAL, 0.0),
+        ("$\\boxed{1{,}000}$", "1000", "What is $10^3$?", 1.0),  # a thin space or a brace is no factorial
+        # An answer sentence that has ended, then its working in parentheses that reaches the same value (closed,
+        # or cut off right after the value): the value stated.
+        ("The answer is 42. (6 x 4 = 24, 6 x 3 = 18, 24 + 18 = 42", "42", SCORE, 1.0),  # was 0.0
+        ("The answer is 42. (6 x 4 = 24, 6 x 3 = 18, 24 + 18 = 42)", "42", SCORE, 1.0),  # was 0.0
+        ("The answer is 42 points. (24 + 18 = 42 points)", "42", SCORE, 1.0),  # 1.0 before too (its last words)
+        ("The answer is 4.5. (9 / 2 = 4.5)", "4.5", None, 1.0),  # was 0.0
+        # Working that reaches another value, stops before a value or mid-way, offers an alternative, takes the
+        # value back or hedges it; a value whose sentence has not ended.
+        ("The answer is 42. (6 x 4 = 24, 6 x 3 = 18, 24 + 18 = 43)", "42", SCORE, 0.0),
+        ("The answer is 42. (6 x 4 = 24, 6 x 3 = 18, 24 + 18 = 43)", "43", SCORE, 0.0),
+        ("The answer is 42. (6 x 4 = 24, 6 x 3 = 18, 24 + 18 =", "42", SCORE, 0.0),
+        ("The answer is 42. (6 x 4 = 24, 6 x 3", "42", SCORE, 0.0),
+        ("The answer is 42. (24 + 18 = 42, or 43 with the bonus)", "42", SCORE, 0.0),
+        ("The answer is 42. (24 + 18 = 42, wait, that is wrong)", "42", SCORE, 0.0),
+        ("The answer is 42. (24 + 18 = approximately 42)", "42", SCORE, 0.0),
+        ("The answer is 42. (not 24 + 18 = 42)", "42", SCORE, 0.0),
+        ("The answer is 42 (24 + 18 = 42", "42", SCORE, 0.0),
+    ],
+)
+def test_read_heldout_forms(response: str, reference: str, prompt: str | None, reward: float) -> None:
+    assert score(response, reference, prompt) == reward
