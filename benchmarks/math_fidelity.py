@@ -104,8 +104,8 @@ two graders agree with each other. The sets:
   change made for it.
   Batch 45 (`"batch": 45`: the MATH500 reports one read past batch 41's) was measured once, before any change made
   for it.
-  Batch 47 (`"batch": 47`: the MATH500 reports read on past batch 45's, in parts) was measured once, each part before
-  any change made for it.
+  Batch 47 (`"batch": 47`: the MATH500 reports three reads past batch 45's, then the two openmath rows batch 25 left
+  cut) was measured once, each part before any change made for it; no change was made for it.
 """
 
 from __future__ import annotations
