@@ -134,7 +134,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 45: one row per repository.
+# Batches 3 to 45 and 48: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -192,7 +192,8 @@ BATCH_SOURCES = {
     42: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 42 (GPT-3, every log one read past batch 37's)"},
     43: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 43 (GPT-3, every log one read past batch 42's)"},
     44: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 44 (Phi-3-mini, one read past batch 38's)"},
-    45: {"labrem/neus2026-labre": "MATH500 reports, batch 45 (baseline and openmath one read past batch 41's)"}}
+    45: {"labrem/neus2026-labre": "MATH500 reports, batch 45 (baseline and openmath one read past batch 41's)"},
+    48: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 48 (GPT-3, every log one read past batch 43's)"}}
 
 
 def source_name(row: dict) -> str:
