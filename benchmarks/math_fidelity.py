@@ -106,6 +106,9 @@ two graders agree with each other. The sets:
   for it.
   Batch 43 (`"batch": 43`: every kojima log of batch 42 one read further) was measured once, before any change; none
   was made for it (no dev miss).
+  Batch 48 (`"batch": 48`: every kojima log of batch 43 two reads further) was measured once, each part before any
+  change made for it (four, made from its dev split: an answer restated in quoted words or with a unit, working cut
+  off as it begins to conclude, a named closing with a second name before its value).
 """
 
 from __future__ import annotations
@@ -193,7 +196,7 @@ BATCH_SOURCES = {
     43: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 43 (GPT-3, every log one read past batch 42's)"},
     44: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 44 (Phi-3-mini, one read past batch 38's)"},
     45: {"labrem/neus2026-labre": "MATH500 reports, batch 45 (baseline and openmath one read past batch 41's)"},
-    48: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 48 (GPT-3, every log one read past batch 43's)"}}
+    48: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 48 (GPT-3, every log two reads past batch 43's)"}}
 
 
 def source_name(row: dict) -> str:
