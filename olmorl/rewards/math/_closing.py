@@ -114,14 +114,14 @@ _COUNT_RE = re.compile(
     r"\bthere (?:are|is|were|was|will be|would be) (?:exactly |a total of )?\d[\d,]*\b", re.IGNORECASE
 )
 # "Jojo scored 54 points.": a closing sentence whose subject is a name, its value right after the verb (an auxiliary
-# may come first: "Tim will need 48 lemons."; or "to" and a second verb: "Kylar needs to pay $64"). The name may
-# have a companion named through it ("Edward and his friend spent 54 dollars in total."). Words that open
-# reasoning are not names.
+# may come first: "Tim will need 48 lemons."; or "to" and a second verb: "Kylar needs to pay $64"; or a second
+# name the verb takes: "Mandy should give Benedict $106."). The name may have a companion named through it ("Edward
+# and his friend spent 54 dollars in total."). Words that open reasoning are not names.
 _NAMED_SUBJECT_RE = re.compile(
     r"^(?!(?:If|When|Then|So|But|And|Now|First|Next|Since|After|Before|Let|We|It|He|She|They|You|There|This|"
     r"That|These|Those|Each|Every|All|Both|Total|Step)\b)[A-Z][a-z]+"
     r"(?:\s+(?:and\s+)?[A-Z][a-z]+|\s+and\s+(?:his|her|their)\s+[a-z]{2,12})?"
-    r"\s+(?:(?:will|would|can|could|must|should|did)\s+)?[a-z]{2,12}(?:\s+to\s+[a-z]{2,12})?"
+    r"\s+(?:(?:will|would|can|could|must|should|did)\s+)?[a-z]{2,12}(?:\s+to\s+[a-z]{2,12})?(?:\s+[A-Z][a-z]+)?"
     r"\s+(?:a total of\s+|exactly\s+)?\$?(?=\d)"
 )
 # A response that is one short sentence: a value and its unit ("2 shelves.", "6 cupcakes"); words that make it

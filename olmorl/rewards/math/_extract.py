@@ -90,6 +90,12 @@ _DISOWNED_RE = re.compile(
     r"(?:incorrect|wrong))\b",
     re.IGNORECASE,
 )
+# A response that ends as it begins to conclude ("... 163 post-it notes. \n\nTherefore, the"): cut off.
+_UNFINISHED_CONCLUSION_RE = re.compile(
+    r"(?:^|[.!?:\n])\s*(?:therefore|thus|hence|so)\b,?(?:\s+(?:the|our|my))?(?:\s+(?:final\s+)?answer"
+    r"(?:\s*\([^()\n]{1,40}\))?(?:\s+is)?)?\s*$",
+    re.IGNORECASE,
+)
 # "The answer is no. Or yes.": the next sentence offers another answer.
 _OR_NEXT_RE = re.compile(r"^[\s.!*)\]}$]*\bOr\b(?!\s*,?\s*(?:in\s+(?:words|other\s+words)|equivalently)\b)")
 _CONFIRMATION_RE = re.compile(
@@ -323,6 +329,11 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
     tail = text[max(a.end for a in anchors if a.start >= last.start or a.end >= last.end):]
     if _is_retracted(tail):
         return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": last.text.strip()})
+    if len(last.text.split()) > 8 and _UNFINISHED_CONCLUSION_RE.search(tail[-200:]):
+        # "is it notes remaining overall, so we can say that she started with 23 + 140 = 163 post-it notes.
+        # Therefore, the": a sentence of working where the answer goes, then cut off as it began to conclude, so it
+        # has no answer (a short answer, "E.", stands however the working after it ends).
+        return Extraction(None, last.kind, reason="truncated", notes={"truncated_answer": last.text.strip()})
     if (last.kind in ("phrase", "boxed", "answer_tag") and _is_hedged(text, last)) or _OR_NEXT_RE.match(tail):
         return Extraction(None, last.kind, reason="hedged", notes={"hedged_answer": last.text.strip()})
     if last.kind == "boxed":

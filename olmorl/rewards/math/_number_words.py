@@ -2,9 +2,11 @@
 
 A whole number written in words ("ninety-nine", "one hundred and forty", "two thousand and five"), or a fraction
 written as a cardinal and an ordinal ("three-tenths", "one half", "two thirds"), that follows an answer stated in
-digits and has the same value says that answer again; the answer in digits stands. A number in words that differs
-from the answer before it, or that is neither ("two point five", "a half", "three tenth"), is read as the response's
-last answer, as before (a number in words is never graded against digits).
+digits and has the same value says that answer again; the answer in digits stands. The words may be quoted
+('"twenty-seven."') or followed by up to three words of a unit ("seventeen dollars"), and an answer stated as an
+equation ("323 / 19 = 17") has the value of its last side. A number in words that differs from the answer before it,
+or that is neither ("two point five", "a half", "three tenth"), is read as the response's last answer, as before (a
+number in words is never graded against digits).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ _ORDINALS = {"half": 2, "third": 3, "quarter": 4, "fourth": 4, "fifth": 5, "sixt
 _PLURALS = {"halves": "half", **{word + "s": word for word in _ORDINALS if word != "half"}}
 _WORD_RE = re.compile(r"[a-z]+")
 _WORDS_ONLY_RE = re.compile(r"^(?:minus\s+|negative\s+)?[a-z]+(?:(?:\s+|-)[a-z]+)*$")
+_QUOTES = "\"'\u201c\u201d\u2018\u2019"
+# Words that are part of a number, never its unit.
+_NUMBER_WORDS = {*_UNITS, *_TENS, *_SCALES, *_ORDINALS, *_PLURALS, "hundred", "and", "minus", "negative", "point"}
 
 
 def _group(words: list[str]) -> int | None:
@@ -91,12 +96,34 @@ def fraction_words_value(text: str) -> Fraction | None:
     return Fraction(numerator, denominator)
 
 
+def _number_in_words(text: str) -> Fraction | None:
+    """The whole number or fraction `text` writes in words, else None."""
+    whole = words_value(text)
+    return fraction_words_value(text) if whole is None else Fraction(whole)
+
+
+def _words_and_unit(text: str) -> Fraction | None:
+    """The number in words before up to three words of a unit ("seventeen dollars" -> 17), else None; a word that
+    belongs to a number ("point", "thousand", "tenths") is never a unit."""
+    words = text.rstrip(".!").split()
+    unit = 0
+    while unit < min(3, len(words) - 1) and words[-1 - unit].isalpha() \
+            and words[-1 - unit].lower() not in _NUMBER_WORDS:
+        unit += 1
+    return _number_in_words(" ".join(words[:-unit])) if unit else None
+
+
 def restated_in_words(previous_value: str, statement: str) -> bool:
     """Whether `statement`, a number written in words, has the value of the answer stated before it
-    (`previous_value`, a number in digits)."""
-    whole = words_value(statement)
-    value = fraction_words_value(statement) if whole is None else Fraction(whole)
+    (`previous_value`, a number in digits, or an equation whose last side is one)."""
+    text = statement.strip().strip(_QUOTES).strip()  # '"twenty-seven."': quotes around the words
+    value = _number_in_words(text)
+    if value is None:
+        value = _words_and_unit(text)
     if value is None:
         return False
-    number = parse_number(previous_value.strip().rstrip(".").strip())
+    previous = previous_value.strip().rstrip(".").strip()
+    number = parse_number(previous)
+    if number is None and "=" in previous:
+        number = parse_number(previous.rsplit("=", 1)[1].strip())  # "323 / 19 = 17" states 17
     return number is not None and number.value == value
