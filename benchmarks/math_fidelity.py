@@ -110,8 +110,8 @@ two graders agree with each other. The sets:
   measured once, each part before any change made for it.
   Batch 47 (`"batch": 47`: the MATH500 reports three reads past batch 45's, then the two openmath rows batch 25 left
   cut) was measured once, each part before any change made for it; no change was made for it.
-  Batch 50 (`"batch": 50`: the MATH500 reports read on past batch 47's, in parts) was measured once, each part before
-  any change made for it.
+  Batch 50 (`"batch": 50`: the MATH500 reports three reads past batch 47's, one read of each report a part) was
+  measured once, each part before any change made for it; no change was made for it.
 """
 
 from __future__ import annotations
