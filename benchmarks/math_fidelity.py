@@ -113,6 +113,8 @@ two graders agree with each other. The sets:
   Batch 48 (`"batch": 48`: every kojima log of batch 43 two reads further) was measured once, each part before any
   change made for it (four, made from its dev split: an answer restated in quoted words or with a unit, working cut
   off as it begins to conclude, a named closing with a second name before its value).
+  Batch 50 (`"batch": 50`: the MATH500 reports three reads past batch 47's, one read of each report a part) was
+  measured once, each part before any change made for it; no change was made for it.
 """
 
 from __future__ import annotations
@@ -141,7 +143,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 48: one row per repository.
+# Batches 3 to 50: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -202,7 +204,8 @@ BATCH_SOURCES = {
     45: {"labrem/neus2026-labre": "MATH500 reports, batch 45 (baseline and openmath one read past batch 41's)"},
     46: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 46 (Phi-3-mini, reads past batch 44's)"},
     47: {"labrem/neus2026-labre": "MATH500 reports, batch 47 (baseline and openmath past batch 45's)"},
-    48: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 48 (GPT-3, every log two reads past batch 43's)"}}
+    48: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 48 (GPT-3, every log two reads past batch 43's)"},
+    50: {"labrem/neus2026-labre": "MATH500 reports, batch 50 (baseline and openmath past batch 47's)"}}
 
 
 def source_name(row: dict) -> str:
