@@ -1,8 +1,8 @@
-"""Answer forms of batch 41's held-out false accept and batch 40's held-out false reject
-(benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's never-tuned number was recorded
-(docs/fidelity.md, "Held-out misses read after their numbers were recorded"). The cases are written from the forms,
-not copied from the rows. Each case marked "was 1.0" scored 1 before its fix and each marked "was 0.0" scored 0;
-the unmarked cases are guards, the same on the code before and after."""
+"""Answer forms of batch 41's held-out false accept and batch 40's held-out false reject, then batch 48's held-out
+false accept and false rejects (benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's
+never-tuned number was recorded (docs/fidelity.md, "Held-out misses read after their numbers were recorded"). The
+cases are written from the forms, not copied from the rows. Each case marked "was 1.0" scored 1 before its fix and
+each marked "was 0.0" scored 0; the unmarked cases are guards, the same on the code before and after."""
 
 from __future__ import annotations
 
@@ -58,3 +58,28 @@ SCORE = ("Ana scores 6 points for each star she collects. She collected 4 stars 
 )
 def test_read_heldout_forms(response: str, reference: str, prompt: str | None, reward: float) -> None:
     assert score(response, reference, prompt) == reward
+
+
+# Batch 48's held-out false accept, read on 2026-11-27 after both parts' numbers were recorded: a whole number, a
+# space, then a fraction with a slash is a mixed number (the parser had read "2 5/4" as (2 + 5)/4); a whole before a
+# fraction that is not proper is no mixed number and states no value.
+@pytest.mark.parametrize(
+    ("response", "reference", "reward"),
+    [
+        ("So the answer (arabic numerals) is 1 3/3 liters.", "1.3333333333333333", 0.0),  # was 1.0
+        ("The answer is 2 5/4 cups.", "1.75", 0.0),  # was 1.0
+        ("The answer is $2 1/2 + 1$.", "2.5", 0.0),  # was 1.0: (2 + 1)/2 + 1
+        ("The answer is $2 1/2 + 1$.", "3.5", 1.0),  # was 0.0
+        ("The answer is 1 1/3 + 1.", "7/3", 1.0),  # was 0.0
+        # A proper mixed number keeps its value; the improper one is not read as the whole plus the fraction either;
+        # a power or a decimal before the fraction is no whole number.
+        ("The answer is 1 1/3 cups.", "4/3", 1.0),
+        ("The answer is $x = 1 1/3$.", "4/3", 1.0),
+        ("The answer is $x = 1 1/3$.", "2/3", 0.0),
+        ("The answer is 1 3/3 cups.", "2", 0.0),
+        ("The answer is 2 5/4 cups.", "3.25", 0.0),
+        ("The answer is $10^2 1/2$.", "50", 1.0),
+    ],
+)
+def test_whole_number_before_a_slash_fraction(response: str, reference: str, reward: float) -> None:
+    assert score(response, reference, None) == reward
