@@ -83,3 +83,28 @@ def test_read_heldout_forms(response: str, reference: str, prompt: str | None, r
 )
 def test_whole_number_before_a_slash_fraction(response: str, reference: str, reward: float) -> None:
     assert score(response, reference, None) == reward
+
+
+DIGITS = "Therefore, the answer (arabic numerals) is "
+
+
+# Batch 48's held-out false reject SingleEq CoT #363: an answer in digits said again as a decimal in words, digit by
+# digit after "point" (quoted, with a unit), is the same answer, as a whole number or a fraction in words was.
+@pytest.mark.parametrize(
+    ("digits", "words", "reference", "reward"),
+    [
+        ("4.6", '"four point six liters."', "4.6", 1.0),  # was 0.0
+        ("0.25", "zero point two five.", "0.25", 1.0),  # was 0.0
+        ("12.05", "twelve point zero five dollars.", "12.05", 1.0),  # was 0.0
+        ("-3.5", "minus three point five.", "-3.5", 1.0),  # was 0.0
+        # Another decimal in words, a decimal place that is not one digit, no whole number: the words are the
+        # answer and are never graded against digits; a wrong answer in digits stays wrong.
+        ("4.6", "four point seven liters.", "4.6", 0.0),
+        ("4.6", "four point seven liters.", "4.7", 0.0),
+        ("2.25", "two point twenty-five.", "2.25", 0.0),
+        ("0.6", "point six.", "0.6", 0.0),
+        ("4.6", "four point six liters.", "4.7", 0.0),
+    ],
+)
+def test_decimal_restated_in_words(digits: str, words: str, reference: str, reward: float) -> None:
+    assert score(f"{DIGITS}{digits}. \n\nThe answer (in words) is {words}", reference, None) == reward
