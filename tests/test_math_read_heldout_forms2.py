@@ -108,3 +108,34 @@ DIGITS = "Therefore, the answer (arabic numerals) is "
 )
 def test_decimal_restated_in_words(digits: str, words: str, reference: str, reward: float) -> None:
     assert score(f"{DIGITS}{digits}. \n\nThe answer (in words) is {words}", reference, None) == reward
+
+
+FLOCK = "A farm has 3125 sheep and 1890 goats. How many more sheep live on the farm compared to goats?"
+FLOCK_THAN = "A farm has 3125 sheep and 1890 goats. How many more sheep than goats does the farm have?"
+FLOCK_SUM = "A farm has 3125 sheep and 1890 goats. How many animals does the farm have?"
+FLOCK_FEWER = "A farm has 3125 sheep and 1890 goats. How many fewer goats are there compared to sheep?"
+CHAIN = "The answer (arabic numerals) is 3125 - 1890 = 1235 "
+
+
+# Batch 48's held-out false reject SVAMP plain #624: an answer phrase whose chain ends in the difference, then the
+# question's own comparative and "compared to" (or "than"), states the difference the question asks, as batch 14's
+# closing "$60.00 more ... than Grant." does; "compared to"/"compared with" ask a difference as "than" does.
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        (CHAIN + "more sheep live on the farm compared to goats.", "1235", FLOCK, 1.0),  # was 0.0
+        (CHAIN + "more sheep compared with the goats on the farm.", "1235", FLOCK, 1.0),  # was 0.0
+        (CHAIN + "more sheep than goats.", "1235", FLOCK_THAN, 1.0),  # was 0.0
+        # No question, a question that asks no difference or another comparative, another number or a condition
+        # after the value, a sentence cut off before its end, a wrong value.
+        (CHAIN + "more sheep live on the farm compared to goats.", "1235", None, 0.0),
+        (CHAIN + "more sheep live on the farm compared to goats.", "1235", FLOCK_SUM, 0.0),
+        (CHAIN + "more sheep live on the farm compared to goats.", "1235", FLOCK_FEWER, 0.0),
+        (CHAIN + "more sheep compared to the 1890 goats.", "1235", FLOCK, 0.0),
+        (CHAIN + "more sheep compared to goats if none were sold.", "1235", FLOCK, 0.0),
+        (CHAIN + "more sheep live on the farm compared to goats", "1235", FLOCK, 0.0),
+        (CHAIN + "more sheep live on the farm compared to goats.", "1234", FLOCK, 0.0),
+    ],
+)
+def test_chain_then_the_asked_comparative(response: str, reference: str, prompt: str | None, reward: float) -> None:
+    assert score(response, reference, prompt) == reward
