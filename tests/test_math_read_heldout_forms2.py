@@ -1,8 +1,8 @@
-"""Answer forms of batch 41's held-out false accept and batch 40's held-out false reject
-(benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's never-tuned number was recorded
-(docs/fidelity.md, "Held-out misses read after their numbers were recorded"). The cases are written from the forms,
-not copied from the rows. Each case marked "was 1.0" scored 1 before its fix and each marked "was 0.0" scored 0;
-the unmarked cases are guards, the same on the code before and after."""
+"""Answer forms of batch 41's held-out false accept and batch 40's held-out false reject, then batch 48's held-out
+false accept and false rejects (benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's
+never-tuned number was recorded (docs/fidelity.md, "Held-out misses read after their numbers were recorded"). The
+cases are written from the forms, not copied from the rows. Each case marked "was 1.0" scored 1 before its fix and
+each marked "was 0.0" scored 0; the unmarked cases are guards, the same on the code before and after."""
 
 from __future__ import annotations
 
@@ -57,4 +57,85 @@ SCORE = ("Ana scores 6 points for each star she collects. She collected 4 stars 
     ],
 )
 def test_read_heldout_forms(response: str, reference: str, prompt: str | None, reward: float) -> None:
+    assert score(response, reference, prompt) == reward
+
+
+# Batch 48's held-out false accept, read on 2026-11-27 after both parts' numbers were recorded: a whole number, a
+# space, then a fraction with a slash is a mixed number (the parser had read "2 5/4" as (2 + 5)/4); a whole before a
+# fraction that is not proper is no mixed number and states no value.
+@pytest.mark.parametrize(
+    ("response", "reference", "reward"),
+    [
+        ("So the answer (arabic numerals) is 1 3/3 liters.", "1.3333333333333333", 0.0),  # was 1.0
+        ("The answer is 2 5/4 cups.", "1.75", 0.0),  # was 1.0
+        ("The answer is $2 1/2 + 1$.", "2.5", 0.0),  # was 1.0: (2 + 1)/2 + 1
+        ("The answer is $2 1/2 + 1$.", "3.5", 1.0),  # was 0.0
+        ("The answer is 1 1/3 + 1.", "7/3", 1.0),  # was 0.0
+        # A proper mixed number keeps its value; the improper one is not read as the whole plus the fraction either;
+        # a power or a decimal before the fraction is no whole number.
+        ("The answer is 1 1/3 cups.", "4/3", 1.0),
+        ("The answer is $x = 1 1/3$.", "4/3", 1.0),
+        ("The answer is $x = 1 1/3$.", "2/3", 0.0),
+        ("The answer is 1 3/3 cups.", "2", 0.0),
+        ("The answer is 2 5/4 cups.", "3.25", 0.0),
+        ("The answer is $10^2 1/2$.", "50", 1.0),
+    ],
+)
+def test_whole_number_before_a_slash_fraction(response: str, reference: str, reward: float) -> None:
+    assert score(response, reference, None) == reward
+
+
+DIGITS = "Therefore, the answer (arabic numerals) is "
+
+
+# Batch 48's held-out false reject SingleEq CoT #363: an answer in digits said again as a decimal in words, digit by
+# digit after "point" (quoted, with a unit), is the same answer, as a whole number or a fraction in words was.
+@pytest.mark.parametrize(
+    ("digits", "words", "reference", "reward"),
+    [
+        ("4.6", '"four point six liters."', "4.6", 1.0),  # was 0.0
+        ("0.25", "zero point two five.", "0.25", 1.0),  # was 0.0
+        ("12.05", "twelve point zero five dollars.", "12.05", 1.0),  # was 0.0
+        ("-3.5", "minus three point five.", "-3.5", 1.0),  # was 0.0
+        # Another decimal in words, a decimal place that is not one digit, no whole number: the words are the
+        # answer and are never graded against digits; a wrong answer in digits stays wrong.
+        ("4.6", "four point seven liters.", "4.6", 0.0),
+        ("4.6", "four point seven liters.", "4.7", 0.0),
+        ("2.25", "two point twenty-five.", "2.25", 0.0),
+        ("0.6", "point six.", "0.6", 0.0),
+        ("4.6", "four point six liters.", "4.7", 0.0),
+    ],
+)
+def test_decimal_restated_in_words(digits: str, words: str, reference: str, reward: float) -> None:
+    assert score(f"{DIGITS}{digits}. \n\nThe answer (in words) is {words}", reference, None) == reward
+
+
+FLOCK = "A farm has 3125 sheep and 1890 goats. How many more sheep live on the farm compared to goats?"
+FLOCK_THAN = "A farm has 3125 sheep and 1890 goats. How many more sheep than goats does the farm have?"
+FLOCK_SUM = "A farm has 3125 sheep and 1890 goats. How many animals does the farm have?"
+FLOCK_FEWER = "A farm has 3125 sheep and 1890 goats. How many fewer goats are there compared to sheep?"
+CHAIN = "The answer (arabic numerals) is 3125 - 1890 = 1235 "
+
+
+# Batch 48's held-out false reject SVAMP plain #624: an answer phrase whose chain ends in the difference, then the
+# question's own comparative and "compared to" (or "than"), states the difference the question asks, as batch 14's
+# closing "$60.00 more ... than Grant." does; "compared to"/"compared with" ask a difference as "than" does.
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        (CHAIN + "more sheep live on the farm compared to goats.", "1235", FLOCK, 1.0),  # was 0.0
+        (CHAIN + "more sheep compared with the goats on the farm.", "1235", FLOCK, 1.0),  # was 0.0
+        (CHAIN + "more sheep than goats.", "1235", FLOCK_THAN, 1.0),  # was 0.0
+        # No question, a question that asks no difference or another comparative, another number or a condition
+        # after the value, a sentence cut off before its end, a wrong value.
+        (CHAIN + "more sheep live on the farm compared to goats.", "1235", None, 0.0),
+        (CHAIN + "more sheep live on the farm compared to goats.", "1235", FLOCK_SUM, 0.0),
+        (CHAIN + "more sheep live on the farm compared to goats.", "1235", FLOCK_FEWER, 0.0),
+        (CHAIN + "more sheep compared to the 1890 goats.", "1235", FLOCK, 0.0),
+        (CHAIN + "more sheep compared to goats if none were sold.", "1235", FLOCK, 0.0),
+        (CHAIN + "more sheep live on the farm compared to goats", "1235", FLOCK, 0.0),
+        (CHAIN + "more sheep live on the farm compared to goats.", "1234", FLOCK, 0.0),
+    ],
+)
+def test_chain_then_the_asked_comparative(response: str, reference: str, prompt: str | None, reward: float) -> None:
     assert score(response, reference, prompt) == reward

@@ -25,12 +25,12 @@ def score(response: str, reference: str) -> float:
 
 
 # (digits, the answer in words, reference, reward): quoted, with a unit, after an equation; the guards are other
-# words, another value, a number word as the unit, a decimal in words, the equation's first side
+# words, another value, a number word as the unit, a decimal in words of another value, the equation's first side
 RESTATED = [("27", '"twenty-seven."', "27", 1.0), ("12", "\u201ctwelve.\u201d", "12", 1.0),
             ("17", "seventeen dollars.", "17", 1.0), ("2/3", "two-thirds of a cup.", "2/3", 1.0),
             ("323 / 19 = 17", "seventeen dollars.", "17", 1.0), ("27", '"twenty-six."', "27", 0.0),
             ("17", "eighteen dollars.", "17", 0.0), ("5", "five apples and three pears.", "5", 0.0),
-            ("9.8", "nine point eight gallons.", "9.8", 0.0), ("323 / 19 = 17", "seventeen dollars.", "323", 0.0)]
+            ("9.8", "nine point seven gallons.", "9.8", 0.0), ("323 / 19 = 17", "seventeen dollars.", "323", 0.0)]
 # (response, reference, reward): cut off as it begins to conclude (the dev row; "So the answer is"); the guards
 # are a short answer before more working, a finished sentence and a cut in the working
 CUT_OFF = [(CUT + " \n\nTherefore, the", "163", 0.0), (CUT + " \n\nSo the answer is", "163", 0.0),

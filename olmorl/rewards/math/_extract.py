@@ -365,7 +365,7 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
             answer = statement = worked
         # An answer tag holding a sentence ("<answer> 5 hours x $12 = $60. </answer>") holds its value, as a box does.
         ended = text[last.end:last.end + 1] in (".", "!")  # a cut-off sentence may not qualify its value yet
-        answer = sentence_value(answer, ended=ended)
+        answer = sentence_value(answer, ended=ended, question=question)
         # "The answer is 5, wait, that is wrong.": the statement itself takes its value back.
         if _is_retracted(statement[statement.rfind(answer) + len(answer):]):
             return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": answer})

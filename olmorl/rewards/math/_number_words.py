@@ -1,11 +1,12 @@
 """An answer restated in words: "The answer (arabic numerals) is 99. The answer (words) is ninety-nine."
 
 A whole number written in words ("ninety-nine", "one hundred and forty", "two thousand and five"), or a fraction
-written as a cardinal and an ordinal ("three-tenths", "one half", "two thirds"), that follows an answer stated in
-digits and has the same value says that answer again; the answer in digits stands. The words may be quoted
+written as a cardinal and an ordinal ("three-tenths", "one half", "two thirds"), or a decimal read out digit by digit
+after "point" ("nine point eight", "zero point two five"), that follows an answer stated in digits and has the same
+value says that answer again; the answer in digits stands. The words may be quoted
 ('"twenty-seven."') or followed by up to three words of a unit ("seventeen dollars"), and an answer stated as an
 equation ("323 / 19 = 17") has the value of its last side. A number in words that differs from the answer before it,
-or that is neither ("two point five", "a half", "three tenth"), is read as the response's last answer, as before (a
+or that is none of these ("two point twenty-five", "a half", "three tenth"), is read as the response's last answer, as before (a
 number in words is never graded against digits).
 """
 
@@ -96,10 +97,28 @@ def fraction_words_value(text: str) -> Fraction | None:
     return Fraction(numerator, denominator)
 
 
+def decimal_words_value(text: str) -> Fraction | None:
+    """The decimal a whole number in words, "point" and one digit word per decimal place state ("nine point eight"
+    -> 9.8, "minus zero point two five" -> -0.25), else None ("point eight" with no whole number, "two point
+    twenty-five": a decimal place is one digit)."""
+    text = text.strip().rstrip(".!").strip().lower()
+    sign = -1 if text.startswith(("minus ", "negative ")) else 1
+    whole_text, point, places = text.split(" ", 1)[1].partition(" point ") if sign < 0 else text.partition(" point ")
+    digits = places.split()
+    if not point or not digits or any(_UNITS.get(word, 10) > 9 for word in digits):
+        return None
+    whole = words_value(whole_text)
+    if whole is None or whole < 0:
+        return None
+    return sign * (whole + Fraction(int("".join(str(_UNITS[word]) for word in digits)), 10 ** len(digits)))
+
+
 def _number_in_words(text: str) -> Fraction | None:
-    """The whole number or fraction `text` writes in words, else None."""
+    """The whole number, fraction or decimal `text` writes in words, else None."""
     whole = words_value(text)
-    return fraction_words_value(text) if whole is None else Fraction(whole)
+    if whole is not None:
+        return Fraction(whole)
+    return fraction_words_value(text) or decimal_words_value(text)
 
 
 def _words_and_unit(text: str) -> Fraction | None:

@@ -56,10 +56,11 @@ _CONTACT_CLAUSE_RE = re.compile(
     r"(?i:could|can|would|will|may|might|should|must|are|is|were|was|have|has|had|do|does|did)\b[^\d\uE000-\uF8FF]*$")
 _CLAUSE_BLOCK_RE = re.compile(r"\b(?:but|not|no|never|or|either|however|although|though|unless|if|except)\b|n't",
                               re.IGNORECASE)
-# "How much more money does Juanita spend ... than Grant?", "How many minutes longer ... than ...?": a question
-# that asks for a difference, and its comparative.
-_ASKED_DIFFERENCE_RE = re.compile(r"\bhow\s+(?:much|many)\b[^?]{0,60}?\b(more|less|fewer|[a-z]{3,}er)\b[^?]*?\bthan\b",
-                                  re.IGNORECASE)
+# "How much more money does Juanita spend ... than Grant?", "How many minutes longer ... than ...?", "How many more
+# kids stayed home compared to those who went to the camp?": a question that asks for a difference, its comparative.
+_AGAINST = r"\b(?:than|compared\s+(?:to|with))\b"
+_ASKED_DIFFERENCE_RE = re.compile(
+    rf"\bhow\s+(?:much|many)\b[^?]{{0,60}}?\b(more|less|fewer|[a-z]{{3,}}er)\b[^?]*?{_AGAINST}", re.IGNORECASE)
 
 
 def asked_difference(tail: str, question: str) -> bool:
@@ -69,8 +70,19 @@ def asked_difference(tail: str, question: str) -> bool:
     asked = _ASKED_DIFFERENCE_RE.search(question[-2000:])
     if asked is None:
         return False
-    stated = re.match(rf"[ \t]*(?:{UNIT_WORD}[ \t]+){{0,3}}?{asked.group(1)}\b(.*?)\bthan\b(.*)$", tail, re.IGNORECASE)
+    stated = re.match(rf"[ \t]*(?:{UNIT_WORD}[ \t]+){{0,3}}?{asked.group(1)}\b(.*?){_AGAINST}(.*)$", tail, re.IGNORECASE)
     return stated is not None and plain_tail(f"{stated.group(1)} {stated.group(2)}")
+
+
+def asked_difference_value(tail: str, question: str) -> str | None:
+    """"574664 more kids stayed home compared to those who went to the camp" (an ended answer sentence's rest after
+    its last copula, "... = 574664 more kids ...") for "How many more kids stayed home compared to those who went to
+    the camp?": the number heading it, when the rest states the difference the question asks (`asked_difference`)
+    and holds no other number; else None."""
+    value = re.match(r"\$?([-+]?\d[\d,]*(?:\.\d+)?)(?![\d/])", tail)
+    if value is None or any(ch.isdigit() for ch in tail[value.end():]):
+        return None
+    return value.group(1) if asked_difference(tail[value.end():].rstrip(" .!") + ".", question) else None
 
 
 def unasked_comparison(tail: str, question: str) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from olmorl.rewards.math._question_echo import asked_difference_value
 from olmorl.rewards.math._restated import qualified_value
 
 _MATH_OR_NUMBER_RE = re.compile(r"\$[^$]+\$|\\\(.+?\\\)|(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?(?:\s*(?:%|percent\b))?")
@@ -34,14 +35,15 @@ _PLAIN_NUMBER_RE = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _REACHED_RE = re.compile(r"^\s*\$?\s*(-?\d[\d,]*(?:\.\d+)?)(?:\s+[A-Za-z]+){0,3}\s*$")
 
 
-def sentence_value(answer: str, *, ended: bool = False) -> str:
+def sentence_value(answer: str, *, ended: bool = False, question: str = "") -> str:
     """The value a sentence states: "The largest $n$ is 34" -> "34" (a bare value is returned as is).
 
     A sentence has three or more words outside math; its value follows the last "is"/"are"/"="
     when that holds a number or math, else it is the sentence's only number or math span, or of several the
     one in Markdown bold ("196 has **9** positive divisors" -> "9"). In a sentence that `ended` (its full stop
     seen), a number after the last copula may be followed by words that only qualify it ("... equals 360
-    students in total at the concert" -> "360")."""
+    students in total at the concert" -> "360"), or by the comparative a `question` that asks a difference names
+    ("= 574664 more kids stayed home compared to those who went to the camp" -> "574664")."""
     if answer.count(" ") < 2 or _YES_NO_RE.match(answer):
         return answer  # "yes, because 7 is prime": the verdict comes first
     spans = _math_spans(answer)
@@ -57,7 +59,9 @@ def sentence_value(answer: str, *, ended: bool = False) -> str:
         if not _DENIED_BEFORE_RE.search(answer[:copulas[-1].start()]):
             tail = _REWRITTEN_AS_RE.sub("", tail)
         if _MATH_OR_NUMBER_RE.search(tail):
-            return (qualified_value(tail) if ended else None) or tail
+            if ended and (value := qualified_value(tail) or asked_difference_value(tail, question)):
+                return value
+            return tail
     values = _MATH_OR_NUMBER_RE.findall(answer)
     bold = _BOLD_VALUE_RE.findall(answer)
     if len(values) > 1 and len(bold) == 1 and answer.count("**") == 2 and not _BOLD_BLOCK_RE.search(answer):

@@ -38,6 +38,10 @@ _E, _I = sympy.Symbol("e"), sympy.Symbol("i")
 _PLAIN_INTEGER = re.compile(r"[0-9]+")
 _PLAIN_SIGNED_INTEGER = re.compile(r"-?[0-9]{1,5000}")
 _PLAIN_DECIMAL = re.compile(r"[0-9]*\.[0-9]+|[0-9]+\.")
+# A whole number, a space, then a fraction with a slash ("1 1/3"): a mixed number. The parser reads the space as a
+# sum under the slash ("1 1/3" -> (1 + 1)/3), so it gets the mixed number's own form, `1\frac{1}{3}` = 4/3. A whole
+# before a fraction that is not proper ("1 3/3", batch 48's "1 3/3 cups" for 4/3) is no mixed number: no value.
+_SLASH_MIXED = re.compile(r"(?<![\w.^/}])([0-9]+) ([0-9]+)/([0-9]+)(?![\w.])")
 
 
 class _Converter(_Latex2Sympy):
@@ -141,12 +145,20 @@ def parse_latex(text: str) -> Any:
         raise TooLarge("answer too long to parse")
     if nesting_depth(text) > MAX_NESTING:
         raise TooLarge("answer nested too deeply to parse")
+    text = _SLASH_MIXED.sub(_mixed_as_frac, text)
     try:
         expr = latex2sympy(text)
     except Exception as exc:  # the parser raises bare Exceptions on syntax errors
         raise ValueError(f"unparseable: {str(exc).splitlines()[0][:80]}") from None
     check_size(expr)
     return _with_constants(expr)
+
+
+def _mixed_as_frac(match: re.Match[str]) -> str:
+    whole, numerator, denominator = match.groups()
+    if int(numerator) >= int(denominator):
+        raise ValueError("unparseable: a whole number before an improper fraction")
+    return f"{whole}\\frac{{{numerator}}}{{{denominator}}}"
 
 
 def _with_constants(expr: Any) -> Any:
