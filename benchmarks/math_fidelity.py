@@ -110,6 +110,8 @@ two graders agree with each other. The sets:
   measured once, each part before any change made for it.
   Batch 47 (`"batch": 47`: the MATH500 reports three reads past batch 45's, then the two openmath rows batch 25 left
   cut) was measured once, each part before any change made for it; no change was made for it.
+  Batch 49 (`"batch": 49`: the hendrycks_math sample files past batch 46's reads, one read of each file a part) was
+  measured once, each part before any change made for it.
 """
 
 from __future__ import annotations
@@ -138,7 +140,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 47: one row per repository.
+# Batches 3 to 49: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -198,7 +200,8 @@ BATCH_SOURCES = {
     44: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 44 (Phi-3-mini, one read past batch 38's)"},
     45: {"labrem/neus2026-labre": "MATH500 reports, batch 45 (baseline and openmath one read past batch 41's)"},
     46: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 46 (Phi-3-mini, reads past batch 44's)"},
-    47: {"labrem/neus2026-labre": "MATH500 reports, batch 47 (baseline and openmath past batch 45's)"}}
+    47: {"labrem/neus2026-labre": "MATH500 reports, batch 47 (baseline and openmath past batch 45's)"},
+    49: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 49 (Phi-3-mini, reads past batch 46's)"}}
 
 
 def source_name(row: dict) -> str:
