@@ -116,6 +116,10 @@ _GAP_NOISE_RE = re.compile(
 _WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
 _BARE_ANSWER_RE = re.compile(r"^[\s$\\(\[]*[-+]?[\w\\{}^().,/+\-*= ]{1,40}[\s$\\)\].]*$", re.ASCII)
 _BARE_PERCENT_RE = re.compile(r"[ \t$]*(?:\\?%|\bpercent|\bpct)\s*$")  # "28 pct", "$28$ %": a bare percentage
+# "... = \\boxed{(15, -11)}$.\nThe answer": a last line that opens the closing answer statement and stops before its
+# value was cut at the generation limit; the response never finished, so what it boxed before is no final answer.
+_CUT_LEAD_IN_RE = re.compile(r"\n[ \t]*(?:(?:so|thus|hence|therefore),?\s+)?the (?:final )?answer(?:\s+is)?\s*:?\s*$",
+                             re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -298,6 +302,8 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
         text = _CALCULATOR_RE.sub("", text)
     if text[-40:].rstrip().endswith((">", ">user", ">assistant", ">system")):
         text = _TEMPLATE_TAIL_RE.sub("", text)
+    if _CUT_LEAD_IN_RE.search(text[-60:]):
+        return Extraction(None, reason="no_answer", notes={"cut": "answer lead-in"})
     if minerva_only:
         anchors = [_Anchor(m.start(), m.end(), "minerva", m.group(1)) for m in _MINERVA_RE.finditer(text)]
     else:
