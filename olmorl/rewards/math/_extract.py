@@ -22,7 +22,7 @@ from olmorl.rewards.math._deferred import deferred_answer_start
 from olmorl.rewards.math._normalize import clean_text, matching_brace, whitespace_start
 from olmorl.rewards.math._number_words import restated_in_words
 from olmorl.rewards.math._qualifiers import magnitude_after, qualified_boxes, qualified_statement
-from olmorl.rewards.math._question_echo import ANCHOR_HEDGE_RE
+from olmorl.rewards.math._question_echo import ANCHOR_HEDGE_RE, opening_count
 from olmorl.rewards.math._sentence_value import sentence_value, worked_value
 
 MAX_BOXES = 64  # only the last boxes matter; thousands of boxes are skipped past cheaply
@@ -127,7 +127,7 @@ class Extraction:
     """The final answer of a response, or why there is none."""
 
     answer: str | None  # the answer text of the winning anchor (None: no answer)
-    anchor: str | None = None  # boxed | answer_tag | minerva | phrase | bold | bare
+    anchor: str | None = None  # boxed | answer_tag | minerva | phrase | bold | bare | closing | opening
     candidates: tuple[str, ...] = ()  # all final candidates (>1: several boxes or "X or Y")
     joiner: str | None = None  # "or" when the candidates were offered as alternatives
     reason: str | None = None  # no_answer | retracted (when answer is None)
@@ -314,6 +314,8 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
         if core and "\n" not in bare and _BARE_ANSWER_RE.match(core) and not _WORD_RE.search(core):
             return Extraction(bare, "bare", (bare,))
         if minerva_only or (closing := closing_answer(text, question)) is None:
+            if not minerva_only and (count := opening_count(text, question)) is not None:
+                return Extraction(count, "opening", (count,))  # an answer-first response, only explained after
             return Extraction(None, reason="no_answer")
         candidates, joiner = closing
         if not candidates:
