@@ -111,7 +111,8 @@ two graders agree with each other. The sets:
   Batch 47 (`"batch": 47`: the MATH500 reports three reads past batch 45's, then the two openmath rows batch 25 left
   cut) was measured once, each part before any change made for it; no change was made for it.
   Batch 49 (`"batch": 49`: the hendrycks_math sample files past batch 46's reads, one read of each file a part) was
-  measured once, each part before any change made for it.
+  measured once, each part before any change made for it (two, made from its dev splits: a last line cut after its
+  answer lead-in gives no answer; an answer-first count that the rest only explains is read).
 """
 
 from __future__ import annotations
