@@ -115,6 +115,9 @@ two graders agree with each other. The sets:
   off as it begins to conclude, a named closing with a second name before its value).
   Batch 50 (`"batch": 50`: the MATH500 reports three reads past batch 47's, one read of each report a part) was
   measured once, each part before any change made for it; no change was made for it.
+  Batch 49 (`"batch": 49`: the hendrycks_math sample files past batch 46's reads, one read of each file a part) was
+  measured once, each part before any change made for it (two, made from its dev splits: a last line cut after its
+  answer lead-in gives no answer; an answer-first count that the rest only explains is read).
 """
 
 from __future__ import annotations
@@ -205,6 +208,7 @@ BATCH_SOURCES = {
     46: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 46 (Phi-3-mini, reads past batch 44's)"},
     47: {"labrem/neus2026-labre": "MATH500 reports, batch 47 (baseline and openmath past batch 45's)"},
     48: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 48 (GPT-3, every log two reads past batch 43's)"},
+    49: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 49 (Phi-3-mini, reads past batch 46's)"},
     50: {"labrem/neus2026-labre": "MATH500 reports, batch 50 (baseline and openmath past batch 47's)"}}
 
 

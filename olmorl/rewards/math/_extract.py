@@ -22,7 +22,7 @@ from olmorl.rewards.math._deferred import deferred_answer_start
 from olmorl.rewards.math._normalize import clean_text, matching_brace, whitespace_start
 from olmorl.rewards.math._number_words import restated_in_words
 from olmorl.rewards.math._qualifiers import magnitude_after, qualified_boxes, qualified_statement
-from olmorl.rewards.math._question_echo import ANCHOR_HEDGE_RE
+from olmorl.rewards.math._question_echo import ANCHOR_HEDGE_RE, opening_count
 from olmorl.rewards.math._sentence_value import sentence_value, worked_value
 
 MAX_BOXES = 64  # only the last boxes matter; thousands of boxes are skipped past cheaply
@@ -122,6 +122,10 @@ _GAP_NOISE_RE = re.compile(
 _WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
 _BARE_ANSWER_RE = re.compile(r"^[\s$\\(\[]*[-+]?[\w\\{}^().,/+\-*= ]{1,40}[\s$\\)\].]*$", re.ASCII)
 _BARE_PERCENT_RE = re.compile(r"[ \t$]*(?:\\?%|\bpercent|\bpct)\s*$")  # "28 pct", "$28$ %": a bare percentage
+# "... = \\boxed{(15, -11)}$.\nThe answer": a last line that opens the closing answer statement and stops before its
+# value was cut at the generation limit; the response never finished, so what it boxed before is no final answer.
+_CUT_LEAD_IN_RE = re.compile(r"\n[ \t]*(?:(?:so|thus|hence|therefore),?\s+)?the (?:final )?answer(?:\s+is)?\s*:?\s*$",
+                             re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -129,7 +133,7 @@ class Extraction:
     """The final answer of a response, or why there is none."""
 
     answer: str | None  # the answer text of the winning anchor (None: no answer)
-    anchor: str | None = None  # boxed | answer_tag | minerva | phrase | bold | bare
+    anchor: str | None = None  # boxed | answer_tag | minerva | phrase | bold | bare | closing | opening
     candidates: tuple[str, ...] = ()  # all final candidates (>1: several boxes or "X or Y")
     joiner: str | None = None  # "or" when the candidates were offered as alternatives
     reason: str | None = None  # no_answer | retracted (when answer is None)
@@ -304,6 +308,8 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
         text = _CALCULATOR_RE.sub("", text)
     if text[-40:].rstrip().endswith((">", ">user", ">assistant", ">system")):
         text = _TEMPLATE_TAIL_RE.sub("", text)
+    if _CUT_LEAD_IN_RE.search(text[-60:]):
+        return Extraction(None, reason="no_answer", notes={"cut": "answer lead-in"})
     if minerva_only:
         anchors = [_Anchor(m.start(), m.end(), "minerva", m.group(1)) for m in _MINERVA_RE.finditer(text)]
     else:
@@ -314,6 +320,8 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
         if core and "\n" not in bare and _BARE_ANSWER_RE.match(core) and not _WORD_RE.search(core):
             return Extraction(bare, "bare", (bare,))
         if minerva_only or (closing := closing_answer(text, question)) is None:
+            if not minerva_only and (count := opening_count(text, question)) is not None:
+                return Extraction(count, "opening", (count,))  # an answer-first response, only explained after
             return Extraction(None, reason="no_answer")
         candidates, joiner = closing
         if not candidates:

@@ -35,7 +35,7 @@ _NAMED_ANSWER_BLOCK_RE = re.compile(
 _HOW_MANY_RE = re.compile(r"\bhow many((?:\s+[a-z][a-z-]*){1,4})", re.IGNORECASE)
 _ECHOED_COUNT_RE = re.compile(
     r"^\W*(?:(?:so|thus|therefore|hence),?\s+)?"  # "So, there are ...": a conclusion's connective
-    r"(?:there (?:are|is|were|was|will be)|(?:the|this|its|their)\s[^.!?:\d]{1,80}?\s(?:has|have|had))\s+"
+    r"(?:there (?:are|is|were|was|will be)|(?:the|this|its|their|an?)\s[^.!?:\d]{1,80}?\s(?:has|have|had))\s+"
     r"(?:exactly |a total of )?(\d+|[a-z]+)\s+([^.!?:]+)(:[^.!?]*)?[.!]\s*$",
     re.IGNORECASE,
 )
@@ -135,6 +135,31 @@ def echoed_count(sentence: str, question: str) -> str | None:
             or (not condition and _CLAUSE_BLOCK_RE.search(clause + items)) or ANCHOR_HEDGE_RE.search(clause + items):
         return None
     return value
+
+
+# An answer-first response: "A hexagonal prism has 18 edges. It has 12 edges along the sides (...) and 6 vertical
+# edges ..." for "How many edges does a hexagonal prism have?". What follows the opening count only explains it when it
+# is finished plain prose that concludes nothing of its own: no math, no conclusion or correction word, no sentence
+# that states a count again, and no number as large as the count (a revised answer would state one).
+_FIRST_SENTENCE_RE = re.compile(r"\s*([^\n]*?[.!])(?=\s)")
+_OWN_CONCLUSION_RE = re.compile(
+    r"[$\\]|\b(?:therefore|thus|hence|so|answer|total|altogether|in all|actually|wait|instead|rather|correct|"
+    r"correction|mistake|wrong|however|but|or)\b", re.IGNORECASE)
+
+
+def opening_count(text: str, question: str) -> str | None:
+    """The count an anchorless response states in its opening sentence, echoing the question's "how many" words,
+    when every later sentence only explains it; else None."""
+    first = _FIRST_SENTENCE_RE.match(text)
+    if first is None or (value := echoed_count(first.group(1), question)) is None:
+        return None
+    rest = text[first.end():].strip()
+    if not rest or not ENDED_RE.search(rest) or _OWN_CONCLUSION_RE.search(rest):
+        return None
+    if any(echoed_count(s.strip() + ".", question) is not None for s in re.split(r"(?<=[.!])\s+", rest) if s.strip()):
+        return None
+    numbers = [int(n) for n in re.findall(r"\d+", rest)]
+    return value if numbers and max(numbers) < int(value) else None
 
 
 def _restates_question(clause: str, question: str) -> bool:

@@ -1,0 +1,41 @@
+"""An answer-first response (benchmarks/data/real_outputs.jsonl, batch 49's dev split: Phi-3-mini's hendrycks_math
+geometry doc 92): its opening sentence echoes the "How many X" question with its count, and what follows only explains
+it. The first cases scored 0 before the fix; the guards keep a revised, concluded, cut or larger later count unread."""
+
+from __future__ import annotations
+
+import pytest
+
+from olmorl.rewards._settings import Settings
+from olmorl.rewards.engine._registry import load_verifiers
+
+VERIFIER = load_verifiers()["math"](Settings())
+QUESTION = "How many edges does a hexagonal prism have?"
+OPENING = "A hexagonal prism has 18 edges."
+EXPLAINED = (" It has 12 edges along the sides (6 edges for the top hexagon and 6 edges for the bottom hexagon) and 6"
+             " vertical edges connecting the corresponding vertices of the two hexagons.")
+
+
+def score(response: str, reference: str, prompt: str | None = QUESTION) -> float:
+    return VERIFIER.score(VERIFIER.make_task(response, reference, {}, prompt)).reward
+
+
+@pytest.mark.parametrize("response", [OPENING + EXPLAINED, OPENING])
+def test_an_opening_count_that_the_rest_only_explains_is_the_answer(response: str) -> None:
+    assert score(response, "18") == 1.0
+
+
+@pytest.mark.parametrize("response, reference, prompt", [
+    (OPENING + EXPLAINED, "12", QUESTION),
+    (OPENING + EXPLAINED, "18", None),  # no question to echo
+    (OPENING + " Actually, it has 12 edges.", "18", QUESTION),
+    (OPENING + " The prism has 12 edges.", "18", QUESTION),
+    (OPENING + " It has 20 edges along the sides.", "18", QUESTION),
+    (OPENING + " It has 12 edges along the sides and 6 vertical", "18", QUESTION),  # cut off
+    (OPENING + " So it has 12 edges.", "18", QUESTION),
+    (OPENING + " It has 12 edges in all.", "18", QUESTION),
+    ("A hexagonal prism has 18 faces." + EXPLAINED, "18", QUESTION),  # not the question's words
+])
+def test_a_later_count_a_conclusion_or_a_cut_keeps_the_opening_unread(response: str, reference: str,
+                                                                      prompt: str | None) -> None:
+    assert score(response, reference, prompt) == 0.0
