@@ -35,6 +35,10 @@ def test_an_opening_count_that_the_rest_only_explains_is_the_answer(response: st
     (OPENING + " So it has 12 edges.", "18", QUESTION),
     (OPENING + " It has 12 edges in all.", "18", QUESTION),
     ("A hexagonal prism has 18 faces." + EXPLAINED, "18", QUESTION),  # not the question's words
+    # later counts that are not the opening count's parts: another count stated, a different sum
+    (OPENING + " It has 12 edges.", "18", QUESTION),
+    (OPENING + " Each base has 6 edges, and there are 6 vertical edges, giving 12 edges.", "18", QUESTION),
+    (OPENING + " It has 10 edges along the sides and 6 vertical edges.", "18", QUESTION),
 ])
 def test_a_later_count_a_conclusion_or_a_cut_keeps_the_opening_unread(response: str, reference: str,
                                                                       prompt: str | None) -> None:

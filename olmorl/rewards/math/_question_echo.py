@@ -140,8 +140,10 @@ def echoed_count(sentence: str, question: str) -> str | None:
 # An answer-first response: "A hexagonal prism has 18 edges. It has 12 edges along the sides (...) and 6 vertical
 # edges ..." for "How many edges does a hexagonal prism have?". What follows the opening count only explains it when it
 # is finished plain prose that concludes nothing of its own: no math, no conclusion or correction word, no sentence
-# that states a count again, and no number as large as the count (a revised answer would state one).
+# that states a count again, and counts (outside parentheses, which break a part down further) that are the count's
+# parts, adding up to it ("It has 12 edges." after "18 edges" states another count, not a part of it).
 _FIRST_SENTENCE_RE = re.compile(r"\s*([^\n]*?[.!])(?=\s)")
+_PARENTHESIZED_RE = re.compile(r"\([^()]*\)")
 _OWN_CONCLUSION_RE = re.compile(
     r"[$\\]|\b(?:therefore|thus|hence|so|answer|total|altogether|in all|actually|wait|instead|rather|correct|"
     r"correction|mistake|wrong|however|but|or)\b", re.IGNORECASE)
@@ -158,8 +160,8 @@ def opening_count(text: str, question: str) -> str | None:
         return None
     if any(echoed_count(s.strip() + ".", question) is not None for s in re.split(r"(?<=[.!])\s+", rest) if s.strip()):
         return None
-    numbers = [int(n) for n in re.findall(r"\d+", rest)]
-    return value if numbers and max(numbers) < int(value) else None
+    parts = [int(n) for n in re.findall(r"\d+", _PARENTHESIZED_RE.sub("", rest))]
+    return value if len(parts) > 1 and max(parts) < int(value) and sum(parts) == int(value) else None
 
 
 def _restates_question(clause: str, question: str) -> bool:
