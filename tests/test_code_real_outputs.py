@@ -113,6 +113,9 @@ SUBSET = {
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_COT, 271): "defines swap_list for swap_List: NameError",
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_MAPCODER, 57): "a builtin-sum failure overturned: passes run alone",
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_MAPCODER, 66): "an entry point named sum, shadowing the builtin",
+    # batch 14: the next page of ChatGPT's MapCoder and Reflexion runs
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 30): "Tuple from the run's earlier imports, unimported here",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_MAPCODER, 92): "a binary search past the last x: a wrong majority test",
     # batch 13: stdin/stdout programs on Codeforces problems (TACO), NeMo Gym's two harnesses
     ("turing-rlgym/Gym", COMP_CODING_ROLLOUTS, 2): "right, main() under __main__: the authors' exec never ran it",
     ("xuanduy04/ordures_ultra_v3_gym", CODE_GEN_ROLLOUTS, 1): "right sum of the k+1 largest, 82 tests",
@@ -166,10 +169,25 @@ def test_a_reflexion_program_gets_the_names_reflexions_executor_already_holds():
     # imports nothing passed there, and must not raise NameError here
     [row] = [r for r in load_rows("dev") if r["id"] == f"Md-Ashraful-Pramanik/MapCoder:{CHATGPT_REFLEXION}:11"]
     assert "List[" in row["completion"] and "import" not in row["completion"] and row["authors_passed"]
-    program = item(row)["response"]
-    source = program + "\n" + row["test"] + f"\ncheck({row['entry_point']})\n"
+    run_as_graded(row)
+
+
+def run_as_graded(row):
+    """Run the row's program as item() gives it, with its test, raising what it raises."""
+    source = item(row)["response"] + "\n" + row["test"] + f"\ncheck({row['entry_point']})\n"
     # dont_inherit: this module's postponed annotations must not hide the NameError the old code raised
     exec(compile(source, "<program>", "exec", dont_inherit=True), {})
+
+
+def test_a_program_gets_the_names_the_runs_earlier_programs_imported():
+    # py_evaluate execs a run's programs into one globals(), in line order: ChatGPT's Reflexion lines 19 and 20
+    # import Tuple from typing, so line 30's Tuple annotation resolved there (its test feedback shows it ran)
+    [row] = [r for r in load_rows("dev") if r["id"] == f"Md-Ashraful-Pramanik/MapCoder:{CHATGPT_REFLEXION}:30"]
+    assert "Tuple[" in row["completion"] and "import" not in row["completion"] and row["authors_passed"]
+    run_as_graded(row)
+    # only the standard library: CoT line 205's nltk import is not carried to the programs after it
+    [later] = [r for r in load_rows() if r["id"] == f"Md-Ashraful-Pramanik/MapCoder:{MAPCODER_COT}:206"]
+    assert "nltk" not in item(later)["response"]
 
 
 def test_a_mapcoder_row_is_graded_as_mapcoders_harness_ran_it():
