@@ -212,6 +212,7 @@ BATCH_SOURCES = {
     48: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 48 (GPT-3, every log two reads past batch 43's)"},
     49: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 49 (Phi-3-mini, reads past batch 46's)"},
     50: {"labrem/neus2026-labre": "MATH500 reports, batch 50 (baseline and openmath past batch 47's)"},
+    51: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 51 (GPT-3, every log one read past batch 48's)"},
     53: {"labrem/neus2026-labre": "MATH500 reports, batch 53 (baseline and openmath past batch 50's)"}}
 
 

@@ -26,6 +26,34 @@ def prompt_options(prompt: str) -> dict[str, str]:
     return dict(found)
 
 
+# An inline option list after the question: "Answer Choices: (A) car (B) city or town (C) park".
+_INLINE_OPTION_RE = re.compile(r"\(([A-J])\)\s*(.*?)\s*(?=\([A-J]\)|$)", re.DOTALL)
+
+
+def _listed_options(prompt: str) -> dict[str, str]:
+    """The prompt's options by letter, one per line or inline after "Answer Choices:"; else none."""
+    if options := prompt_options(prompt):
+        return options
+    found = _INLINE_OPTION_RE.findall(prompt.rsplit("Answer Choices:", 1)[-1])
+    letters = [letter for letter, _ in found]
+    if len(found) < 2 or letters != [chr(ord("A") + i) for i in range(len(found))]:
+        return {}
+    return dict(found)
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.strip(" \t\n.,;:'\"").casefold().split())
+
+
+def names_own_option(prompt: str, answer: str) -> bool:
+    """True for a choice followed by its own option's full text as the prompt lists it: "B, city or town" where
+    option B is "city or town". An "or" inside that text is the option's, not a second answer."""
+    if (choice := st.as_letter(answer)) is None or not choice[1]:
+        return False
+    own = _listed_options(prompt).get(choice[0])
+    return own is not None and _plain(own) == _plain(choice[1])
+
+
 def chosen_letter(prompt: str, answer: str, rel_tol: float) -> str | None:
     """The letter of the only option whose content the answer equals; None for a letter answer, for no option
     or for several."""

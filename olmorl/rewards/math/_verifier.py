@@ -16,7 +16,7 @@ from olmorl.rewards.math import _judge_fallback as fallback
 from olmorl.rewards.math import _structure as st
 from olmorl.rewards.math._asked_expression import asked_value
 from olmorl.rewards.math._boolean_answer import echoed_frequency
-from olmorl.rewards.math._choices import chosen_letter
+from olmorl.rewards.math._choices import chosen_letter, names_own_option
 from olmorl.rewards.math._duration import duration_values
 from olmorl.rewards.math._equivalence import Verdict, equivalent
 from olmorl.rewards.math._extract import Extraction, extract_answer
@@ -256,6 +256,9 @@ class _MathFamily(Verifier):
         extraction = extract_answer(task.response, minerva_only=self.minerva_only, question=prompt)
         if extraction.answer is None:
             return self._scored(task, 0.0, _details(extraction, refs, [], extraction.reason or "no_answer"))
+        if extraction.joiner == "or" and names_own_option(prompt, extraction.answer):
+            # "most likely B, city or town" for option B "city or town": one choice, not "B, city" or "town".
+            extraction = replace(extraction, candidates=(extraction.answer,), joiner=None)
         # "3 hundred" is 300 (or 3 where the question asks in hundreds): never the bare 3.
         extraction = replace(extraction, candidates=tuple(scaled(c, prompt) for c in extraction.candidates))
         verdict, compared = Verdict(False, "mismatch"), list[str]()
