@@ -118,6 +118,8 @@ two graders agree with each other. The sets:
   Batch 49 (`"batch": 49`: the hendrycks_math sample files past batch 46's reads, one read of each file a part) was
   measured once, each part before any change made for it (two, made from its dev splits: a last line cut after its
   answer lead-in gives no answer; an answer-first count that the rest only explains is read).
+  Batch 52 (`"batch": 52`: the hendrycks_math sample files past batch 49's reads, one read of each file a part) was
+  measured once, each part before any change made for it.
 """
 
 from __future__ import annotations
@@ -146,7 +148,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 50: one row per repository.
+# Batches 3 to 52: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -209,7 +211,8 @@ BATCH_SOURCES = {
     47: {"labrem/neus2026-labre": "MATH500 reports, batch 47 (baseline and openmath past batch 45's)"},
     48: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 48 (GPT-3, every log two reads past batch 43's)"},
     49: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 49 (Phi-3-mini, reads past batch 46's)"},
-    50: {"labrem/neus2026-labre": "MATH500 reports, batch 50 (baseline and openmath past batch 47's)"}}
+    50: {"labrem/neus2026-labre": "MATH500 reports, batch 50 (baseline and openmath past batch 47's)"},
+    52: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 52 (Phi-3-mini, reads past batch 49's)"}}
 
 
 def source_name(row: dict) -> str:
