@@ -119,7 +119,8 @@ two graders agree with each other. The sets:
   measured once, each part before any change made for it (two, made from its dev splits: a last line cut after its
   answer lead-in gives no answer; an answer-first count that the rest only explains is read).
   Batch 52 (`"batch": 52`: the hendrycks_math sample files past batch 49's reads, one read of each file a part) was
-  measured once, each part before any change made for it.
+  measured once, each part before any change made for it (one, made from its dev split: a closing fraction followed by
+  the question's own "of a X" answers "What fraction of a X ...?").
 """
 
 from __future__ import annotations
