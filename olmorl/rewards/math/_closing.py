@@ -53,6 +53,7 @@ from olmorl.rewards.math._question_echo import (
     UNIT_WORD as _UNIT_WORD,
     asked_difference,
     echoed_count,
+    echoed_fraction,
     named_answer,
     unasked_comparison,
 )
@@ -182,6 +183,8 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
         return None
     if (echoed := echoed_count(sentence, question)) is not None:
         return (echoed,), None
+    if (fraction := echoed_fraction(sentence, question)) is not None:
+        return (fraction,), None
     if _HEDGE_RE.search(_PLACEHOLDER_RE.sub(" ", sentence)):
         return (), "hedge"
     if sentence == masked.strip() and (lone := _lone_value(sentence)) is not None:

@@ -137,6 +137,29 @@ def echoed_count(sentence: str, question: str) -> str | None:
     return value
 
 
+# "What fraction of a gallon does she have left?": a closing sentence that states its one fraction followed by the
+# question's own "of a gallon" ("Catherine has 4/5 of a gallon of milk left after making cookies.").
+_FRACTION_OF_RE = re.compile(r"\bwhat fraction of (?:an?|the) ([a-z]+)\b", re.IGNORECASE)
+_ECHOED_FRACTION_RE = re.compile(
+    r"^\W*(?:(?:so|thus|therefore|hence),?\s+)?[A-Za-z][A-Za-z' ]{0,40}?\s(?:has|have|had|is|are|was|were)\s+"
+    r"(\d+/\d+)\s+of\s+(?:an?|the)\s+([a-z]+)\b([^.!?\d]*)[.!]\s*$",
+    re.IGNORECASE,
+)
+
+
+def echoed_fraction(sentence: str, question: str) -> str | None:
+    """"Catherine has 4/5 of a gallon of milk left after making cookies." for "What fraction of a gallon does she have
+    left?": the sentence's only number, a slash fraction followed by the question's "of a X", with no hedge, denial or
+    alternative anywhere in it."""
+    asked = _FRACTION_OF_RE.findall(question[-2000:].replace("$", ""))
+    stated = _ECHOED_FRACTION_RE.match(sentence) if asked else None
+    if stated is None or stated.group(2).lower().removesuffix("s") != asked[-1].lower().removesuffix("s"):
+        return None
+    if _NAMED_ANSWER_BLOCK_RE.search(sentence) or ANCHOR_HEDGE_RE.search(sentence):
+        return None
+    return stated.group(1)
+
+
 # An answer-first response: "A hexagonal prism has 18 edges. It has 12 edges along the sides (...) and 6 vertical
 # edges ..." for "How many edges does a hexagonal prism have?". What follows the opening count only explains it when it
 # is finished plain prose that concludes nothing of its own: no math, no conclusion or correction word, no sentence
