@@ -120,6 +120,8 @@ two graders agree with each other. The sets:
   answer lead-in gives no answer; an answer-first count that the rest only explains is read).
   Batch 53 (`"batch": 53`: the MATH500 reports past batch 50's reads, one read of each report a part) was measured
   once, each part before any change made for it.
+  Batch 57 (`"batch": 57`: the ToRA GSM8K files past batch 41's reads, one read of each file a part) was measured
+  once, each part before any change made for it.
   Batch 52 (`"batch": 52`: the hendrycks_math sample files past batch 49's reads, one read of each file a part) was
   measured once, each part before any change made for it (one, made from its dev split: a closing fraction followed by
   the question's own "of a X" answers "What fraction of a X ...?").
@@ -217,7 +219,8 @@ BATCH_SOURCES = {
     50: {"labrem/neus2026-labre": "MATH500 reports, batch 50 (baseline and openmath past batch 47's)"},
     51: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 51 (GPT-3, every log one read past batch 48's)"},
     52: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 52 (Phi-3-mini, reads past batch 49's)"},
-    53: {"labrem/neus2026-labre": "MATH500 reports, batch 53 (baseline and openmath past batch 50's)"}}
+    53: {"labrem/neus2026-labre": "MATH500 reports, batch 53 (baseline and openmath past batch 50's)"},
+    57: {"microsoft/ToRA": "ToRA GSM8K, batch 57 (70B and Code-34B, reads past batch 41's)"}}
 
 
 def source_name(row: dict) -> str:
