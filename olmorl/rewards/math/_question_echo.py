@@ -1,6 +1,7 @@
 """Closing statements read against the question's own words (for `_closing`): a difference the question asks for
 ("How much more ... than Grant?"), a name for "Which student ...?" / "Who ...?", a count for "How many X ...?" that
-repeats X; and the pieces `_closing` shares with them."""
+repeats X, a fraction for "What fraction of a X ...?", the number that fills the question's own "what number" slot;
+and the pieces `_closing` shares with them."""
 
 from __future__ import annotations
 
