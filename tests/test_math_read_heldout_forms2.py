@@ -1,5 +1,5 @@
 """Answer forms of batch 41's held-out false accept and batch 40's held-out false reject, then batch 48's held-out
-false accept and false rejects (benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's
+false accept and false rejects and batch 52's held-out false reject (benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's
 never-tuned number was recorded (docs/fidelity.md, "Held-out misses read after their numbers were recorded"). The
 cases are written from the forms, not copied from the rows. Each case marked "was 1.0" scored 1 before its fix and
 each marked "was 0.0" scored 0; the unmarked cases are guards, the same on the code before and after."""
@@ -138,4 +138,37 @@ CHAIN = "The answer (arabic numerals) is 3125 - 1890 = 1235 "
     ],
 )
 def test_chain_then_the_asked_comparative(response: str, reference: str, prompt: str | None, reward: float) -> None:
+    assert score(response, reference, prompt) == reward
+
+
+# Batch 52's held-out false reject prealgebra doc 136, read on 2026-11-27 after both parts' numbers were recorded: a
+# closing sentence that is the question's own sentence with its "what number" slot filled by one number (an "also"
+# or "too" added, every other word copied) states that number; the question's other numbers are its givens.
+CUBE = "The cube of 4 is 64. The cube of what other number is 64?"
+CUBE_ANY = "The cube of what number is 64?"
+CUBE_SOLVED = "Since 4 * 4 * 4 = 64, the cube of 4 is 64. The cube of 4 is also 64."
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        ("The cube of 4 is 64. The cube of 8/2 is also 64.", "4", CUBE, 1.0),  # was 0.0
+        ("The cube of 4 is also 64.", "4", CUBE, 1.0),  # was 0.0
+        ("Thus, the cube of 4 is 64 too.", "4", CUBE, 1.0),  # was 0.0
+        ("4 * 4 * 4 = 64. The cube of 4 is 64.", "4", CUBE_ANY, 1.0),  # was 0.0: it had read 64
+        # No question, a question with no slot, a word changed or added (a denial, an alternative, a hedge), a
+        # changed given, a sentence cut off, a wrong number in the slot; the given is not the number asked.
+        (CUBE_SOLVED, "4", None, 0.0),
+        ("The cube of 4 is also 64.", "4", "What is the cube root of 64?", 0.0),
+        ("The cube of 4 is not 64.", "4", CUBE, 0.0),
+        ("The cube of 4 or 5 is also 64.", "4", CUBE, 0.0),
+        ("The cube of 4 is probably also 64.", "4", CUBE, 0.0),
+        ("The cube of 4 is 65.", "4", CUBE, 0.0),
+        ("The cube of 4 is also 64", "4", CUBE, 0.0),
+        ("The cube of 5 is also 64.", "4", CUBE, 0.0),
+        ("The cube of 4 is 64.", "64", CUBE, 0.0),  # was 1.0: the given read as the answer
+    ],
+)
+def test_question_sentence_with_its_slot_filled(response: str, reference: str, prompt: str | None,
+                                                reward: float) -> None:
     assert score(response, reference, prompt) == reward

@@ -29,6 +29,8 @@ Used only when a response has no anchor at all (no box, no "the answer is", no M
   gives Evelyn (not when the sentence goes on with a contrast, a denial or an alternative);
 - for a question "How many possible numbers ...?", a closing count in the question's own words (`There are four
   possible numbers that ...`, `The graph has two y-intercepts: ...`), in digits or a number word.
+- for a question with a slot for its number ("The square of what other number is 225?"), the question's own sentence
+  with the slot filled by one number, every other word copied (`The square of -15 is also 225.` gives -15).
 
 The end is read as rendered: Markdown emphasis is dropped (`is **5 * 45 = 225**.`), a statement ending in "are:"
 with one listed item after it reads as one sentence ("The solutions are:" then `* **x = 5**`), and an offer
@@ -54,6 +56,7 @@ from olmorl.rewards.math._question_echo import (
     asked_difference,
     echoed_count,
     echoed_fraction,
+    filled_question,
     named_answer,
     unasked_comparison,
 )
@@ -185,6 +188,8 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
         return (echoed,), None
     if (fraction := echoed_fraction(sentence, question)) is not None:
         return (fraction,), None
+    if (filled := filled_question(sentence, question)) is not None:
+        return (filled,), None
     if _HEDGE_RE.search(_PLACEHOLDER_RE.sub(" ", sentence)):
         return (), "hedge"
     if sentence == masked.strip() and (lone := _lone_value(sentence)) is not None:

@@ -1,6 +1,7 @@
 """Closing statements read against the question's own words (for `_closing`): a difference the question asks for
 ("How much more ... than Grant?"), a name for "Which student ...?" / "Who ...?", a count for "How many X ...?" that
-repeats X; and the pieces `_closing` shares with them."""
+repeats X, a fraction for "What fraction of a X ...?", the number that fills the question's own "what number" slot;
+and the pieces `_closing` shares with them."""
 
 from __future__ import annotations
 
@@ -159,6 +160,38 @@ def echoed_fraction(sentence: str, question: str) -> str | None:
         return None
     return stated.group(1)
 
+
+
+# "The square of what other number is 225?": a question sentence with a slot for the number it asks.
+_NUMBER_SLOT_RE = re.compile(
+    r"\b(?:what|which)\s+(?:other\s+)?(?:(?:positive|negative|real|whole)\s+)?(?:number|value|integer)\b",
+    re.IGNORECASE)
+_SLOT_TOKEN_RE = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?|[a-z']+|[^\sa-z\d]", re.IGNORECASE)
+_FILLED_VALUE_RE = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?")
+# Words a filled-in question may add without changing its claim ("is also 225", "is 225 too").
+_ADDED_WORDS = ("also", "too")
+
+
+def filled_question(sentence: str, question: str) -> str | None:
+    """"The square of -15 is also 225." for "The square of what other number is 225?": the question's own sentence
+    with its "what number" slot filled by one number and every other word copied (an "also" or "too" may be added, a
+    conclusion's connective may open it), so the number stated in the slot is the answer and the others the
+    question's. Nothing can be hedged, denied or added: any other word gives no answer."""
+    asked = [part for part in re.split(r"(?<=[.!?])\s+", question[-2000:].replace("$", "").strip())
+             if part.endswith("?") and _NUMBER_SLOT_RE.search(part)]
+    if not asked or not ENDED_RE.search(sentence):
+        return None
+    slot = list(_NUMBER_SLOT_RE.finditer(asked[-1]))[-1]
+    before = [t.lower() for t in _SLOT_TOKEN_RE.findall(asked[-1][:slot.start()])]
+    after = [t.lower() for t in _SLOT_TOKEN_RE.findall(asked[-1][slot.end():].rstrip(" ?"))]
+    words = [t.lower() for t in _SLOT_TOKEN_RE.findall(re.sub(r"[.!]\s*$", "", sentence))]
+    if words[:1] in (["so"], ["thus"], ["therefore"], ["hence"]) and words[:1] != before[:1]:
+        words = words[2:] if words[1:2] == [","] else words[1:]
+    words = [w for w in words if w not in _ADDED_WORDS or w in before + after]
+    if len(words) != len(before) + 1 + len(after) or words[:len(before)] != before \
+            or words[len(before) + 1:] != after or not _FILLED_VALUE_RE.fullmatch(words[len(before)]):
+        return None
+    return words[len(before)]
 
 # An answer-first response: "A hexagonal prism has 18 edges. It has 12 edges along the sides (...) and 6 vertical
 # edges ..." for "How many edges does a hexagonal prism have?". What follows the opening count only explains it when it
