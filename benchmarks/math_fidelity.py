@@ -151,7 +151,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 53: one row per repository.
+# Batches 3 to 54: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -217,7 +217,8 @@ BATCH_SOURCES = {
     50: {"labrem/neus2026-labre": "MATH500 reports, batch 50 (baseline and openmath past batch 47's)"},
     51: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 51 (GPT-3, every log one read past batch 48's)"},
     52: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 52 (Phi-3-mini, reads past batch 49's)"},
-    53: {"labrem/neus2026-labre": "MATH500 reports, batch 53 (baseline and openmath past batch 50's)"}}
+    53: {"labrem/neus2026-labre": "MATH500 reports, batch 53 (baseline and openmath past batch 50's)"},
+    54: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 54 (GPT-3, every open log two reads past batch 51's)"}}
 
 
 def source_name(row: dict) -> str:
