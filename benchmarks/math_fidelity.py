@@ -123,6 +123,9 @@ two graders agree with each other. The sets:
   Batch 52 (`"batch": 52`: the hendrycks_math sample files past batch 49's reads, one read of each file a part) was
   measured once, each part before any change made for it (one, made from its dev split: a closing fraction followed by
   the question's own "of a X" answers "What fraction of a X ...?").
+  Batch 54 (`"batch": 54`: every open kojima log of batch 51 two reads further, one read of each log a part) was
+  measured once, each part before any change made for it (one, made from part 1's dev split: words given where the
+  answer statement itself asks for digits are not a restatement of an earlier digits answer).
 """
 
 from __future__ import annotations
