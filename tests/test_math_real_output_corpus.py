@@ -381,15 +381,25 @@ def test_the_corpus_rows_name_their_source_and_split():
     assert all(r["split"] == ("dev" if parity[r["id"]] == 0 else "heldout") for r in rows)
 
 
+# Dev rows where the verifier and the careful grader differ by the verifier's documented policy, each with its reason
+# (docs/verifiers/math.md); the labels stay as the careful grader set them. Only false rejects may be kept.
+KEPT_BY_POLICY = {
+    # batch 54: "the answer is probably E, go broke." The careful grader (as batch 43's for "probably C") reads one
+    # choice after "probably" as the answer; the verifier's hedge policy keeps "probably B" a hedge ("most likely B"
+    # answers a question asking which option is likeliest; "probably" states a doubt).
+    "kojima-takeshi188/zero_shot_cot:log/commonsensqa_zero_shot_cot.log#350": "probably, a hedge",
+}
+
+
 def test_dev_split_agrees_with_a_careful_grader():
     rows = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
     dev = [r for r in rows if r["split"] == "dev"]
     graded = [(r, score(r["response"], r["reference"], r.get("prompt")) > 0.5) for r in dev]  # as a trainer sends it
     label = {r["id"]: r.get("careful_verdict", r["authors_verdict"]) for r in dev}
     false_accepts = [r["id"] for r, got in graded if got and not label[r["id"]]]
-    wrong = [r["id"] for r, got in graded if got != label[r["id"]]]
+    wrong = {r["id"] for r, got in graded if got != label[r["id"]]}
     assert not false_accepts
-    assert not wrong, wrong
+    assert wrong == set(KEPT_BY_POLICY), sorted(wrong ^ set(KEPT_BY_POLICY))
 
 
 # batch 7 (gemma-4-31B on the gaokao paper, a held-out false reject read after its number was recorded): two blanks

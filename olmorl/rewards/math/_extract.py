@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from olmorl.rewards.math._closing import closing_answer
 from olmorl.rewards.math._deferred import deferred_answer_start
 from olmorl.rewards.math._normalize import clean_text, matching_brace, whitespace_start
-from olmorl.rewards.math._number_words import restated_in_words
+from olmorl.rewards.math._number_words import asks_for_digits, restated_in_words
 from olmorl.rewards.math._qualifiers import magnitude_after, qualified_boxes, qualified_statement
 from olmorl.rewards.math._question_echo import ANCHOR_HEDGE_RE, opening_count
 from olmorl.rewards.math._sentence_value import sentence_value, worked_value
@@ -328,8 +328,11 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
             return Extraction(None, "closing", reason="hedged")
         return Extraction(", ".join(candidates), "closing", candidates, joiner)
     last = max(anchors, key=lambda a: (a.start, a.end))
-    # "The answer (arabic numerals) is 99. The answer (words) is ninety-nine.": the words say the answer again.
-    if last.kind == "phrase" and (earlier := [a for a in anchors if a.end <= last.start]):
+    # "The answer (arabic numerals) is 99. The answer (words) is ninety-nine.": the words say the answer again (not
+    # where the words are what the statement that asks for digits gives: "The answer is 37. The answer (arabic
+    # numerals) is thirty-seven.").
+    if last.kind == "phrase" and not asks_for_digits(text, last.start) and (
+            earlier := [a for a in anchors if a.end <= last.start]):
         previous = max(earlier, key=lambda a: (a.start, a.end))
         if restated_in_words(sentence_value(previous.text.strip().strip("*").strip()), last.text):
             anchors, last = [a for a in anchors if a is not last], previous

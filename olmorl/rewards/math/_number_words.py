@@ -132,6 +132,17 @@ def _words_and_unit(text: str) -> Fraction | None:
     return _number_in_words(" ".join(words[:-unit])) if unit else None
 
 
+# "The answer (arabic numerals) is thirty-seven.": an answer statement whose own lead-in names digits as its form.
+_DIGITS_LEAD_IN_RE = re.compile(
+    r"the (?:correct |final )?answer\s*\(\s*(?:in\s+)?(?:arabic\s+)?(?:numerals?|digits?)\s*\)", re.IGNORECASE)
+
+
+def asks_for_digits(text: str, start: int) -> bool:
+    """Whether the answer statement at `start` says it gives its answer in digits ("The answer (arabic numerals) is").
+    Words there are the answer it gives in that place, not a digits answer said again, so they stay its answer."""
+    return _DIGITS_LEAD_IN_RE.match(text, start) is not None
+
+
 def restated_in_words(previous_value: str, statement: str) -> bool:
     """Whether `statement`, a number written in words, has the value of the answer stated before it
     (`previous_value`, a number in digits, or an equation whose last side is one)."""
