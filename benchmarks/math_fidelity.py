@@ -123,6 +123,8 @@ two graders agree with each other. The sets:
   Batch 52 (`"batch": 52`: the hendrycks_math sample files past batch 49's reads, one read of each file a part) was
   measured once, each part before any change made for it (one, made from its dev split: a closing fraction followed by
   the question's own "of a X" answers "What fraction of a X ...?").
+  Batch 55 (`"batch": 55`: the hendrycks_math sample files past batch 52's reads, one read of each file a part) was
+  measured once, each part before any change made for it.
 """
 
 from __future__ import annotations
@@ -217,7 +219,8 @@ BATCH_SOURCES = {
     50: {"labrem/neus2026-labre": "MATH500 reports, batch 50 (baseline and openmath past batch 47's)"},
     51: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 51 (GPT-3, every log one read past batch 48's)"},
     52: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 52 (Phi-3-mini, reads past batch 49's)"},
-    53: {"labrem/neus2026-labre": "MATH500 reports, batch 53 (baseline and openmath past batch 50's)"}}
+    53: {"labrem/neus2026-labre": "MATH500 reports, batch 53 (baseline and openmath past batch 50's)"},
+    55: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 55 (Phi-3-mini, reads past batch 52's)"}}
 
 
 def source_name(row: dict) -> str:
