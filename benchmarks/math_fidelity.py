@@ -124,7 +124,8 @@ two graders agree with each other. The sets:
   measured once, each part before any change made for it (one, made from its dev split: a closing fraction followed by
   the question's own "of a X" answers "What fraction of a X ...?").
   Batch 55 (`"batch": 55`: the hendrycks_math sample files past batch 52's reads, one read of each file a part) was
-  measured once, each part before any change made for it.
+  measured once, each part before any change made for it (one, made from its dev split: a value given right after a
+  conclusion that the value is not determined is no answer).
 """
 
 from __future__ import annotations
