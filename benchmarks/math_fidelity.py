@@ -130,6 +130,9 @@ two graders agree with each other. The sets:
   Batch 54 (`"batch": 54`: every open kojima log of batch 51 two reads further, one read of each log a part) was
   measured once, each part before any change made for it (one, made from part 1's dev split: words given where the
   answer statement itself asks for digits are not a restatement of an earlier digits answer).
+  Batch 55 (`"batch": 55`: the hendrycks_math sample files past batch 52's reads, one read of each file a part) was
+  measured once, each part before any change made for it (one, made from its dev split: a value given right after a
+  conclusion that the value is not determined is no answer).
 """
 
 from __future__ import annotations
@@ -226,6 +229,7 @@ BATCH_SOURCES = {
     52: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 52 (Phi-3-mini, reads past batch 49's)"},
     53: {"labrem/neus2026-labre": "MATH500 reports, batch 53 (baseline and openmath past batch 50's)"},
     54: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 54 (GPT-3, every open log two reads past batch 51's)"},
+    55: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 55 (Phi-3-mini, reads past batch 52's)"},
     56: {"labrem/neus2026-labre": "MATH500 reports, batch 56 (baseline and openmath past batch 53's)"},
     57: {"microsoft/ToRA": "ToRA GSM8K, batch 57 (70B and Code-34B, reads past batch 41's)"}}
 

@@ -8,8 +8,9 @@ The last anchor in the response wins; an anchor followed by a sentence gives the
 anchor at all, the closing statement of the response may state the answer (`_closing`). Text inside
 `<think>...</think>` never counts, a number that only appears in the reasoning is not an answer, an answer
 followed by a retraction does not count, nor a value stated as a bound or followed by a second answer
-(`_qualifiers`), and several different final candidates ("4 or 6", `\\boxed{A}`
-`\\boxed{C}`) are reported so the caller can call it a hedge (unless the reference itself has that many parts).
+(`_qualifiers`), nor one given right after a conclusion that the value is not determined (`_indeterminate`), and
+several different final candidates ("4 or 6", `\\boxed{A}` `\\boxed{C}`) are reported so the caller can call it a
+hedge (unless the reference itself has that many parts).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 
 from olmorl.rewards.math._closing import closing_answer
 from olmorl.rewards.math._deferred import deferred_answer_start
+from olmorl.rewards.math._indeterminate import contradicts_indeterminate
 from olmorl.rewards.math._normalize import clean_text, matching_brace, whitespace_start
 from olmorl.rewards.math._number_words import asks_for_digits, restated_in_words
 from olmorl.rewards.math._qualifiers import magnitude_after, qualified_boxes, qualified_statement
@@ -340,6 +342,8 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
     tail = text[max(a.end for a in anchors if a.start >= last.start or a.end >= last.end):]
     if _is_retracted(tail):
         return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": last.text.strip()})
+    if contradicts_indeterminate(text[:last.start], last.text):  # "... can be any real number.\nThe answer is: 0"
+        return Extraction(None, last.kind, reason="hedged", notes={"hedged_answer": last.text.strip()})
     if len(last.text.split()) > 8 and _UNFINISHED_CONCLUSION_RE.search(tail[-200:]):
         # "is it notes remaining overall, so we can say that she started with 23 + 140 = 163 post-it notes.
         # Therefore, the": a sentence of working where the answer goes, then cut off as it began to conclude, so it
