@@ -7,6 +7,8 @@ each marked "was 0.0" scored 0; the unmarked cases are guards, the same on the c
 from __future__ import annotations
 
 import pytest
+
+from olmorl.rewards.math._requested_form import unrequested_form
 from test_math_read_heldout_forms import score  # the math verifier's reward, given the prompt
 
 
@@ -172,3 +174,42 @@ CUBE_SOLVED = "Since 4 * 4 * 4 = 64, the cube of 4 is 64. The cube of 4 is also 
 def test_question_sentence_with_its_slot_filled(response: str, reference: str, prompt: str | None,
                                                 reward: float) -> None:
     assert score(response, reference, prompt) == reward
+
+
+# Batch 56's held-out false accept gemma2-2b baseline math_00414, read on 2026-11-27 after its numbers were recorded:
+# for a value asked, a sum of two roots left with their radicals, `(5 + √23.25) + (5 - √23.25)` (equal to 10 only once
+# computed), has not computed it; a root is a function left unevaluated as log and sin are. A chain that ends in the
+# value, a side that goes on to its decimal, a reference that keeps a radical, or a prompt that asks no value leave
+# the value to decide.
+ROOTS_SUM = "What is the sum of the values of $b$ that satisfy the equation $(b-4)^2 = 13$?"
+ROOTS_PRODUCT = "Compute the product of the roots of $x^2 - 6x + 2 = 0$."
+ROOT_DISTANCE = "What is the distance between $(0,0)$ and $(5,5)$? Express your answer as a decimal to the nearest tenth."
+ROOTS_PLAIN = "The values of $b$ that satisfy $(b-4)^2 = 13$ are added."
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        ("The sum of the values of 'b' is:  \\boxed{ (4 + √13) + (4 - √13) }", "8", ROOTS_SUM, 0.0),  # was 1.0
+        ("$\\boxed{(4 + \\sqrt{13}) + (4 - \\sqrt{13})}$", "8", ROOTS_SUM, 0.0),  # was 1.0
+        ("$\\boxed{(3 + \\sqrt{7})(3 - \\sqrt{7})}$", "2", ROOTS_PRODUCT, 0.0),  # was 1.0
+        ("$\\boxed{\\sqrt{64}}$", "8", ROOTS_SUM, 0.0),  # was 1.0
+        # Guards: computed, a chain ending in the value, a decimal after the radical, a radical reference, no value
+        # asked, no prompt, a wrong value.
+        ("$\\boxed{8}$", "8", ROOTS_SUM, 1.0),
+        ("$\\boxed{(4 + \\sqrt{13}) + (4 - \\sqrt{13}) = 8}$", "8", ROOTS_SUM, 1.0),
+        ("$\\boxed{(4 + \\sqrt{13}) + (4 - \\sqrt{13})}$", "8", ROOTS_PLAIN, 1.0),
+        ("$\\boxed{(4 + \\sqrt{13}) + (4 - \\sqrt{13})}$", "8", None, 1.0),
+        ("$\\boxed{4 + \\sqrt{13}}$", "4 + \\sqrt{13}", "What is the larger value of $b$ with $(b-4)^2 = 13$?", 1.0),
+        ("$\\boxed{(4 + \\sqrt{13}) + (5 - \\sqrt{13})}$", "8", ROOTS_SUM, 0.0),
+    ],
+)
+def test_radical_left_for_a_value_asked(response: str, reference: str, prompt: str | None, reward: float) -> None:
+    assert score(response, reference, prompt) == reward
+
+
+def test_radical_then_its_decimal_is_evaluated() -> None:
+    # A side that goes on to its decimal has given the value asked (the form check alone: the extraction reads
+    # no `\\approx` answer today).
+    assert unrequested_form(ROOT_DISTANCE, "7.1", ["5\\sqrt{2} \\approx 7.1"]) is None
+    assert unrequested_form(ROOT_DISTANCE, "7.1", ["5\\sqrt{2}"]) == "evaluated"
