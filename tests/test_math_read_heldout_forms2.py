@@ -1,8 +1,9 @@
 """Answer forms of batch 41's held-out false accept and batch 40's held-out false reject, then batch 48's held-out
-false accept and false rejects and batch 52's held-out false reject (benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's
-never-tuned number was recorded (docs/fidelity.md, "Held-out misses read after their numbers were recorded"). The
-cases are written from the forms, not copied from the rows. Each case marked "was 1.0" scored 1 before its fix and
-each marked "was 0.0" scored 0; the unmarked cases are guards, the same on the code before and after."""
+false accept and false rejects, batch 52's held-out false reject and batch 56's held-out false accept and false
+reject (benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's never-tuned number was recorded
+(docs/fidelity.md, "Held-out misses read after their numbers were recorded"). The cases are written from the forms,
+not copied from the rows. Each case marked "was 1.0" scored 1 before its fix and each marked "was 0.0" scored 0; the
+unmarked cases are guards, the same on the code before and after."""
 
 from __future__ import annotations
 
@@ -183,7 +184,8 @@ def test_question_sentence_with_its_slot_filled(response: str, reference: str, p
 # the value to decide.
 ROOTS_SUM = "What is the sum of the values of $b$ that satisfy the equation $(b-4)^2 = 13$?"
 ROOTS_PRODUCT = "Compute the product of the roots of $x^2 - 6x + 2 = 0$."
-ROOT_DISTANCE = "What is the distance between $(0,0)$ and $(5,5)$? Express your answer as a decimal to the nearest tenth."
+ROOT_DISTANCE = ("What is the distance between $(0,0)$ and $(5,5)$? Express your answer as a decimal to the nearest "
+                 "tenth.")
 ROOTS_PLAIN = "The values of $b$ that satisfy $(b-4)^2 = 13$ are added."
 
 
@@ -200,7 +202,8 @@ ROOTS_PLAIN = "The values of $b$ that satisfy $(b-4)^2 = 13$ are added."
         ("$\\boxed{(4 + \\sqrt{13}) + (4 - \\sqrt{13}) = 8}$", "8", ROOTS_SUM, 1.0),
         ("$\\boxed{(4 + \\sqrt{13}) + (4 - \\sqrt{13})}$", "8", ROOTS_PLAIN, 1.0),
         ("$\\boxed{(4 + \\sqrt{13}) + (4 - \\sqrt{13})}$", "8", None, 1.0),
-        ("$\\boxed{4 + \\sqrt{13}}$", "4 + \\sqrt{13}", "What is the larger value of $b$ with $(b-4)^2 = 13$?", 1.0),
+        ("$\\boxed{4 + \\sqrt{13}}$", "4 + \\sqrt{13}", "What is the larger value of $b$ with $(b-4)^2 = 13$?",
+         1.0),
         ("$\\boxed{(4 + \\sqrt{13}) + (5 - \\sqrt{13})}$", "8", ROOTS_SUM, 0.0),
     ],
 )
@@ -213,3 +216,33 @@ def test_radical_then_its_decimal_is_evaluated() -> None:
     # no `\\approx` answer today).
     assert unrequested_form(ROOT_DISTANCE, "7.1", ["5\\sqrt{2} \\approx 7.1"]) is None
     assert unrequested_form(ROOT_DISTANCE, "7.1", ["5\\sqrt{2}"]) == "evaluated"
+
+
+# Batch 56's held-out false reject gemma2-2b baseline math_00420, read on 2026-11-27 after its numbers were recorded:
+# a named operator with a letter subscript applied to one vector or letter (`\text{proj}_{\mathbf{b}} \mathbf{a}`)
+# labels the value after "=" as `f(x)` and `\tan A` do; a function of analysis (`\log_b a = 3`) stays an equation.
+PROJECTION = ("Find the projection of $\\mathbf{u}$ onto $\\mathbf{v} = "
+              "\\begin{pmatrix} 1 \\\\ 2 \\\\ 2 \\end{pmatrix}$ if $\\mathbf{u} \\cdot \\mathbf{v} = 6.$")
+PROJECTED = "\\begin{pmatrix} 2/3 \\\\ 4/3 \\\\ 4/3 \\end{pmatrix}"
+PROJECTED_TEX = "\\begin{pmatrix} \\frac{2}{3} \\\\ \\frac{4}{3} \\\\ \\frac{4}{3} \\end{pmatrix}"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        (f"$\\boxed{{\\text{{proj}}_{{\\mathbf{{v}}}} \\mathbf{{u}} = {PROJECTED_TEX}}}$", PROJECTED, PROJECTION,
+         1.0),  # was 0.0
+        (f"$\\boxed{{\\operatorname{{proj}}_{{\\mathbf{{v}}}} (\\mathbf{{u}}) = {PROJECTED_TEX}}}$", PROJECTED,
+         PROJECTION, 1.0),  # was 0.0
+        (f"$\\boxed{{\\mathrm{{proj}}_v u = {PROJECTED_TEX}}}$", PROJECTED, None, 1.0),  # was 0.0
+        ("$\\boxed{\\text{comp}_{\\mathbf{v}} \\mathbf{u} = 2}$", "2", None, 1.0),  # was 0.0
+        # Guards: another vector, more than one argument or an expression on the left, a function of analysis.
+        (f"$\\boxed{{\\text{{proj}}_{{\\mathbf{{v}}}} \\mathbf{{u}} = {PROJECTED_TEX}}}$",
+         "\\begin{pmatrix} 1 \\\\ 2 \\\\ 2 \\end{pmatrix}", PROJECTION, 0.0),
+        ("$\\boxed{\\text{comp}_{\\mathbf{v}} \\mathbf{u} + 1 = 3}$", "3", None, 0.0),
+        ("$\\boxed{\\text{comp}_{\\mathbf{v}} 2\\mathbf{u} = 4}$", "4", None, 0.0),
+        ("$\\boxed{\\log_b a = 3}$", "3", None, 0.0),
+    ],
+)
+def test_named_operator_labels_its_value(response: str, reference: str, prompt: str | None, reward: float) -> None:
+    assert score(response, reference, prompt) == reward
