@@ -246,3 +246,29 @@ PROJECTED_TEX = "\\begin{pmatrix} \\frac{2}{3} \\\\ \\frac{4}{3} \\\\ \\frac{4}{
 )
 def test_named_operator_labels_its_value(response: str, reference: str, prompt: str | None, reward: float) -> None:
     assert score(response, reference, prompt) == reward
+
+
+# Batch 56's held-out false reject openmath gemma2-2b math_00185, read on 2026-11-27 after its numbers were recorded:
+# "Let's check our answer:" leads a check of the answer (the question's own equation with the value put in), not the
+# answer; the old code read the check's line `(2^2)^3 = 2^6` as the answer, over the closing that states it.
+POWER = "Problem: Find $m$, if ${(2^m)}^3=2^6$."
+CHECKED = ("**3. SOLVE:**\n\n3m = 6, so m = 2\n\n**4. VERIFY:**\n\nLet's check our answer:\n  [(2^2)]^3 = 2^6 \n"
+           "   = 64\n\n\n**5. FORMAT:**\n\n")
+REMAINDER = "Find the integer $n$ with $0 \\le n < 83$ such that $17n \\equiv 1 \\pmod{83}$."
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        (CHECKED + "The solution is **m = 2**.", "2", POWER, 1.0),  # was 0.0
+        (CHECKED + "The solution is **m = 2**.", "64", POWER, 0.0),  # was 1.0: the check's value read as the answer
+        ("The answer is 44. To verify the answer: 17 * 44 = 748 = 9 * 83 + 1.", "44", REMAINDER, 1.0),  # was 0.0
+        ("The answer is 44. Let me double-check my answer: 17 * 44 = 748.", "748", REMAINDER, 0.0),  # was 1.0
+        # Guards: an answer label that leads no check, at a line start or after words that check nothing.
+        (CHECKED + "Answer: m = 2", "2", POWER, 1.0),
+        ("So here is our answer: 44.", "44", REMAINDER, 1.0),
+        ("We check the working. Final answer: 44", "44", REMAINDER, 1.0),
+    ],
+)
+def test_check_of_the_answer_is_no_answer(response: str, reference: str, prompt: str | None, reward: float) -> None:
+    assert score(response, reference, prompt) == reward
