@@ -1,12 +1,15 @@
 """Answer forms of batch 41's held-out false accept and batch 40's held-out false reject, then batch 48's held-out
-false accept and false rejects and batch 52's held-out false reject (benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's
-never-tuned number was recorded (docs/fidelity.md, "Held-out misses read after their numbers were recorded"). The
-cases are written from the forms, not copied from the rows. Each case marked "was 1.0" scored 1 before its fix and
-each marked "was 0.0" scored 0; the unmarked cases are guards, the same on the code before and after."""
+false accept and false rejects, batch 52's held-out false reject and batch 56's held-out false accept and false
+reject (benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's never-tuned number was recorded
+(docs/fidelity.md, "Held-out misses read after their numbers were recorded"). The cases are written from the forms,
+not copied from the rows. Each case marked "was 1.0" scored 1 before its fix and each marked "was 0.0" scored 0; the
+unmarked cases are guards, the same on the code before and after."""
 
 from __future__ import annotations
 
 import pytest
+
+from olmorl.rewards.math._requested_form import unrequested_form
 from test_math_read_heldout_forms import score  # the math verifier's reward, given the prompt
 
 
@@ -171,4 +174,101 @@ CUBE_SOLVED = "Since 4 * 4 * 4 = 64, the cube of 4 is 64. The cube of 4 is also 
 )
 def test_question_sentence_with_its_slot_filled(response: str, reference: str, prompt: str | None,
                                                 reward: float) -> None:
+    assert score(response, reference, prompt) == reward
+
+
+# Batch 56's held-out false accept gemma2-2b baseline math_00414, read on 2026-11-27 after its numbers were recorded:
+# for a value asked, a sum of two roots left with their radicals, `(5 + √23.25) + (5 - √23.25)` (equal to 10 only once
+# computed), has not computed it; a root is a function left unevaluated as log and sin are. A chain that ends in the
+# value, a side that goes on to its decimal, a reference that keeps a radical, or a prompt that asks no value leave
+# the value to decide.
+ROOTS_SUM = "What is the sum of the values of $b$ that satisfy the equation $(b-4)^2 = 13$?"
+ROOTS_PRODUCT = "Compute the product of the roots of $x^2 - 6x + 2 = 0$."
+ROOT_DISTANCE = ("What is the distance between $(0,0)$ and $(5,5)$? Express your answer as a decimal to the nearest "
+                 "tenth.")
+ROOTS_PLAIN = "The values of $b$ that satisfy $(b-4)^2 = 13$ are added."
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        ("The sum of the values of 'b' is:  \\boxed{ (4 + √13) + (4 - √13) }", "8", ROOTS_SUM, 0.0),  # was 1.0
+        ("$\\boxed{(4 + \\sqrt{13}) + (4 - \\sqrt{13})}$", "8", ROOTS_SUM, 0.0),  # was 1.0
+        ("$\\boxed{(3 + \\sqrt{7})(3 - \\sqrt{7})}$", "2", ROOTS_PRODUCT, 0.0),  # was 1.0
+        ("$\\boxed{\\sqrt{64}}$", "8", ROOTS_SUM, 0.0),  # was 1.0
+        # Guards: computed, a chain ending in the value, a decimal after the radical, a radical reference, no value
+        # asked, no prompt, a wrong value.
+        ("$\\boxed{8}$", "8", ROOTS_SUM, 1.0),
+        ("$\\boxed{(4 + \\sqrt{13}) + (4 - \\sqrt{13}) = 8}$", "8", ROOTS_SUM, 1.0),
+        ("$\\boxed{(4 + \\sqrt{13}) + (4 - \\sqrt{13})}$", "8", ROOTS_PLAIN, 1.0),
+        ("$\\boxed{(4 + \\sqrt{13}) + (4 - \\sqrt{13})}$", "8", None, 1.0),
+        ("$\\boxed{4 + \\sqrt{13}}$", "4 + \\sqrt{13}", "What is the larger value of $b$ with $(b-4)^2 = 13$?",
+         1.0),
+        ("$\\boxed{(4 + \\sqrt{13}) + (5 - \\sqrt{13})}$", "8", ROOTS_SUM, 0.0),
+    ],
+)
+def test_radical_left_for_a_value_asked(response: str, reference: str, prompt: str | None, reward: float) -> None:
+    assert score(response, reference, prompt) == reward
+
+
+def test_radical_then_its_decimal_is_evaluated() -> None:
+    # A side that goes on to its decimal has given the value asked (the form check alone: the extraction reads
+    # no `\\approx` answer today).
+    assert unrequested_form(ROOT_DISTANCE, "7.1", ["5\\sqrt{2} \\approx 7.1"]) is None
+    assert unrequested_form(ROOT_DISTANCE, "7.1", ["5\\sqrt{2}"]) == "evaluated"
+
+
+# Batch 56's held-out false reject gemma2-2b baseline math_00420, read on 2026-11-27 after its numbers were recorded:
+# a named operator with a letter subscript applied to one vector or letter (`\text{proj}_{\mathbf{b}} \mathbf{a}`)
+# labels the value after "=" as `f(x)` and `\tan A` do; a function of analysis (`\log_b a = 3`) stays an equation.
+PROJECTION = ("Find the projection of $\\mathbf{u}$ onto $\\mathbf{v} = "
+              "\\begin{pmatrix} 1 \\\\ 2 \\\\ 2 \\end{pmatrix}$ if $\\mathbf{u} \\cdot \\mathbf{v} = 6.$")
+PROJECTED = "\\begin{pmatrix} 2/3 \\\\ 4/3 \\\\ 4/3 \\end{pmatrix}"
+PROJECTED_TEX = "\\begin{pmatrix} \\frac{2}{3} \\\\ \\frac{4}{3} \\\\ \\frac{4}{3} \\end{pmatrix}"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        (f"$\\boxed{{\\text{{proj}}_{{\\mathbf{{v}}}} \\mathbf{{u}} = {PROJECTED_TEX}}}$", PROJECTED, PROJECTION,
+         1.0),  # was 0.0
+        (f"$\\boxed{{\\operatorname{{proj}}_{{\\mathbf{{v}}}} (\\mathbf{{u}}) = {PROJECTED_TEX}}}$", PROJECTED,
+         PROJECTION, 1.0),  # was 0.0
+        (f"$\\boxed{{\\mathrm{{proj}}_v u = {PROJECTED_TEX}}}$", PROJECTED, None, 1.0),  # was 0.0
+        ("$\\boxed{\\text{comp}_{\\mathbf{v}} \\mathbf{u} = 2}$", "2", None, 1.0),  # was 0.0
+        # Guards: another vector, more than one argument or an expression on the left, a function of analysis.
+        (f"$\\boxed{{\\text{{proj}}_{{\\mathbf{{v}}}} \\mathbf{{u}} = {PROJECTED_TEX}}}$",
+         "\\begin{pmatrix} 1 \\\\ 2 \\\\ 2 \\end{pmatrix}", PROJECTION, 0.0),
+        ("$\\boxed{\\text{comp}_{\\mathbf{v}} \\mathbf{u} + 1 = 3}$", "3", None, 0.0),
+        ("$\\boxed{\\text{comp}_{\\mathbf{v}} 2\\mathbf{u} = 4}$", "4", None, 0.0),
+        ("$\\boxed{\\log_b a = 3}$", "3", None, 0.0),
+    ],
+)
+def test_named_operator_labels_its_value(response: str, reference: str, prompt: str | None, reward: float) -> None:
+    assert score(response, reference, prompt) == reward
+
+
+# Batch 56's held-out false reject openmath gemma2-2b math_00185, read on 2026-11-27 after its numbers were recorded:
+# "Let's check our answer:" leads a check of the answer (the question's own equation with the value put in), not the
+# answer; the old code read the check's line `(2^2)^3 = 2^6` as the answer, over the closing that states it.
+POWER = "Problem: Find $m$, if ${(2^m)}^3=2^6$."
+CHECKED = ("**3. SOLVE:**\n\n3m = 6, so m = 2\n\n**4. VERIFY:**\n\nLet's check our answer:\n  [(2^2)]^3 = 2^6 \n"
+           "   = 64\n\n\n**5. FORMAT:**\n\n")
+REMAINDER = "Find the integer $n$ with $0 \\le n < 83$ such that $17n \\equiv 1 \\pmod{83}$."
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        (CHECKED + "The solution is **m = 2**.", "2", POWER, 1.0),  # was 0.0
+        (CHECKED + "The solution is **m = 2**.", "64", POWER, 0.0),  # was 1.0: the check's value read as the answer
+        ("The answer is 44. To verify the answer: 17 * 44 = 748 = 9 * 83 + 1.", "44", REMAINDER, 1.0),  # was 0.0
+        ("The answer is 44. Let me double-check my answer: 17 * 44 = 748.", "748", REMAINDER, 0.0),  # was 1.0
+        # Guards: an answer label that leads no check, at a line start or after words that check nothing.
+        (CHECKED + "Answer: m = 2", "2", POWER, 1.0),
+        ("So here is our answer: 44.", "44", REMAINDER, 1.0),
+        ("We check the working. Final answer: 44", "44", REMAINDER, 1.0),
+    ],
+)
+def test_check_of_the_answer_is_no_answer(response: str, reference: str, prompt: str | None, reward: float) -> None:
     assert score(response, reference, prompt) == reward

@@ -108,6 +108,10 @@ _CONFIRMATION_RE = re.compile(
 # of its own, so it does not replace that answer (a statement that holds a digit or math is read as before).
 _VERDICT_ON_ANSWER_RE = re.compile(r"^\W*(?:consistent|correct|accurate|reasonable|verified|confirmed)\b", re.IGNORECASE)
 _VALUE_MARK_RE = re.compile(r"[\d$\\]")
+# "Let's check our answer:", "To verify the answer:": a check of the answer follows (its working, the question's
+# own equation with the value put in), not the answer itself.
+_CHECK_LEAD_RE = re.compile(r"\b(?:check|verify|confirm|double-check|test)(?:ing)?\s+(?:our|my|the|this|your)\s*$",
+                            re.IGNORECASE)
 _MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$((?:\\.|[^$\\])+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
 _SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|。|।|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
 # Chat-template tokens a response may end with ("... I hope it is correct. <|im_start|>user"): not part of it.
@@ -244,6 +248,8 @@ def _anchors(text: str) -> list[_Anchor]:
     tags = [(a.start, a.end) for a in anchors if a.kind == "answer_tag"]
     for m in phrases:
         if any(start < m.start() < end for start, end in tags):
+            continue
+        if _CHECK_LEAD_RE.search(text, max(0, m.start() - 40), m.start()):
             continue
         answer, end = _statement(text, m.end())
         if (deferred := deferred_answer_start(answer, text, end)) is not None:

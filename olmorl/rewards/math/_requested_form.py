@@ -21,7 +21,9 @@ expression that still leaves a function unevaluated (`\\sec^2 10^\\circ + \\csc^
 factorials or a binomial coefficient of numbers (`\\binom{31}{28} = \\dfrac{31!}{28!3!}` for "Compute
 $\\dbinom{31}{28}$", reference 4495: the computation asked for, not done). A chain ends in what it states
 (`\\log_2 64 = 6`, `\\binom{5}{2} = 10` have evaluated), and a reference that keeps a function, a factorial or a
-binomial coefficient decides by value.
+binomial coefficient decides by value. A root is such a function: `(5 + \\sqrt{23.25}) + (5 - \\sqrt{23.25})` for
+"What is the sum of the values of $a$ ...?" (reference 10) leaves the two roots unadded, their radicals cancelling only
+once it is computed; a reference that keeps a radical decides by value.
 
 "Expand" asks for a sum of terms with like terms combined: `2x^9 - 8x^7 + 6x^6 + 3x^6 - 12x^4` (two terms in
 `x^6`) has not finished, though its value is right; a reference that keeps like terms apart decides by value.
@@ -60,6 +62,8 @@ _FUNCTION_RE = re.compile(r"(?<![a-zA-Z])\\?(?:log|ln|lg|sin|cos|tan|cot|sec|csc
 # A factorial or a binomial coefficient left unevaluated: `31!`, `28!3!`, `(n-1)!`'s closing `)!`, `\binom{31}{28}`,
 # `\dbinom`, `{31 \choose 28}` (not `!=`, not LaTeX's `\!` thin space: a digit, brace or parenthesis comes first).
 _COMBINATORIAL_RE = re.compile(r"\\[dt]?binom(?![a-zA-Z])|\\choose(?![a-zA-Z])|[\d)}]\s*!(?!=)")
+# A radical sign: `\\sqrt{23.25}`, `\\sqrt[3]{8}`, `√23.25`, `sqrt(2)` (not a letter inside a word).
+_RADICAL_RE = re.compile(r"\\sqrt(?![a-zA-Z])|√|(?<![a-zA-Z\\])sqrt\s*\(")
 _EXPAND_RE = re.compile(r"\bexpand\b", re.IGNORECASE)
 # A monomial term: a plain coefficient, then variables with whole-number powers (`6x^6`, `-3x^{2}y`, `12`).
 _MONOMIAL_RE = re.compile(r"^\d*(?:\.\d+)?\s*((?:[a-z](?:\^\{?\d+\}?)?\s*)*)$")
@@ -93,6 +97,13 @@ def _unevaluated(answer: str) -> bool:
     """Whether the exact form the answer ends in leaves a function, a factorial or a binomial coefficient
     unevaluated (a chain's last side, without an approximation after `\\approx`)."""
     return _left_unevaluated(_APPROXIMATION_RE.sub("", top_level_split(answer, ("=",))[-1]))
+
+
+def _radical_left(answer: str) -> bool:
+    """Whether the exact form the answer ends in keeps a radical sign (a chain's last side; a side that goes on to
+    an approximation, `5\\sqrt{2} \\approx 7.1`, has given its decimal too)."""
+    last = top_level_split(answer, ("=",))[-1]
+    return bool(_RADICAL_RE.search(last)) and "\\approx" not in last and "≈" not in last
 
 
 def _radical_denominator(text: str) -> bool:
@@ -163,6 +174,11 @@ def unrequested_form(prompt: str, reference: str, compared: list[str]) -> str | 
         return "reduced fraction"
     if _VALUE_ASKED_RE.search(prompt) and not _left_unevaluated(reference) and any(
             _unevaluated(answer) for answer in compared):
+        return "evaluated"
+    # A root is a function too: against a reference with none, a radical left standing was never taken (the two
+    # roots' sum `(5 + \\sqrt{23.25}) + (5 - \\sqrt{23.25})` for 10: its radicals cancel only once it is computed).
+    if _VALUE_ASKED_RE.search(prompt) and not _RADICAL_RE.search(reference) and any(
+            _radical_left(answer) for answer in compared):
         return "evaluated"
     if not _SIMPLIFY_RE.search(prompt):
         return None

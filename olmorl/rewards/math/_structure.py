@@ -214,9 +214,16 @@ def equation_sides(text: str) -> list[str]:
 _VALUE_AT_POINT_RE = re.compile(r"^[a-zA-Z](?:_\{?\w+\}?)?\s*\((?:[^()a-zA-Z=]|\\(?:frac|sqrt|pi|cdot)\b)+\)$")
 
 
+# A named operator with a letter subscript applied to one vector or letter ("\\text{proj}_{\\mathbf{b}} \\mathbf{a} =",
+# normalized `proj_{b} a`; `proj_{b}(a)`): it names the quantity asked as `f(x)` does. Not a function of analysis
+# (`\\log_b a = 3` is an equation in a and b).
+_NAMED_OPERATOR_RE = re.compile(r"^(?!(?:log|ln|lg|sin|cos|tan|cot|sec|csc|exp|lim|max|min)_)[A-Za-z]{2,}"
+                                r"_(?:\{[a-zA-Z]\}|[a-zA-Z])\s*(?:\(\s*[a-zA-Z]\s*\)|[a-zA-Z])$")
+
+
 def is_simple_lhs(text: str) -> bool:
     text = text.strip()
-    return bool(_SIMPLE_LHS_RE.match(text) or _VALUE_AT_POINT_RE.match(text))
+    return bool(_SIMPLE_LHS_RE.match(text) or _VALUE_AT_POINT_RE.match(text) or _NAMED_OPERATOR_RE.match(text))
 
 
 def canonical_set_text(text: str) -> str:
