@@ -163,7 +163,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 58: one row per repository.
+# Batches 3 to 59: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -234,7 +234,8 @@ BATCH_SOURCES = {
     55: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 55 (Phi-3-mini, reads past batch 52's)"},
     56: {"labrem/neus2026-labre": "MATH500 reports, batch 56 (baseline and openmath past batch 53's)"},
     57: {"microsoft/ToRA": "ToRA GSM8K, batch 57 (70B and Code-34B, reads past batch 41's)"},
-    58: {"microsoft/ToRA": "ToRA GSM8K, batch 58 (70B and Code-34B, reads past batch 57's)"}}
+    58: {"microsoft/ToRA": "ToRA GSM8K, batch 58 (70B and Code-34B, reads past batch 57's)"},
+    59: {"labrem/neus2026-labre": "MATH500 reports, batch 59 (baseline and openmath past batch 56's)"}}
 
 
 def source_name(row: dict) -> str:

@@ -143,3 +143,25 @@ EXPANDED = "2x^9 - 8x^7 + 9x^6 - 16x^5 - 12x^4 + 9x^3 - 24x^2"
 )
 def test_expand_asks_for_like_terms_combined(response, reference, prompt, reward):
     assert score(response, reference, prompt) == reward
+
+
+# batch 59 (openmath gemma2-2b math_00192, a dev false accept): "Find the length of median $\overline{QM}$" answered
+# `\boxed{QM = \sqrt{34^2 - (32/2)^2}}` (reference 30): equal in value, but the powers under the radical are left
+# uncomputed. Computed, it passes; without a value asked, or where the reference keeps such a root, the value
+# decides. A root of a plain number left standing (`\sqrt{900}`) has not been taken either: batch 56's held-out
+# false accept made any radical left in a value asked for a radical-free reference unevaluated (merged beside this
+# rule; `tests/test_math_read_heldout_forms2.py`).
+MEDIAN = "Problem: In $\\triangle PQR$, we have $PQ = QR = 34$ and $PR = 32$.  Find the length of median $\\overline{QM}$."
+
+
+@pytest.mark.parametrize(("response", "reference", "prompt", "reward"), [
+    ("$\\boxed{QM = \\sqrt{34^2 - (32/2)^2}} $", "30", MEDIAN, 0.0),
+    ("$\\boxed{\\sqrt{3^{2} + 4^2}}$", "5", "What is the length of the hypotenuse?", 0.0),
+    ("$\\boxed{QM = \\sqrt{34^2 - 16^2} = \\sqrt{900} = 30}$", "30", MEDIAN, 1.0),
+    ("$\\boxed{QM = \\sqrt{900}}$", "30", MEDIAN, 0.0),
+    ("$\\boxed{\\sqrt{34^2 - 16^2}}$", "30", "Write the median's length as a root.", 1.0),
+    ("$\\boxed{\\sqrt{2^2 + 1}}$", "\\sqrt{2^2 + 1}", "Find the distance.", 1.0),
+    ("$\\boxed{2\\sqrt{x^2 + 1}}$", "2\\sqrt{x^2 + 1}", "Find the length in terms of $x$.", 1.0),
+])
+def test_a_value_asked_is_not_a_root_of_uncomputed_powers(response, reference, prompt, reward):
+    assert score(response, reference, prompt) == reward

@@ -19,11 +19,13 @@ A question that asks for a value ("Compute", "Evaluate", "Find", "What is", "How
 expression that still leaves a function unevaluated (`\\sec^2 10^\\circ + \\csc^2 20^\\circ +
 \\csc^2 40^\\circ` for 12: the question's own sum rewritten), though its value is right; nor by a count left as
 factorials or a binomial coefficient of numbers (`\\binom{31}{28} = \\dfrac{31!}{28!3!}` for "Compute
-$\\dbinom{31}{28}$", reference 4495: the computation asked for, not done). A chain ends in what it states
-(`\\log_2 64 = 6`, `\\binom{5}{2} = 10` have evaluated), and a reference that keeps a function, a factorial or a
-binomial coefficient decides by value. A root is such a function: `(5 + \\sqrt{23.25}) + (5 - \\sqrt{23.25})` for
-"What is the sum of the values of $a$ ...?" (reference 10) leaves the two roots unadded, their radicals cancelling only
-once it is computed; a reference that keeps a radical decides by value.
+$\\dbinom{31}{28}$", reference 4495: the computation asked for, not done), nor by a root of numbers whose powers
+are left uncomputed under the radical sign (`\\sqrt{34^2 - (32/2)^2}` for "Find the length of median", reference 30).
+A chain ends in what it states (`\\log_2 64 = 6`, `\\binom{5}{2} = 10`, `\\sqrt{34^2 - 16^2} = 30` have evaluated),
+and a reference that keeps a function, a factorial, a binomial coefficient or such a root decides by value. Any root
+is such a function where the reference has none: `(5 + \\sqrt{23.25}) + (5 - \\sqrt{23.25})` for "What is the sum of
+the values of $a$ ...?" (reference 10) leaves the two roots unadded, their radicals cancelling only once it is
+computed; a reference that keeps a radical decides by value.
 
 "Expand" asks for a sum of terms with like terms combined: `2x^9 - 8x^7 + 6x^6 + 3x^6 - 12x^4` (two terms in
 `x^6`) has not finished, though its value is right; a reference that keeps like terms apart decides by value.
@@ -64,6 +66,9 @@ _FUNCTION_RE = re.compile(r"(?<![a-zA-Z])\\?(?:log|ln|lg|sin|cos|tan|cot|sec|csc
 _COMBINATORIAL_RE = re.compile(r"\\[dt]?binom(?![a-zA-Z])|\\choose(?![a-zA-Z])|[\d)}]\s*!(?!=)")
 # A radical sign: `\\sqrt{23.25}`, `\\sqrt[3]{8}`, `√23.25`, `sqrt(2)` (not a letter inside a word).
 _RADICAL_RE = re.compile(r"\\sqrt(?![a-zA-Z])|√|(?<![a-zA-Z\\])sqrt\s*\(")
+# A power of a number left uncomputed under a radical sign: `\sqrt{34^2 - (32/2)^2}`, `\sqrt[3]{2^{6}}` (not
+# `\sqrt{x^2 + 1}`: a variable's power is no computation left undone).
+_POWER_UNDER_RADICAL_RE = re.compile(r"\\sqrt(?:\[[^\]]*\])?\{[^{}]*\d\s*\^")
 _EXPAND_RE = re.compile(r"\bexpand\b", re.IGNORECASE)
 # A monomial term: a plain coefficient, then variables with whole-number powers (`6x^6`, `-3x^{2}y`, `12`).
 _MONOMIAL_RE = re.compile(r"^\d*(?:\.\d+)?\s*((?:[a-z](?:\^\{?\d+\}?)?\s*)*)$")
@@ -89,8 +94,9 @@ def _restates(prompt: str, reference: str, answer: str) -> bool:
 
 
 def _left_unevaluated(text: str) -> bool:
-    """Whether the text leaves a function, a factorial or a binomial coefficient unevaluated."""
-    return bool(_FUNCTION_RE.search(text) or _COMBINATORIAL_RE.search(text))
+    """Whether the text leaves a function, a factorial, a binomial coefficient or a power under a radical
+    unevaluated."""
+    return bool(_FUNCTION_RE.search(text) or _COMBINATORIAL_RE.search(text) or _POWER_UNDER_RADICAL_RE.search(text))
 
 
 def _unevaluated(answer: str) -> bool:
@@ -158,7 +164,7 @@ def unrequested_form(prompt: str, reference: str, compared: list[str]) -> str | 
     """The form the prompt asks for that the matched answer, equal in value, does not give ("simplified": a
     decimal under a radical, a radical in a denominator, or only the quoted expression restated; "common
     fraction": a function left unevaluated; "expanded": like terms left uncombined; "evaluated": a function, a
-    factorial or a binomial coefficient left unevaluated where a value is asked for; "normalized equation": a
+    factorial, a binomial coefficient or a power under a radical left unevaluated where a value is asked for; "normalized equation": a
     multiple of the reference equation where the prompt fixes its coefficients' sign or scale), or None."""
     if _NORMALIZED_FORM_RE.search(prompt) and any(_rescaled_equation(reference, answer) for answer in compared):
         return "normalized equation"
