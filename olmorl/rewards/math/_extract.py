@@ -124,6 +124,8 @@ _GAP_NOISE_RE = re.compile(
 _WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
 _BARE_ANSWER_RE = re.compile(r"^[\s$\\(\[]*[-+]?[\w\\{}^().,/+\-*= ]{1,40}[\s$\\)\].]*$", re.ASCII)
 _BARE_PERCENT_RE = re.compile(r"[ \t$]*(?:\\?%|\bpercent|\bpct)\s*$")  # "28 pct", "$28$ %": a bare percentage
+# Between a sentence's last box and the answer line after it: closing delimiters, its full stop, a "Final Answer:".
+_ALTERNATIVES_GAP_RE = re.compile(r"[\s$.!]*(?:(?:final\s+)?answer\s*:?\s*)?$", re.IGNORECASE)
 # "... = \\boxed{(15, -11)}$.\nThe answer": a last line that opens the closing answer statement and stops before its
 # value was cut at the generation limit; the response never finished, so what it boxed before is no final answer.
 _CUT_LEAD_IN_RE = re.compile(r"\n[ \t]*(?:(?:so|thus|hence|therefore),?\s+)?the (?:final )?answer(?:\s+is)?\s*:?\s*$",
@@ -299,6 +301,17 @@ def _final_box_group(boxes: list[_Anchor], text: str) -> tuple[list[_Anchor], st
     return group, joiner
 
 
+def _boxed_alternatives_before(text: str, last: _Anchor, anchors: list[_Anchor]) -> tuple[str, ...] | None:
+    """The boxes the sentence right before the final answer line offers as alternatives ("$\\boxed{2}$ or
+    $\\boxed{3}$."), or None: boxes mark final answers, so an answer line that picks one of them after they were
+    offered joined by "or" leaves the hedge standing (the verifier scores it as the "or" it is)."""
+    boxes = [a for a in anchors if a.kind == "boxed" and a.end <= last.start]
+    if len(boxes) < 2 or not _ALTERNATIVES_GAP_RE.match(text, boxes[-1].end, last.start):
+        return None
+    group, joiner = _final_box_group(boxes, text)
+    return tuple(box.text.strip() for box in group) if joiner == "or" and len(group) > 1 else None
+
+
 def extract_answer(response: str, *, minerva_only: bool = False, question: str = "") -> Extraction:
     """The final answer of a response under the anchor policy (see module docstring); `question`, the item's
     prompt, lets a closing sentence answer a "which"/"who" question in its own words."""
@@ -344,6 +357,9 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
         return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": last.text.strip()})
     if contradicts_indeterminate(text[:last.start], last.text):  # "... can be any real number.\nThe answer is: 0"
         return Extraction(None, last.kind, reason="hedged", notes={"hedged_answer": last.text.strip()})
+    if last.kind != "boxed" and (offered := _boxed_alternatives_before(text, last, anchors)):
+        # "... is $\\boxed{2}$ or $\\boxed{3}$.\nThe answer is: 2": the line picks one, taking no other back
+        return Extraction(", ".join(offered), "boxed", offered, "or")
     if len(last.text.split()) > 8 and _UNFINISHED_CONCLUSION_RE.search(tail[-200:]):
         # "is it notes remaining overall, so we can say that she started with 23 + 140 = 163 post-it notes.
         # Therefore, the": a sentence of working where the answer goes, then cut off as it began to conclude, so it
