@@ -108,7 +108,9 @@ _CONFIRMATION_RE = re.compile(
 # of its own, so it does not replace that answer (a statement that holds a digit or math is read as before).
 _VERDICT_ON_ANSWER_RE = re.compile(r"^\W*(?:consistent|correct|accurate|reasonable|verified|confirmed)\b", re.IGNORECASE)
 _VALUE_MARK_RE = re.compile(r"[\d$\\]")
-_MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$((?:\\.|[^$\\])+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
+# An inline `$...$` does not close right before a digit (as in Pandoc, and `_closing`'s reader): the dollar signs of
+# currency amounts after an answer phrase (`is $2200 - $1980 = $220.`) open no math span.
+_MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$((?:\\.|[^$\\])+)\$(?!\d)|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
 _SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|。|।|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
 # Chat-template tokens a response may end with ("... I hope it is correct. <|im_start|>user"): not part of it.
 _TEMPLATE_TAIL_RE = re.compile(r"(?:\s*(?:<\|[A-Za-z_]{2,20}\|>(?:user|assistant|system)?|</s>))+\s*$")
