@@ -112,7 +112,9 @@ _VALUE_MARK_RE = re.compile(r"[\d$\\]")
 # own equation with the value put in), not the answer itself.
 _CHECK_LEAD_RE = re.compile(r"\b(?:check|verify|confirm|double-check|test)(?:ing)?\s+(?:our|my|the|this|your)\s*$",
                             re.IGNORECASE)
-_MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$((?:\\.|[^$\\])+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
+# An inline `$...$` does not close right before a digit (as in Pandoc, and `_closing`'s reader): the dollar signs of
+# currency amounts after an answer phrase (`is $2200 - $1980 = $220.`) open no math span.
+_MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$((?:\\.|[^$\\])+)\$(?!\d)|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
 _SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|。|।|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
 # Chat-template tokens a response may end with ("... I hope it is correct. <|im_start|>user"): not part of it.
 _TEMPLATE_TAIL_RE = re.compile(r"(?:\s*(?:<\|[A-Za-z_]{2,20}\|>(?:user|assistant|system)?|</s>))+\s*$")
@@ -128,6 +130,8 @@ _GAP_NOISE_RE = re.compile(
 _WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
 _BARE_ANSWER_RE = re.compile(r"^[\s$\\(\[]*[-+]?[\w\\{}^().,/+\-*= ]{1,40}[\s$\\)\].]*$", re.ASCII)
 _BARE_PERCENT_RE = re.compile(r"[ \t$]*(?:\\?%|\bpercent|\bpct)\s*$")  # "28 pct", "$28$ %": a bare percentage
+# Between a sentence's last box and the answer line after it: closing delimiters, its full stop, a "Final Answer:".
+_ALTERNATIVES_GAP_RE = re.compile(r"[\s$.!]*(?:(?:final\s+)?answer\s*:?\s*)?$", re.IGNORECASE)
 # "... = \\boxed{(15, -11)}$.\nThe answer": a last line that opens the closing answer statement and stops before its
 # value was cut at the generation limit; the response never finished, so what it boxed before is no final answer.
 _CUT_LEAD_IN_RE = re.compile(r"\n[ \t]*(?:(?:so|thus|hence|therefore),?\s+)?the (?:final )?answer(?:\s+is)?\s*:?\s*$",
@@ -305,6 +309,17 @@ def _final_box_group(boxes: list[_Anchor], text: str) -> tuple[list[_Anchor], st
     return group, joiner
 
 
+def _boxed_alternatives_before(text: str, last: _Anchor, anchors: list[_Anchor]) -> tuple[str, ...] | None:
+    """The boxes the sentence right before the final answer line offers as alternatives ("$\\boxed{2}$ or
+    $\\boxed{3}$."), or None: boxes mark final answers, so an answer line that picks one of them after they were
+    offered joined by "or" leaves the hedge standing (the verifier scores it as the "or" it is)."""
+    boxes = [a for a in anchors if a.kind == "boxed" and a.end <= last.start]
+    if len(boxes) < 2 or not _ALTERNATIVES_GAP_RE.match(text, boxes[-1].end, last.start):
+        return None
+    group, joiner = _final_box_group(boxes, text)
+    return tuple(box.text.strip() for box in group) if joiner == "or" and len(group) > 1 else None
+
+
 def extract_answer(response: str, *, minerva_only: bool = False, question: str = "") -> Extraction:
     """The final answer of a response under the anchor policy (see module docstring); `question`, the item's
     prompt, lets a closing sentence answer a "which"/"who" question in its own words."""
@@ -350,6 +365,9 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
         return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": last.text.strip()})
     if contradicts_indeterminate(text[:last.start], last.text):  # "... can be any real number.\nThe answer is: 0"
         return Extraction(None, last.kind, reason="hedged", notes={"hedged_answer": last.text.strip()})
+    if last.kind != "boxed" and (offered := _boxed_alternatives_before(text, last, anchors)):
+        # "... is $\\boxed{2}$ or $\\boxed{3}$.\nThe answer is: 2": the line picks one, taking no other back
+        return Extraction(", ".join(offered), "boxed", offered, "or")
     if len(last.text.split()) > 8 and _UNFINISHED_CONCLUSION_RE.search(tail[-200:]):
         # "is it notes remaining overall, so we can say that she started with 23 + 140 = 163 post-it notes.
         # Therefore, the": a sentence of working where the answer goes, then cut off as it began to conclude, so it

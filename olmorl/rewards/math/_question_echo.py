@@ -36,10 +36,15 @@ _NAMED_ANSWER_BLOCK_RE = re.compile(
 _HOW_MANY_RE = re.compile(r"\bhow many((?:\s+[a-z][a-z-]*){1,4})", re.IGNORECASE)
 _ECHOED_COUNT_RE = re.compile(
     r"^\W*(?:(?:so|thus|therefore|hence),?\s+)?"  # "So, there are ...": a conclusion's connective
-    r"(?:there (?:are|is|were|was|will be)|(?:the|this|its|their|an?)\s[^.!?:\d]{1,80}?\s(?:has|have|had))\s+"
+    r"(?:there (?:are|is|were|was|will be)"
+    r"|(?:(?:the|this|its|their|an?)\s[^.!?:\d]{1,80}?|\uE001)\s(?:has|have|had))\s+"  # \uE001: the asked subject
     r"(?:exactly |a total of )?(\d+|[a-z]+)\s+([^.!?:]+)(:[^.!?]*)?[.!]\s*$",
     re.IGNORECASE,
 )
+# "How many positive factors does 48 have?": the question's own subject, which a count answer may open with ("So, 48
+# has 10 positive factors."); `echoed_count` marks it with a private-use character the regex above takes as a subject.
+_ASKED_SUBJECT_RE = re.compile(r"\bhow many\b[^?]*?\b(?:does|do|did)\s+([^?]{1,40}?)\s+have\s*\?", re.IGNORECASE)
+_SUBJECT_MARK = "\uE001"
 COUNT_WORDS = {word: str(n) for n, word in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
     "eighteen nineteen twenty".split())}
@@ -114,6 +119,9 @@ def echoed_count(sentence: str, question: str) -> str | None:
     y-intercepts: (0, 1) and (0, 3).", "There are 6 positive even perfect cubes less than 2008: 8, 64, ..."), with no
     hedge, denial or alternative."""
     asked = list(_HOW_MANY_RE.finditer(question[-2000:].replace("$", "")))  # "How many $y$-intercepts"
+    if asked and (subject := _ASKED_SUBJECT_RE.search(question[-2000:].replace("$", ""))):
+        opening = rf"^(\W*(?:(?:so|thus|therefore|hence),?\s+)?){re.escape(subject.group(1))}(?=\s+(?:has|have|had)\b)"
+        sentence = re.sub(opening, rf"\g<1>{_SUBJECT_MARK}", sentence, count=1, flags=re.IGNORECASE)
     stated = _ECHOED_COUNT_RE.match(sentence) if asked else None
     if stated is None:
         return None

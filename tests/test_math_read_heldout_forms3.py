@@ -1,0 +1,62 @@
+"""Answer forms of batch 55's held-out false accept and false reject and batch 54's held-out false reject
+(benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's never-tuned number was recorded
+(docs/fidelity.md, "Held-out misses read after their numbers were recorded"). The cases are written from the forms,
+not copied from the rows. Each case marked "was 1.0" scored 1 before its fix and each marked "was 0.0" scored 0; the
+unmarked cases are guards, the same on the code before and after."""
+
+from __future__ import annotations
+
+import pytest
+from test_math_read_heldout_forms import score  # the math verifier's reward, given the prompt
+
+
+INTEGER = "What integer $n$ satisfies $\\frac{1}{3}<\\frac{n}{9}<\\frac{1}{2}$?"
+BALANCE = ("Mia borrowed $500 and must repay it with 20% more. She pays $50 a month for 10 months. What is her "
+           "remaining balance?")
+FACTORS = "How many positive factors does 48 have?"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        # Batch 55's held-out false accept: boxes mark final answers, so a sentence that offers two boxes joined by
+        # "or" is a hedge, and an answer line right after it that picks one of them takes no other back.
+        ("So the integer $n$ is $\\boxed{4}$ or $\\boxed{5}$.\nThe answer is: 4", "4", INTEGER, 0.0),  # was 1.0
+        ("So the integer $n$ is $\\boxed{4}$ or $\\boxed{5}$.\nThe answer is: 5", "4", INTEGER, 0.0),
+        ("So $n = \\boxed{4}$ or $n = \\boxed{5}$.\n\nFinal Answer: The final answer is $4$. I hope it is correct.",
+         "4", INTEGER, 0.0),  # was 1.0
+        ("So $n$ is $\\boxed{4}$ or $\\boxed{5}$.\nThe answer is: 4 or 5", "4", INTEGER, 0.0),
+        # One box, or the same value boxed twice, or boxes joined by "and" for a list answer, or a reason that
+        # picks one in the answer's own sentence: the answer line stands.
+        ("So the integer $n$ is $\\boxed{4}$.\nThe answer is: 4", "4", INTEGER, 1.0),
+        ("So $n$ is $\\boxed{4}$ or $\\boxed{4}$.\nThe answer is: 4", "4", INTEGER, 1.0),
+        ("The solutions are $\\boxed{4}$ and $\\boxed{5}$.\nThe answer is: 4, 5", "4, 5", INTEGER, 1.0),
+        ("The roots are $\\boxed{4}$ or $\\boxed{-5}$. Only 4 is positive, so the answer is 4.", "4", INTEGER, 1.0),
+        # Batch 54's held-out false reject: an inline `$...$` does not close right before a digit (as in Pandoc), so
+        # the dollar signs of an answer phrase's currency chain open no math span, and the chain gives its last side.
+        ("Therefore, the answer (arabic numerals) is $600 - $500 = $100. \n\n\nI hope this helps!", "100", BALANCE,
+         1.0),  # was 0.0
+        ("The answer is $600 - $500 = $100.", "100", BALANCE, 1.0),  # was 0.0
+        ("The answer is $600 - $500 = $100.", "600", BALANCE, 0.0),  # was 1.0: the minuend, read as `600 -`
+        ("The answer is $600 - $500 = $100 or more.", "100", BALANCE, 0.0),  # a bound stays no answer
+        ("The answer is $600 - $500 = $90.", "100", BALANCE, 0.0),
+        ("The answer is $100$.", "100", BALANCE, 1.0),  # a math span closed before no digit is read as before
+        ("The answer is $100.", "100", BALANCE, 1.0),
+        # Batch 55's held-out false reject: for "How many X does S have?", a closing sentence that opens with the
+        # question's own subject S, then "has" and a count followed by X, states the count, as "The number 48 has
+        # 10 positive factors." (a determiner's subject) did.
+        ("48 = 2^4 * 3^1, so the count is (4 + 1) * (1 + 1) = 10\n\nSo, 48 has 10 positive factors.", "10", FACTORS,
+         1.0),  # was 0.0
+        ("48 has ten positive factors.", "10", FACTORS, 1.0),  # was 0.0
+        ("So, 48 has 12 positive factors.", "10", FACTORS, 0.0),
+        # Another subject, an alternative, a hedge, a second count, or no question: no answer, as before.
+        ("So, 24 has 10 positive factors.", "10", FACTORS, 0.0),
+        ("So, 48 has 10 or 12 positive factors.", "10", FACTORS, 0.0),
+        ("So, 48 has probably 10 positive factors.", "10", FACTORS, 0.0),
+        ("So, 48 has 10 positive factors and 2 prime factors.", "10", FACTORS, 0.0),
+        ("So, 48 has 10 positive factors.", "10", "How many positive factors does 36 have?", 0.0),
+        ("So, 48 has 10 positive factors.", "10", None, 0.0),
+    ],
+)
+def test_read_heldout_forms3(response: str, reference: str, prompt: str | None, reward: float) -> None:
+    assert score(response, reference, prompt) == reward
