@@ -116,6 +116,11 @@ SUBSET = {
     # batch 14: the next page of ChatGPT's MapCoder and Reflexion runs
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 30): "Tuple from the run's earlier imports, unimported here",
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_MAPCODER, 92): "a binary search past the last x: a wrong majority test",
+    # batch 15: the next pages of ChatGPT's two runs and of GPT-4 Turbo's SelfPlanning run
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 54): "builtin-sum failure overturned: sum left in the namespace",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 63): "Tuple from the run's earlier imports, unimported here",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 68): "string.punctuation, string never imported: NameError",
+    ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_SELFPLANNING, 53): "second of two fenced blocks, as MapCoder took it",
     # batch 13: stdin/stdout programs on Codeforces problems (TACO), NeMo Gym's two harnesses
     ("turing-rlgym/Gym", COMP_CODING_ROLLOUTS, 2): "right, main() under __main__: the authors' exec never ran it",
     ("xuanduy04/ordures_ultra_v3_gym", CODE_GEN_ROLLOUTS, 1): "right sum of the k+1 largest, 82 tests",
