@@ -1,8 +1,8 @@
-"""Answer forms of batch 55's held-out false accept and false reject and batch 54's held-out false reject
-(benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's never-tuned number was recorded
-(docs/fidelity.md, "Held-out misses read after their numbers were recorded"). The cases are written from the forms,
-not copied from the rows. Each case marked "was 1.0" scored 1 before its fix and each marked "was 0.0" scored 0; the
-unmarked cases are guards, the same on the code before and after."""
+"""Answer forms of batch 55's held-out false accept and false reject, batch 54's held-out false reject and batch 59's
+held-out false reject (benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's never-tuned number
+was recorded (docs/fidelity.md, "Held-out misses read after their numbers were recorded"). The cases are written from
+the forms, not copied from the rows. Each case marked "was 1.0" scored 1 before its fix and each marked "was 0.0"
+scored 0; the unmarked cases are guards, the same on the code before and after."""
 
 from __future__ import annotations
 
@@ -60,3 +60,45 @@ FACTORS = "How many positive factors does 48 have?"
 )
 def test_read_heldout_forms3(response: str, reference: str, prompt: str | None, reward: float) -> None:
     assert score(response, reference, prompt) == reward
+
+
+QUOTIENT = "Find the quotient when $x^9 + 1$ is divided by $x - 1.$"
+FULL = "x^8 + x^7 + x^6 + x^5 + x^4 + x^3 + x^2 + x + 1"
+ALTERNATING = "x^8 - x^7 + x^6 - x^5 + x^4 - x^3 + x^2 - x + 1"
+TWICE = "2x^8 + 2x^7 + 2x^6 + 2x^5 + 2x^4 + 2x^3 + 2x^2 + 2x + 2"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "reward"),
+    [
+        # Batch 59's held-out false reject: a polynomial written with its middle terms elided stands for every term
+        # of the pattern its written terms fix (one variable, one coefficient or alternating signs, even steps).
+        ("So the quotient is $$\\boxed{x^8 + x^7 + x^6 + ... + x + 1}$$", FULL, 1.0),  # was 0.0
+        ("The quotient is $\\boxed{x^8 + x^7 + \\cdots + x + 1}$.", FULL, 1.0),  # was 0.0
+        ("The quotient is $\\boxed{x^8 + x^7 + x^6 + \\dots + x^2 + x + 1}$.", FULL, 1.0),  # was 0.0
+        ("The quotient is $\\boxed{x^8 - x^7 + x^6 - \\cdots - x + 1}$.", ALTERNATING, 1.0),  # was 0.0
+        ("The quotient is $\\boxed{2x^8 + 2x^7 + \\ldots + 2x + 2}$.", TWICE, 1.0),  # was 0.0
+        # Never a wrong polynomial: a term dropped or added, another step or sign pattern, a written term off the
+        # pattern, nothing elided, or numbers alone stay wrong or unread.
+        ("The quotient is $\\boxed{x^8 + x^7 + x^6 + ... + x}$.", FULL, 0.0),
+        ("The quotient is $\\boxed{x^9 + x^8 + x^7 + ... + x + 1}$.", FULL, 0.0),
+        ("The quotient is $\\boxed{x^8 + x^6 + ... + x^2 + 1}$.", FULL, 0.0),
+        ("The quotient is $\\boxed{x^8 - x^7 + x^6 - ... - x + 1}$.", FULL, 0.0),
+        ("The quotient is $\\boxed{x^8 + x^7 + x^6 + ... + x}$.", ALTERNATING, 0.0),
+        ("The quotient is $\\boxed{x^8 + x^7 + x^6 + ... + x^2 + 1}$.", FULL, 0.0),
+        ("The quotient is $\\boxed{x^8 + x^7 + ... - x + 1}$.", FULL, 0.0),
+        ("The quotient is $\\boxed{x^8 + 2x^7 + ... + x + 1}$.", FULL, 0.0),
+        ("The quotient is $\\boxed{x^8 + y^7 + ... + x + 1}$.", FULL, 0.0),
+        ("The quotient is $\\boxed{x^8 + ... + x + 1}$.", FULL, 0.0),
+        # Compared as words an ellipsis had vanished, so a sum that elides nothing, or elides terms the reference
+        # lacks, had matched the written terms.
+        ("The quotient is $\\boxed{x^2 + x + ... + 1}$.", "x^2 + x + 1", 0.0),  # was 1.0
+        ("The quotient is $\\boxed{x^8 + x^7 + ... + 1}$.", "x^8 + x^7 + 1", 0.0),  # was 1.0
+        ("The quotient is $\\boxed{x^8 + x^7 + ... + x^2 + 1}$.", "x^8 + x^7 + x^2 + 1", 0.0),  # was 1.0
+        ("The sum is $\\boxed{1 + 2 + ... + 10}$.", "55", 0.0),
+        ("The quotient is $\\boxed{x^8 + x^7 + x^6 + x^5 + x^4 + x^3 + x^2 + x + 1}$.", FULL, 1.0),
+        ("The value is $\\boxed{0.333...}$.", "\\frac{1}{3}", 1.0),
+    ],
+)
+def test_elided_polynomial(response: str, reference: str, reward: float) -> None:
+    assert score(response, reference, QUOTIENT) == reward

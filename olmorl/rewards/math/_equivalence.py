@@ -15,6 +15,7 @@ import sympy
 
 from olmorl.rewards.math import _structure as st
 from olmorl.rewards.math._boolean_answer import boolean_answer
+from olmorl.rewards.math._elided_sum import expand_elided_sum, has_ellipsis
 from olmorl.rewards.math._normalize import normalize_text
 from olmorl.rewards.math._numbers import (
     ExactNumber,
@@ -318,6 +319,7 @@ def _same_dependent(ref: list[str], ans: list[str]) -> bool:
 def _value_equal(ref: str, ans: str, rel_tol: float) -> bool:
     if ref == ans:
         return True
+    ref, ans = expand_elided_sum(ref), expand_elided_sum(ans)  # `x^8 + x^7 + ... + 1`: every term of its pattern
     ref_number, ans_number = parse_number(ref), parse_number(ans)
     if ref_number is not None and ans_number is not None:
         return numbers_match(ref_number, ans_number, rel_tol)
@@ -337,7 +339,9 @@ def _value_equal(ref: str, ans: str, rel_tol: float) -> bool:
             raise
         return ref_exact == ans_exact
     except ValueError:
-        if normalize_text(ref) and normalize_text(ref) == normalize_text(ans):
+        # Compared as words, an ellipsis would vanish: `x^2 + x + ... + 1` is not `x^2 + x + 1` written plainly.
+        same_words = normalize_text(ref) and normalize_text(ref) == normalize_text(ans)
+        if same_words and has_ellipsis(ref) == has_ellipsis(ans):
             return True
         raise Unparseable("answer does not parse") from None
     return _expr_equal(ref_expr, ans_expr, ref_number, rel_tol)
