@@ -135,6 +135,8 @@ two graders agree with each other. The sets:
   conclusion that the value is not determined is no answer).
   Batch 58 (`"batch": 58`: the ToRA GSM8K files past batch 57's reads, one read of each file a part) was measured
   once, each part before any change made for it.
+  Batch 62 (`"batch": 62`: the ToRA GSM8K files past batch 58's reads, one read of each file a part) was measured
+  once, each part before any change made for it.
 """
 
 from __future__ import annotations
@@ -235,7 +237,8 @@ BATCH_SOURCES = {
     56: {"labrem/neus2026-labre": "MATH500 reports, batch 56 (baseline and openmath past batch 53's)"},
     57: {"microsoft/ToRA": "ToRA GSM8K, batch 57 (70B and Code-34B, reads past batch 41's)"},
     58: {"microsoft/ToRA": "ToRA GSM8K, batch 58 (70B and Code-34B, reads past batch 57's)"},
-    59: {"labrem/neus2026-labre": "MATH500 reports, batch 59 (baseline and openmath past batch 56's)"}}
+    59: {"labrem/neus2026-labre": "MATH500 reports, batch 59 (baseline and openmath past batch 56's)"},
+    62: {"microsoft/ToRA": "ToRA GSM8K, batch 62 (70B and Code-34B, reads past batch 58's)"}}
 
 
 def source_name(row: dict) -> str:
