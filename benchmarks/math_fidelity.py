@@ -137,6 +137,8 @@ two graders agree with each other. The sets:
   once, each part before any change made for it.
   Batch 62 (`"batch": 62`: the ToRA GSM8K files past batch 58's reads, one read of each file a part) was measured
   once, each part before any change made for it.
+  Batch 60 (`"batch": 60`: every open kojima log of batch 54 one read further) was measured once, before any change
+  made for it; its dev split holds no miss, so no change was made for it.
 """
 
 from __future__ import annotations
@@ -238,6 +240,7 @@ BATCH_SOURCES = {
     57: {"microsoft/ToRA": "ToRA GSM8K, batch 57 (70B and Code-34B, reads past batch 41's)"},
     58: {"microsoft/ToRA": "ToRA GSM8K, batch 58 (70B and Code-34B, reads past batch 57's)"},
     59: {"labrem/neus2026-labre": "MATH500 reports, batch 59 (baseline and openmath past batch 56's)"},
+    60: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 60 (GPT-3, every open log one read past batch 54's)"},
     62: {"microsoft/ToRA": "ToRA GSM8K, batch 62 (70B and Code-34B, reads past batch 58's)"}}
 
 
