@@ -235,7 +235,8 @@ BATCH_SOURCES = {
     56: {"labrem/neus2026-labre": "MATH500 reports, batch 56 (baseline and openmath past batch 53's)"},
     57: {"microsoft/ToRA": "ToRA GSM8K, batch 57 (70B and Code-34B, reads past batch 41's)"},
     58: {"microsoft/ToRA": "ToRA GSM8K, batch 58 (70B and Code-34B, reads past batch 57's)"},
-    59: {"labrem/neus2026-labre": "MATH500 reports, batch 59 (baseline and openmath past batch 56's)"}}
+    59: {"labrem/neus2026-labre": "MATH500 reports, batch 59 (baseline and openmath past batch 56's)"},
+    61: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 61 (Phi-3-mini, reads past batch 55's)"}}
 
 
 def source_name(row: dict) -> str:
