@@ -69,6 +69,12 @@ _ASKED_DIFFERENCE_RE = re.compile(
     rf"\bhow\s+(?:much|many)\b[^?]{{0,60}}?\b(more|less|fewer|[a-z]{{3,}}er)\b[^?]*?{_AGAINST}", re.IGNORECASE)
 
 
+def _question_text(question: str) -> str:
+    """The question's end as the echo rules read it: its last 2,000 characters, math delimiters dropped ("How many
+    $y$-intercepts" reads as "How many y-intercepts")."""
+    return question[-2000:].replace("$", "")
+
+
 def asked_difference(tail: str, question: str) -> bool:
     """"$60.00 more annually on the newspaper than Grant." for "How much more money does Juanita spend ... than
     Grant?": the value comes before the comparative the question asks about, so it states the difference asked for
@@ -118,8 +124,9 @@ def echoed_count(sentence: str, question: str) -> str | None:
     after those words or a phrase copied from the question, a colon and the items counted ("The graph has two
     y-intercepts: (0, 1) and (0, 3).", "There are 6 positive even perfect cubes less than 2008: 8, 64, ..."), with no
     hedge, denial or alternative."""
-    asked = list(_HOW_MANY_RE.finditer(question[-2000:].replace("$", "")))  # "How many $y$-intercepts"
-    if asked and (subject := _ASKED_SUBJECT_RE.search(question[-2000:].replace("$", ""))):
+    text = _question_text(question)
+    asked = list(_HOW_MANY_RE.finditer(text))
+    if asked and (subject := _ASKED_SUBJECT_RE.search(text)):
         opening = rf"^(\W*(?:(?:so|thus|therefore|hence),?\s+)?){re.escape(subject.group(1))}(?=\s+(?:has|have|had)\b)"
         sentence = re.sub(opening, rf"\g<1>{_SUBJECT_MARK}", sentence, count=1, flags=re.IGNORECASE)
     stated = _ECHOED_COUNT_RE.match(sentence) if asked else None
@@ -160,7 +167,7 @@ def echoed_fraction(sentence: str, question: str) -> str | None:
     """"Catherine has 4/5 of a gallon of milk left after making cookies." for "What fraction of a gallon does she have
     left?": the sentence's only number, a slash fraction followed by the question's "of a X", with no hedge, denial or
     alternative anywhere in it."""
-    asked = _FRACTION_OF_RE.findall(question[-2000:].replace("$", ""))
+    asked = _FRACTION_OF_RE.findall(_question_text(question))
     stated = _ECHOED_FRACTION_RE.match(sentence) if asked else None
     if stated is None or stated.group(2).lower().removesuffix("s") != asked[-1].lower().removesuffix("s"):
         return None
@@ -185,7 +192,7 @@ def filled_question(sentence: str, question: str) -> str | None:
     with its "what number" slot filled by one number and every other word copied (an "also" or "too" may be added, a
     conclusion's connective may open it), so the number stated in the slot is the answer and the others the
     question's. Nothing can be hedged, denied or added: any other word gives no answer."""
-    asked = [part for part in re.split(r"(?<=[.!?])\s+", question[-2000:].replace("$", "").strip())
+    asked = [part for part in re.split(r"(?<=[.!?])\s+", _question_text(question).strip())
              if part.endswith("?") and _NUMBER_SLOT_RE.search(part)]
     if not asked or not ENDED_RE.search(sentence):
         return None
@@ -233,7 +240,7 @@ def _restates_question(clause: str, question: str) -> bool:
     10 and 1000?": a phrase copied from the question restates its condition, so its numbers are the question's own
     (a changed number, "between 10 and 100", is a different claim and gives no answer)."""
     phrase = " ".join(clause.split()).lower()
-    asked = " ".join(question[-2000:].replace("$", "").split()).lower()
+    asked = " ".join(_question_text(question).split()).lower()
     return len(phrase.split()) >= 2 and re.search(rf"(?<![\w.]){re.escape(phrase)}(?![\w.])", asked) is not None
 
 
@@ -247,7 +254,7 @@ def _restates_condition(clause: str, question: str) -> bool:
     words = [word.strip(",;").lower() for word in clause.split()]
     if not _CLAUSE_START_RE.match(clause) or any("\uE000" <= ch <= "\uF8FF" for ch in clause):
         return False
-    asked = [word.strip(",;?.").lower() for word in question[-2000:].replace("$", "").split()]
+    asked = [word.strip(",;?.").lower() for word in _question_text(question).split()]
     pairs = {(asked[i], asked[i + 1]) for i in range(len(asked) - 1)}
     run = [0] * len(words)  # the length of the copied run each word lies in (0: not copied)
     start = 0
