@@ -263,20 +263,20 @@ def test_a_test_seen_before_reads_each_new_programs_globals_its_own_way():
 def test_kept_test_plans_stay_within_their_budget(monkeypatch):
     """The kept plans are bounded by their source's size: the least recently used go first, and a test
     bigger than the whole budget is compiled but not kept."""
-    from olmorl.sandbox import _judge
+    from olmorl.sandbox import _test_code
 
-    monkeypatch.setattr(_judge, "_PLANS", {})
-    monkeypatch.setattr(_judge, "_KEPT", [0])
-    monkeypatch.setattr(_judge, "PLAN_CACHE_CHARS", 100)
+    monkeypatch.setattr(_test_code, "_PLANS", {})
+    monkeypatch.setattr(_test_code, "_KEPT", [0])
+    monkeypatch.setattr(_test_code, "PLAN_CACHE_CHARS", 100)
     tests = [f"assert f({i}) == {i}  # {'x' * 20}" for i in range(6)]  # 40 characters each
-    plans = [_judge.cached_plan(test, None) for test in tests[:2]]
-    assert _judge.cached_plan(tests[0], None) is plans[0]  # seen before: the same plan, now the most recent
-    _judge.cached_plan(tests[2], None)  # over 100: the least recently used (tests[1]) goes
-    assert set(source for source, _ in _judge._PLANS) == {tests[0], tests[2]}
-    assert _judge._KEPT[0] == 80
+    plans = [_test_code.cached_plan(test, None) for test in tests[:2]]
+    assert _test_code.cached_plan(tests[0], None) is plans[0]  # seen before: the same plan, now the most recent
+    _test_code.cached_plan(tests[2], None)  # over 100: the least recently used (tests[1]) goes
+    assert set(source for source, _ in _test_code._PLANS) == {tests[0], tests[2]}
+    assert _test_code._KEPT[0] == 80
     big = "assert f(0) == 0  # " + "y" * 200
-    assert _judge.cached_plan(big, None).compile([]) is not None
-    assert big not in {source for source, _ in _judge._PLANS} and _judge._KEPT[0] <= 100
+    assert _test_code.cached_plan(big, None).compile([]) is not None
+    assert big not in {source for source, _ in _test_code._PLANS} and _test_code._KEPT[0] <= 100
 
 
 def test_a_global_read_before_any_request_is_the_ready_messages_without_a_round_trip():

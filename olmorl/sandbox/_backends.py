@@ -29,9 +29,9 @@ from olmorl.sandbox._uid_claim import HOST_UIDS, SlotUids, UidClaim, UidClaimFai
 from olmorl.sandbox._userns import HARNESS_CAPS, INSIDE_HARNESS_ID, INSIDE_PROGRAM_ID, drop_to, slot_user_namespace
 
 # The harness, sent into the sandbox as one file: these parts concatenated (standard library only).
-HARNESS_PARTS = tuple(Path(__file__).with_name(name) for name in ("_wire.py", "_program.py", "_proxy.py",
-                                                                      "_connection.py", "_judge.py", "_command.py",
-                                                                      "_cleanup.py", "_tester.py", "_harness.py"))
+HARNESS_PARTS = tuple(Path(__file__).with_name(name) for name in (
+    "_wire.py", "_program.py", "_proxy.py", "_connection.py", "_test_code.py", "_judge.py", "_command.py",
+    "_cleanup.py", "_tester.py", "_harness.py"))
 INSIDE_HARNESS = "/sandbox/harness.py"
 # The interpreter runs the harness file through compile(), not as its script: a script's syntax tree
 # stays allocated until the script returns, and the zygote never returns (measured: 12.1 -> 7.2 MB of

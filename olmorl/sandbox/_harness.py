@@ -24,8 +24,8 @@ Protocol: control input (fd 0 at start) carries per job a length-prefixed header
 program, limits) and a length-prefixed test list; the reply output (fd 1 at start) carries one JSON
 record per test, each with its job id, then `{"end": true, "job": ID}` (`_wire.FrameReader` / `write_line`).
 The test process is `_tester`; this file is the zygote and the start. The harness is sent into the sandbox
-as the concatenation of `_wire`, `_program`, `_proxy`, `_connection`, `_judge`, `_command`, `_cleanup`, `_tester`
-and this file (standard library only; `_backends.HARNESS_PARTS`); on the server these are ordinary modules.
+as the concatenation of `_wire`, `_program`, `_proxy`, `_connection`, `_test_code`, `_judge`, `_command`, `_cleanup`,
+`_tester` and this file (standard library only; `_backends.HARNESS_PARTS`); on the server these are ordinary modules.
 
 A program in another language is a command (`_command`): its program process execs it, and the test
 process judges it from outside (exit status, stdout). A compiled one is built first by a program
