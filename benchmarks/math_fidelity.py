@@ -139,6 +139,8 @@ two graders agree with each other. The sets:
   once, each part before any change made for it.
   Batch 60 (`"batch": 60`: every open kojima log of batch 54 one read further) was measured once, before any change
   made for it; its dev split holds no miss, so no change was made for it.
+  Batch 63 (`"batch": 63`: every open kojima log of batch 60 one read further) was measured once, before any change
+  made for it; its dev split holds no miss, so no change was made for it.
 """
 
 from __future__ import annotations
@@ -167,7 +169,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 62: one row per repository.
+# Batches 3 to 63: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -242,7 +244,8 @@ BATCH_SOURCES = {
     59: {"labrem/neus2026-labre": "MATH500 reports, batch 59 (baseline and openmath past batch 56's)"},
     60: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 60 (GPT-3, every open log one read past batch 54's)"},
     61: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 61 (Phi-3-mini, reads past batch 55's)"},
-    62: {"microsoft/ToRA": "ToRA GSM8K, batch 62 (70B and Code-34B, reads past batch 58's)"}}
+    62: {"microsoft/ToRA": "ToRA GSM8K, batch 62 (70B and Code-34B, reads past batch 58's)"},
+    63: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 63 (GPT-3, every open log one read past batch 60's)"}}
 
 
 def source_name(row: dict) -> str:
