@@ -143,6 +143,8 @@ two graders agree with each other. The sets:
   made for it; its dev split holds no miss, so no change was made for it.
   Batch 63 (`"batch": 63`: every open kojima log of batch 60 one read further) was measured once, before any change
   made for it; its dev split holds no miss, so no change was made for it.
+  Batch 65 (`"batch": 65`: the MATH500 reports past batch 59's reads, one read of each open report a part) was
+  measured once, each part before any change made for it; its dev split holds no miss, so no change was made for it.
 """
 
 from __future__ import annotations
@@ -248,6 +250,7 @@ BATCH_SOURCES = {
     61: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 61 (Phi-3-mini, reads past batch 55's)"},
     62: {"microsoft/ToRA": "ToRA GSM8K, batch 62 (70B and Code-34B, reads past batch 58's)"},
     63: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 63 (GPT-3, every open log one read past batch 60's)"},
+    65: {"labrem/neus2026-labre": "MATH500 reports, batch 65 (baseline and openmath past batch 59's)"},
     66: {"microsoft/ToRA": "ToRA GSM8K, batch 66 (70B and Code-34B, reads past batch 62's)"}}
 
 
