@@ -1,8 +1,9 @@
-"""Answer forms of batch 55's held-out false accept and false reject, batch 54's held-out false reject and batch 59's
-held-out false reject (benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's never-tuned number
-was recorded (docs/fidelity.md, "Held-out misses read after their numbers were recorded"). The cases are written from
-the forms, not copied from the rows. Each case marked "was 1.0" scored 1 before its fix and each marked "was 0.0"
-scored 0; the unmarked cases are guards, the same on the code before and after."""
+"""Answer forms of batch 55's held-out false accept and false reject, batch 54's held-out false reject, batch 59's
+held-out false reject and batch 61's held-out false rejects (benchmarks/data/real_outputs.jsonl), read on 2026-11-27
+after each split's never-tuned number was recorded (docs/fidelity.md, "Held-out misses read after their numbers were
+recorded"). The cases are written from the forms, not copied from the rows. Each case marked "was 1.0" scored 1
+before its fix and each marked "was 0.0" scored 0; the unmarked cases are guards, the same on the code before and
+after."""
 
 from __future__ import annotations
 
@@ -102,3 +103,29 @@ TWICE = "2x^8 + 2x^7 + 2x^6 + 2x^5 + 2x^4 + 2x^3 + 2x^2 + 2x + 2"
 )
 def test_elided_polynomial(response: str, reference: str, reward: float) -> None:
     assert score(response, reference, QUOTIENT) == reward
+
+
+PYRAMID = "A pyramid has 6 vertices and 6 faces. How many edges does it have?"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "reward"),
+    [
+        # Batch 61's held-out false reject (part 2's): `\;`, `\:` and `\>` are spaces in LaTeX, wider than `\,`, so a
+        # word after one is a word after a value (`10\;\text{edges}` is 10 edges), not glued to it (`10edges`).
+        ("So, the total number of edges is 6 + 4 = 10 edges.", "10\\;\\text{edges}", 1.0),  # was 0.0
+        ("The answer is $\\boxed{10}$.", "10\\;\\text{edges}", 1.0),  # was 0.0
+        ("The answer is $\\boxed{10}$.", "10\\:\\text{edges}", 1.0),  # was 0.0
+        ("The answer is $\\boxed{10}$.", "10\\>\\text{edges}", 1.0),  # was 0.0
+        ("The pyramid has $\\boxed{10\\;\\text{edges}}$.", "10", 1.0),  # was 0.0
+        ("The answer is $\\boxed{10\\;\\text{edges}}$.", "10\\text{ edges}", 1.0),  # was 0.0
+        # Another count stays wrong; between digits a wide space still groups them, as before.
+        ("The answer is $\\boxed{12}$.", "10\\;\\text{edges}", 0.0),
+        ("So, the total number of edges is 6 + 6 = 12 edges.", "10\\;\\text{edges}", 0.0),
+        ("The pyramid has $\\boxed{10\\;\\text{edges}}$.", "100", 0.0),
+        ("The answer is $\\boxed{2\\;\\text{or}\\;3}$.", "2", 0.0),
+        ("The answer is $\\boxed{1000}$.", "1\\;000", 1.0),
+    ],
+)
+def test_wide_latex_space_before_a_word(response: str, reference: str, reward: float) -> None:
+    assert score(response, reference, PYRAMID) == reward
