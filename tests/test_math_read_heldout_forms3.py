@@ -129,3 +129,33 @@ PYRAMID = "A pyramid has 6 vertices and 6 faces. How many edges does it have?"
 )
 def test_wide_latex_space_before_a_word(response: str, reference: str, reward: float) -> None:
     assert score(response, reference, PYRAMID) == reward
+
+
+TREE = "A tree is now 12 feet tall and grows 18 inches a year. In how many years will the tree be 36 feet tall?"
+GROWS = "Therefore, it will take {} years for the tree to grow from {} feet to {} {} tall."
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        # Batch 61's held-out false reject (part 1's, algebra): a range "from 12 feet to 36 feet" whose ends, each
+        # number with one unit word, the question states word for word restates its givens around the answer.
+        (GROWS.format(16, 12, 36, "feet"), "16", TREE, 1.0),  # was 0.0
+        ("So it takes 16 years to grow from 12 feet to 36 feet.", "16", TREE, 1.0),  # was 0.0
+        (GROWS.format(24, 12, 36, "feet"), "16", TREE, 0.0),
+        # An end the question does not state, two unit words, no question, a hedge, a denial, a second value, a
+        # condition, or a sentence with no other value: no answer, as before.
+        (GROWS.format(16, 10, 36, "feet"), "16", TREE, 0.0),
+        (GROWS.format(16, 12, 36, "inches"), "16", TREE, 0.0),
+        (GROWS.format(16, 12, 36, "feet"), "16", None, 0.0),
+        (GROWS.format("16 or 17", 12, 36, "feet"), "16", TREE, 0.0),
+        ("Therefore, it will not take 16 years for the tree to grow from 12 feet to 36 feet tall.", "16", TREE, 0.0),
+        ("Therefore, it will take 16 years and 3 months for the tree to grow from 12 feet to 36 feet tall.", "16",
+         TREE, 0.0),
+        ("Therefore, it will take 16 years for the tree to grow from 12 feet to 36 feet tall if it grows 18 inches a "
+         "year.", "16", TREE, 0.0),
+        ("Therefore, the tree grows from 12 feet to 36 feet.", "36", TREE, 0.0),
+    ],
+)
+def test_restated_range_of_givens(response: str, reference: str, prompt: str | None, reward: float) -> None:
+    assert score(response, reference, prompt) == reward
