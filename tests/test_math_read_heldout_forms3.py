@@ -159,3 +159,34 @@ GROWS = "Therefore, it will take {} years for the tree to grow from {} feet to {
 )
 def test_restated_range_of_givens(response: str, reference: str, prompt: str | None, reward: float) -> None:
     assert score(response, reference, prompt) == reward
+
+
+MEALS = ("Anna has 7 peaches and Dana has 9 peaches. Anna divides hers into 20 meals of equal size; Dana divides his "
+         "into meals of 0.36 peaches each. Who has larger meals?")
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        # Batch 61's held-out false reject (part 1's, prealgebra): for "Who has larger meals?", a closing sentence
+        # that puts a name the question holds in the possessive before the question's noun, then a copula and the
+        # question's comparative, names the answer, after a reason or none.
+        ("Since 0.36 is greater than 0.35, Dana's meals are larger.", "\\text{Dana}", MEALS, 1.0),  # was 0.0
+        ("Dana's meals are larger.", "Dana", MEALS, 1.0),  # was 0.0
+        ("Because 0.36 > 0.35, Dana's meals are larger than Anna's.", "Dana", MEALS, 1.0),  # was 0.0
+        ("Since 0.36 is greater than 0.35, Anna's meals are larger.", "Dana", MEALS, 0.0),
+        ("Dana has larger meals.", "Dana", MEALS, 1.0),  # the question's own predicate, read before
+        # Another adjective or noun, a name the question lacks, a denial, a hedge, an alternative, a contrast in the
+        # reason, or no question: no answer.
+        ("Since 0.36 is greater than 0.35, Dana's meals are smaller.", "Dana", MEALS, 0.0),
+        ("Since 0.36 is greater than 0.35, Dana's peaches are larger.", "Dana", MEALS, 0.0),
+        ("Since 0.36 is greater than 0.35, Bob's meals are larger.", "Bob", MEALS, 0.0),
+        ("Since 0.36 is greater than 0.35, Dana's meals are not larger.", "Dana", MEALS, 0.0),
+        ("Since 0.36 is greater than 0.35, Dana's meals are probably larger.", "Dana", MEALS, 0.0),
+        ("Since 0.36 is greater than 0.35, Dana's meals are larger or the same.", "Dana", MEALS, 0.0),
+        ("Since 0.36 is not greater than 0.35, Dana's meals are larger.", "Dana", MEALS, 0.0),
+        ("Since 0.36 is greater than 0.35, Dana's meals are larger.", "Dana", None, 0.0),
+    ],
+)
+def test_possessive_named_answer(response: str, reference: str, prompt: str | None, reward: float) -> None:
+    assert score(response, reference, prompt) == reward
