@@ -1,8 +1,9 @@
-"""Answer forms of batch 55's held-out false accept and false reject, batch 54's held-out false reject and batch 59's
-held-out false reject (benchmarks/data/real_outputs.jsonl), read on 2026-11-27 after each split's never-tuned number
-was recorded (docs/fidelity.md, "Held-out misses read after their numbers were recorded"). The cases are written from
-the forms, not copied from the rows. Each case marked "was 1.0" scored 1 before its fix and each marked "was 0.0"
-scored 0; the unmarked cases are guards, the same on the code before and after."""
+"""Answer forms of batch 55's held-out false accept and false reject, batch 54's held-out false reject, batch 59's
+held-out false reject and batch 61's held-out false rejects (benchmarks/data/real_outputs.jsonl), read on 2026-11-27
+after each split's never-tuned number was recorded (docs/fidelity.md, "Held-out misses read after their numbers were
+recorded"). The cases are written from the forms, not copied from the rows. Each case marked "was 1.0" scored 1
+before its fix and each marked "was 0.0" scored 0; the unmarked cases are guards, the same on the code before and
+after."""
 
 from __future__ import annotations
 
@@ -102,3 +103,90 @@ TWICE = "2x^8 + 2x^7 + 2x^6 + 2x^5 + 2x^4 + 2x^3 + 2x^2 + 2x + 2"
 )
 def test_elided_polynomial(response: str, reference: str, reward: float) -> None:
     assert score(response, reference, QUOTIENT) == reward
+
+
+PYRAMID = "A pyramid has 6 vertices and 6 faces. How many edges does it have?"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "reward"),
+    [
+        # Batch 61's held-out false reject (part 2's): `\;`, `\:` and `\>` are spaces in LaTeX, wider than `\,`, so a
+        # word after one is a word after a value (`10\;\text{edges}` is 10 edges), not glued to it (`10edges`).
+        ("So, the total number of edges is 6 + 4 = 10 edges.", "10\\;\\text{edges}", 1.0),  # was 0.0
+        ("The answer is $\\boxed{10}$.", "10\\;\\text{edges}", 1.0),  # was 0.0
+        ("The answer is $\\boxed{10}$.", "10\\:\\text{edges}", 1.0),  # was 0.0
+        ("The answer is $\\boxed{10}$.", "10\\>\\text{edges}", 1.0),  # was 0.0
+        ("The pyramid has $\\boxed{10\\;\\text{edges}}$.", "10", 1.0),  # was 0.0
+        ("The answer is $\\boxed{10\\;\\text{edges}}$.", "10\\text{ edges}", 1.0),  # was 0.0
+        # Another count stays wrong; between digits a wide space still groups them, as before.
+        ("The answer is $\\boxed{12}$.", "10\\;\\text{edges}", 0.0),
+        ("So, the total number of edges is 6 + 6 = 12 edges.", "10\\;\\text{edges}", 0.0),
+        ("The pyramid has $\\boxed{10\\;\\text{edges}}$.", "100", 0.0),
+        ("The answer is $\\boxed{2\\;\\text{or}\\;3}$.", "2", 0.0),
+        ("The answer is $\\boxed{1000}$.", "1\\;000", 1.0),
+    ],
+)
+def test_wide_latex_space_before_a_word(response: str, reference: str, reward: float) -> None:
+    assert score(response, reference, PYRAMID) == reward
+
+
+TREE = "A tree is now 12 feet tall and grows 18 inches a year. In how many years will the tree be 36 feet tall?"
+GROWS = "Therefore, it will take {} years for the tree to grow from {} feet to {} {} tall."
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        # Batch 61's held-out false reject (part 1's, algebra): a range "from 12 feet to 36 feet" whose ends, each
+        # number with one unit word, the question states word for word restates its givens around the answer.
+        (GROWS.format(16, 12, 36, "feet"), "16", TREE, 1.0),  # was 0.0
+        ("So it takes 16 years to grow from 12 feet to 36 feet.", "16", TREE, 1.0),  # was 0.0
+        (GROWS.format(24, 12, 36, "feet"), "16", TREE, 0.0),
+        # An end the question does not state, two unit words, no question, a hedge, a denial, a second value, a
+        # condition, or a sentence with no other value: no answer, as before.
+        (GROWS.format(16, 10, 36, "feet"), "16", TREE, 0.0),
+        (GROWS.format(16, 12, 36, "inches"), "16", TREE, 0.0),
+        (GROWS.format(16, 12, 36, "feet"), "16", None, 0.0),
+        (GROWS.format("16 or 17", 12, 36, "feet"), "16", TREE, 0.0),
+        ("Therefore, it will not take 16 years for the tree to grow from 12 feet to 36 feet tall.", "16", TREE, 0.0),
+        ("Therefore, it will take 16 years and 3 months for the tree to grow from 12 feet to 36 feet tall.", "16",
+         TREE, 0.0),
+        ("Therefore, it will take 16 years for the tree to grow from 12 feet to 36 feet tall if it grows 18 inches a "
+         "year.", "16", TREE, 0.0),
+        ("Therefore, the tree grows from 12 feet to 36 feet.", "36", TREE, 0.0),
+    ],
+)
+def test_restated_range_of_givens(response: str, reference: str, prompt: str | None, reward: float) -> None:
+    assert score(response, reference, prompt) == reward
+
+
+MEALS = ("Anna has 7 peaches and Dana has 9 peaches. Anna divides hers into 20 meals of equal size; Dana divides his "
+         "into meals of 0.36 peaches each. Who has larger meals?")
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        # Batch 61's held-out false reject (part 1's, prealgebra): for "Who has larger meals?", a closing sentence
+        # that puts a name the question holds in the possessive before the question's noun, then a copula and the
+        # question's comparative, names the answer, after a reason or none.
+        ("Since 0.36 is greater than 0.35, Dana's meals are larger.", "\\text{Dana}", MEALS, 1.0),  # was 0.0
+        ("Dana's meals are larger.", "Dana", MEALS, 1.0),  # was 0.0
+        ("Because 0.36 > 0.35, Dana's meals are larger than Anna's.", "Dana", MEALS, 1.0),  # was 0.0
+        ("Since 0.36 is greater than 0.35, Anna's meals are larger.", "Dana", MEALS, 0.0),
+        ("Dana has larger meals.", "Dana", MEALS, 1.0),  # the question's own predicate, read before
+        # Another adjective or noun, a name the question lacks, a denial, a hedge, an alternative, a contrast in the
+        # reason, or no question: no answer.
+        ("Since 0.36 is greater than 0.35, Dana's meals are smaller.", "Dana", MEALS, 0.0),
+        ("Since 0.36 is greater than 0.35, Dana's peaches are larger.", "Dana", MEALS, 0.0),
+        ("Since 0.36 is greater than 0.35, Bob's meals are larger.", "Bob", MEALS, 0.0),
+        ("Since 0.36 is greater than 0.35, Dana's meals are not larger.", "Dana", MEALS, 0.0),
+        ("Since 0.36 is greater than 0.35, Dana's meals are probably larger.", "Dana", MEALS, 0.0),
+        ("Since 0.36 is greater than 0.35, Dana's meals are larger or the same.", "Dana", MEALS, 0.0),
+        ("Since 0.36 is not greater than 0.35, Dana's meals are larger.", "Dana", MEALS, 0.0),
+        ("Since 0.36 is greater than 0.35, Dana's meals are larger.", "Dana", None, 0.0),
+    ],
+)
+def test_possessive_named_answer(response: str, reference: str, prompt: str | None, reward: float) -> None:
+    assert score(response, reference, prompt) == reward

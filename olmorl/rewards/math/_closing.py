@@ -247,7 +247,7 @@ def closing_answer(text: str, question: str = "") -> tuple[tuple[str, ...], str 
         return (numbers[-2].group(0), numbers[-1].group(0)), "or"
     # Several numbers: the one that states the answer, not a restated given ("227 minutes to string all 12
     # racquets"); None when the sentence does not single one out.
-    value = numbers[0] if len(numbers) == 1 else stated_value(sentence, numbers)
+    value = numbers[0] if len(numbers) == 1 else stated_value(sentence, numbers, question)
     # The last value may be followed by more than a unit when the rest only qualifies it ("Thus, Ingrid was 165
     # minutes late to the party."); a condition, contrast, comparison or more arithmetic there says something else.
     if value is None or (value is numbers[-1] and not ends and not plain_tail(sentence[value.end():])

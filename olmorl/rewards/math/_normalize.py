@@ -36,6 +36,7 @@ _DROP_RE = re.compile(
     r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big|bigg|Bigg|displaystyle|textstyle|scriptstyle|limits|nolimits)"
     r"(?![a-zA-Z])|\\[!;:>]|\\quad|\\qquad|\\phantom\{[^{}]*\}|\\hspace\{[^{}]*\}|\\mathstrut"
 )
+_WIDE_SPACE_RE = re.compile(r"(?<!\d)\\[:;>]|\\[:;>](?!\d)")
 _DEGREE_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\^\s*\{\s*\\text\{\s*o\s*\}\s*\}")
 # A degree sign inside a trig function is an angle unit, not decoration: `\sin 30^\circ` is sin(pi/6).
 _TRIG_RE = re.compile(r"\\(?:sin|cos|tan|cot|sec|csc)(?![a-zA-Z])")
@@ -209,6 +210,9 @@ def normalize_answer(raw: str) -> str:
                 text = _CONST_I_RE.sub("i", text)
             text = unwrap_command(text, command)
     text = _UNWRAP_RE.sub(r"\1", text)
+    # `\:`, `\>` and `\;` are wider spaces than `\,`: a space (`10\;\text{edges}` is 10 edges, not a word
+    # `10edges`), dropped only between digits.
+    text = _WIDE_SPACE_RE.sub(" ", text)
     text = _DROP_RE.sub("", text)
     if (quoted := _QUOTED_RE.match(text)) is not None:
         text = quoted.group(1).strip()

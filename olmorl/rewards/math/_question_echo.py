@@ -26,6 +26,10 @@ _WHICH_QUESTION_RE = re.compile(
     rf"\b(?:which|what)\s+[a-z]+\s+({_ASKED_VERB}\b[^?.!\n]{{3,80}})\?|\bwho\s+([a-z]+\b[^?.!\n]{{3,80}})\?",
     re.IGNORECASE,
 )
+# "Who has larger meals?": a predicate of "has" and a comparative or superlative noun phrase, which a named answer
+# may also state as the name's possessive ("Dana's meals are larger."), after a reason ("Since 0.36 > 0.35, ...").
+_HAS_COMPARED_RE = re.compile(r"^(?:has|have|had)\s+(?:the\s+)?([a-z]+(?:er|est))\s+([a-z]+)$", re.IGNORECASE)
+_REASON_FIRST_RE = re.compile(r"^(?:since|because)\b(?:[^.!?]|\.(?=\d)){1,160}?,\s+", re.IGNORECASE)
 _NAMED_ANSWER_BLOCK_RE = re.compile(
     r"\b(?:but|not|no|never|or|either|however|although|though|while|whereas|except|unless|if|and)\b|n't",
     re.IGNORECASE,
@@ -112,7 +116,28 @@ def named_answer(sentence: str, question: str) -> str | None:
     predicate = " ".join((asked[-1].group(1) or asked[-1].group(2)).split())
     named = re.match(r"(?!(?:If|When|Then|So|But|And|Now|The|This|That|It|He|She|They|We|You|There)\b)"
                      rf"([A-Z][a-z]+)\s+(?i:{re.escape(predicate)})\b(.{{0,80}})$", sentence)
-    if named is None or _NAMED_ANSWER_BLOCK_RE.search(named.group(2)):
+    if named is None:
+        return _possessive_named(sentence, predicate, question)
+    if _NAMED_ANSWER_BLOCK_RE.search(named.group(2)):
+        return None
+    return named.group(1)
+
+
+def _possessive_named(sentence: str, predicate: str, question: str) -> str | None:
+    """"Dana's meals are larger." for "Who has larger meals?": a name the question holds, its possessive before the
+    question's noun, a copula and the question's comparative (or superlative), after an optional reason; no hedge,
+    denial or alternative in the reason or the short tail."""
+    compared = _HAS_COMPARED_RE.match(predicate)
+    if compared is None:
+        return None
+    reason = _REASON_FIRST_RE.match(sentence)
+    if reason is not None and _NAMED_ANSWER_BLOCK_RE.search(reason.group(0)):
+        return None
+    adjective, noun = compared.groups()
+    named = re.match(rf"([A-Z][a-z]+)['’]s\s+(?i:{re.escape(noun)}\s+(?:is|are|was|were)\s+(?:the\s+)?"
+                     rf"{re.escape(adjective)})\b(.{{0,80}})$", sentence[reason.end() if reason else 0:])
+    if named is None or _NAMED_ANSWER_BLOCK_RE.search(named.group(2)) or ANCHOR_HEDGE_RE.search(sentence) \
+            or not re.search(rf"\b{named.group(1)}\b", question[-2000:]):
         return None
     return named.group(1)
 

@@ -8,7 +8,9 @@ string all 12 racquets.", "So the 3 friends have 27 apples.", "So she got 18 out
   "these 5 boxes", "her 3 friends", "in the first 15 minutes", or before a hyphenated unit that modifies its noun: "the 1.835-liter
   container", "his 3-year-old son";
 - after "all of", "both of", "out of": "all of the 5 boxes", "out of 40";
-- a duration after "for", once a value has come before it: "600 dollars for 3 weeks".
+- a duration after "for", once a value has come before it: "600 dollars for 3 weeks";
+- with the item's prompt, a range "from 12 feet to 36 feet" whose two ends, each number with the same unit word,
+  the question states word for word ("A tree is now 12 feet tall ... will the tree be 36 feet tall?").
 
 A distributive given ("for each of the 3 cases", "per 2 pounds") makes the other value a rate; whether the
 question asks for the rate or the total is not in the sentence, so it states no answer. Otherwise the answer is
@@ -42,6 +44,12 @@ _DURATION_BEFORE_RE = re.compile(r"\bfor\s+(?:all\s+|the\s+(?:next\s+|last\s+)?)
 _DURATION_AFTER_RE = re.compile(
     r"^\s+(?:seconds?|minutes?|hours?|days?|nights?|weeks?|months?|years?|decades?)\b", re.IGNORECASE
 )
+# "from 12 feet to 36 feet": a range whose ends carry one unit word (`_restated_range` checks the question).
+_RANGE_RE = re.compile(
+    r"\bfrom\s+\$?(\d[\d,]*(?:\.\d+)?)\s+([A-Za-z]+)\s+to\s+\$?(\d[\d,]*(?:\.\d+)?)\s+([A-Za-z]+)\b",
+    re.IGNORECASE,
+)
+_DENIAL_RE = re.compile(r"\b(?:not|never|no|cannot)\b|n't", re.IGNORECASE)
 # What marks the last of several values as the answer: a copula or an equals sign right before it.
 _MARKED_BEFORE_RE = re.compile(
     r"(?:\b(?:is|are|was|were|be|equals|comes\s+to|total\s+of)|=)\s*\$?$", re.IGNORECASE
@@ -56,24 +64,41 @@ _TAIL_BLOCK_RE = re.compile(
 )
 
 
-def context_numbers(sentence: str, numbers: Sequence[re.Match[str]]) -> list[bool]:
+def _restated_range(sentence: str, question: str) -> set[int]:
+    """Where the two numbers of "from 12 feet to 36 feet" start, when they carry one unit word and the question
+    states each with it word for word (the question's own start and end, restated around the answer)."""
+    starts: set[int] = set()
+    if _DENIAL_RE.search(sentence):  # "it will not take 16 years ... from 12 feet to 36 feet": no value stated
+        return starts
+    text = question[-2000:].replace("$", "")
+    for span in _RANGE_RE.finditer(sentence):
+        if span.group(2).lower() != span.group(4).lower():
+            continue
+        unit = re.escape(span.group(2))
+        if all(re.search(rf"(?<![\d.,]){re.escape(span.group(n))}\s+{unit}\b", text, re.IGNORECASE) for n in (1, 3)):
+            starts.update((span.start(1), span.start(3)))
+    return starts
+
+
+def context_numbers(sentence: str, numbers: Sequence[re.Match[str]], question: str = "") -> list[bool]:
     """For each number of `sentence`, whether it quantifies a restated given (context, not the answer)."""
     flags: list[bool] = []
+    ranged = _restated_range(sentence, question) if question else set()
     for number in numbers:
         before, after = sentence[:number.start()], sentence[number.end():]
-        restated = restates_given(sentence, number.start(), number.end())
+        restated = restates_given(sentence, number.start(), number.end()) or number.start() in ranged
         duration = bool(_DURATION_BEFORE_RE.search(before)) and bool(_DURATION_AFTER_RE.match(after)) \
             and any(not flag for flag in flags)
         flags.append(restated or duration)
     return flags
 
 
-def stated_value(sentence: str, numbers: Sequence[re.Match[str]]) -> re.Match[str] | None:
+def stated_value(sentence: str, numbers: Sequence[re.Match[str]], question: str = "") -> re.Match[str] | None:
     """The number of a closing sentence with several numbers that states its answer, or None when the sentence
     does not single one out (see the module docstring)."""
     if any(_DISTRIBUTIVE_BEFORE_RE.search(sentence[:number.start()]) for number in numbers):
         return None
-    context = context_numbers(sentence, numbers)
+    context = context_numbers(sentence, numbers, question)
     values = [number for number, restated in zip(numbers, context) if not restated]
     if not values:
         return None
