@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from olmorl.rewards.math import _closing as closing
-from olmorl.rewards.math import _extract as extract
+from olmorl.rewards.math import _anchors as anchors_module
 from olmorl.rewards.math import _rewritten_closing as rewritten
 
 _WORDS = [" ", "\n", "\n\n", "\t", "**", "*", "Final Answer:", "final answer: ", "The final answer is", "FINAL ANSWER",
@@ -46,11 +46,11 @@ def _spans(matches) -> list[tuple[int, int]]:  # noqa: ANN001
 
 def test_anchor_scans_find_what_the_whole_text_holds() -> None:
     for text in _texts():
-        start = extract._phrase_scan_start(text, text.lower()) if text.isascii() else 0
-        found = _spans(extract._PHRASE_RE.finditer(text, start)) if start is not None else []
-        assert found == _spans(extract._PHRASE_RE.finditer(text)), text
-        anchors = extract._anchors(text)
-        for kind, pattern in (("minerva", extract._MINERVA_RE), ("bold", extract._BOLD_LINE_RE)):
+        start = anchors_module._phrase_scan_start(text, text.lower()) if text.isascii() else 0
+        found = _spans(anchors_module._PHRASE_RE.finditer(text, start)) if start is not None else []
+        assert found == _spans(anchors_module._PHRASE_RE.finditer(text)), text
+        anchors = anchors_module.find_anchors(text)
+        for kind, pattern in (("minerva", anchors_module.MINERVA_RE), ("bold", anchors_module._BOLD_LINE_RE)):
             assert [(a.start, a.end, a.text) for a in anchors if a.kind == kind] == [
                 (m.start(), m.end(), m.group(1)) for m in pattern.finditer(text)], text
 

@@ -1,9 +1,7 @@
 """Which answer counts: the final-answer anchor of a response.
 
-Anchors: `\\boxed{}` / `\\fbox{}`, `<answer>...</answer>`, Minerva's "Final Answer: The final answer is X.
-I hope it is correct.", "final answer", "the answer is" (also "the answer (Yes or No) is"), "Answer:", "Answer"
-followed by math, `####`, bold answer lines, "Result =", the answer phrase in other languages (Arabic and Hindi
-included), and a last `A: 18` line (Q/A few-shot format). Chat-template tokens ending a response are dropped.
+The anchors are found by `_anchors` (boxes, answer tags, Minerva's closing line, answer phrases in several
+languages, bold answer lines, a last `A: 18` line). Chat-template tokens ending a response are dropped first.
 The last anchor in the response wins; an anchor followed by a sentence gives the sentence's value. With no
 anchor at all, the closing statement of the response may state the answer (`_closing`). Text inside
 `<think>...</think>` never counts, a number that only appears in the reasoning is not an answer, an answer
@@ -18,65 +16,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from olmorl.rewards.math._anchors import MINERVA_RE, SENTENCE_END_RE, Anchor, find_anchors, last_boxes
 from olmorl.rewards.math._closing import closing_answer
-from olmorl.rewards.math._deferred import deferred_answer_start
 from olmorl.rewards.math._indeterminate import contradicts_indeterminate
-from olmorl.rewards.math._normalize import clean_text, matching_brace, whitespace_start
+from olmorl.rewards.math._normalize import clean_text
 from olmorl.rewards.math._number_words import asks_for_digits, restated_in_words
 from olmorl.rewards.math._qualifiers import magnitude_after, qualified_boxes, qualified_statement
 from olmorl.rewards.math._question_echo import ANCHOR_HEDGE_RE, opening_count
 from olmorl.rewards.math._sentence_value import sentence_value, worked_value
 
-MAX_BOXES = 64  # only the last boxes matter; thousands of boxes are skipped past cheaply
-MAX_ANSWER_CHARS = 2_000
-RARE_ANCHOR_WINDOW = 3_000  # "Result =" and other-language anchors are looked for in the last 3000 characters
-
-_BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*(\{)|\\boxed\s+([^\s$]+)")
-# An opening tag written again before the answer (`<answer> <answer> 3/8 </answer>`) opens the same answer.
-_ANSWER_TAG_RE = re.compile(r"<answer>(?:\s*<answer>)*(.*?)</answer>", re.DOTALL | re.IGNORECASE)
-# An opening tag written with a wrong or missing bracket (`@answer 10 </answer>`, `<answer 10 </answer>`): the
-# closing tag still marks what precedes it as the answer. Looked for only where no well-formed tag is; a tag
-# with attributes (`<answer content="1"></answer>`) is not one (its body is empty).
-_MANGLED_ANSWER_TAG_RE = re.compile(
-    r"(?<![\w/<])(?:@answer|\[answer\]|answer>|<answer(?=\s[^<>]*</answer>))((?:(?!<answer>).)*?)</answer>",
-    re.DOTALL | re.IGNORECASE,
-)
-_MINERVA_RE = re.compile(
-    r"Final Answer:\s*The final answer is\s*(.*?)\.?\s*I hope it is correct", re.DOTALL | re.IGNORECASE
-)
-_PHRASE_RE = re.compile(
-    r"(?:\bfinal answer\b\s*(?:is|:|=|\*\*:?|-)?|\bthe (?:correct |final )?(?:answer|option|choice)"
-    # "the answer (arabic numerals) is 63": a parenthetical naming the answer's form.
-    r"(?:\s*\([^()\n]{1,40}\))?(?: to (?:this|the) (?:problem|question))? (?:is|should be|would be|=)(?!\s+not\b)|"
-    # "Answer:" at a line start, or "Answer" on its own followed by math ("**Answer**\n\n$$9$$", "Answer \\[ 9 \\]").
-    r"^\s*\**(?:final\s+)?answer\**(?:\s*[:=]|[ \t]*(?=\s*(?:\$|\\\[|\\\()))|"
-    r"\banswer\s*:|####)\s*\**:?\**",
-    re.IGNORECASE | re.MULTILINE,
-)
-_PHRASE_KEYS = ("answer", "option", "choice", "####")  # one is in every `_PHRASE_RE` match
-# Rarer anchors, searched only when a cheap look for their key words finds one (most responses have none).
+# Hedge words: a cheap look before the hedge pattern runs (most responses have none).
 _HEDGE_HINTS = ("maybe", "perhaps", "possibl", "probabl", "not sure", "not certain", "unsure", "guess")
-_RARE_PHRASE_HINTS = ("result:", "result =", "result=", "result**", "final result", "respuesta", "antwort", "resposta",
-                      "risposta", "réponse", "reponse", "ответ", "答", "정답", "إجابة", "اجابة", "جواب", "उत्तर")
-_RARE_PHRASE_RE = re.compile(
-    # "Result = 17" / "Final result: 17" (a line that starts with it, or "final result" anywhere).
-    r"(?:^[ \t]*\**(?:the\s+)?(?:final\s+)?result\**\s*[:=]|\bfinal result\b\s*(?:is|:|=)|"
-    # The answer phrase in other languages.
-    r"\b(?:la\s+)?r[ée]ponse(?:\s+finale)?\s*(?:est\b|:)|\b(?:la\s+)?respuesta(?:\s+final)?\s*(?:es\b|:)|"
-    r"\b(?:die\s+)?(?:endg[üu]ltige\s+)?antwort\s*(?:ist\b|lautet\b|:)|\b(?:a\s+)?resposta(?:\s+final)?\s*(?:é|:)|"
-    r"\b(?:la\s+)?risposta(?:\s+finale)?\s*(?:è|:)|\bответ\s*(?::|—|-|равен\b|(?=\s[-\d$\\]))|答案(?:是|为|為|：|:)|答えは|정답은|"
-    # Arabic "الإجابة هي" / "الجواب:"; Hindi "उत्तर:" and the verb-final "उत्तर 12 है" (the verb is dropped).
-    r"(?:ال)?(?:إجابة|اجابة|جواب)(?:\s+(?:ال)?نهائي(?:ة)?)?\s*(?:هي|هو|:|=)|(?:अंतिम\s+)?उत्तर\s*(?:है|:|=|(?=[-\d$\\])))"
-    r"\s*\**:?\**",
-    re.IGNORECASE | re.MULTILINE,
-)
-# Q/A few-shot format: the response's last line is "A: 18" (a "Q:" line may follow: the model went on to the
-# next question).
-_QA_LINE_RE = re.compile(r"^[ \t]*\**A\**[ \t]*:[ \t]*(?=\S)", re.MULTILINE)
-_QA_TAIL_RE = re.compile(r"[^\n]*(?:\s*$|\n\s*Q:)")
-# An anchor that ends its line, its value alone on the next non-blank line (checked to be the response's last).
-_NEXT_LINE_VALUE_RE = re.compile(r"[ \t]*\n\s*([^\n]+)")
-_BOLD_LINE_RE = re.compile(r"^\s*\*\*(?:final answer|answer)\s*:?\s*(.+?)\*\*\s*\.?\s*$", re.IGNORECASE | re.MULTILINE)
 _RETRACTION_RE = re.compile(
     r"\b(?:wait|hold on|scratch that|hmm,? no|actually,? no|that'?s (?:wrong|incorrect|not right|not correct)|"
     r"(?:is|was) (?:wrong|incorrect|not correct|not right)|i made (?:a|an) (?:mistake|error)|"
@@ -104,24 +54,11 @@ _CONFIRMATION_RE = re.compile(
     r"\b(?:yes|correct|confirm(?:s|ed)?|indeed|consistent|checks out|verified|is right|holds|matches)\b",
     re.IGNORECASE,
 )
-# "The final answer is consistent with the given information.": a verdict on an answer stated before it, no value
-# of its own, so it does not replace that answer (a statement that holds a digit or math is read as before).
-_VERDICT_ON_ANSWER_RE = re.compile(r"^\W*(?:consistent|correct|accurate|reasonable|verified|confirmed)\b", re.IGNORECASE)
-_VALUE_MARK_RE = re.compile(r"[\d$\\]")
-# "Let's check our answer:", "To verify the answer:": a check of the answer follows (its working, the question's
-# own equation with the value put in), not the answer itself.
-_CHECK_LEAD_RE = re.compile(r"\b(?:check|verify|confirm|double-check|test)(?:ing)?\s+(?:our|my|the|this|your)\s*$",
-                            re.IGNORECASE)
-# An inline `$...$` does not close right before a digit (as in Pandoc, and `_closing`'s reader): the dollar signs of
-# currency amounts after an answer phrase (`is $2200 - $1980 = $220.`) open no math span.
-_MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$((?:\\.|[^$\\])+)\$(?!\d)|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
-_SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|。|।|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
 # Chat-template tokens a response may end with ("... I hope it is correct. <|im_start|>user"): not part of it.
 _TEMPLATE_TAIL_RE = re.compile(r"(?:\s*(?:<\|[A-Za-z_]{2,20}\|>(?:user|assistant|system)?|</s>))+\s*$")
 # GSM8K's calculator annotation (`$<<9*2=18>>18`, `= <<2+1=3>>3 bolts`): models trained on GSM8K solutions write it
 # before the value it computes; a reader sees the value, so the annotation is dropped before any anchor is read.
 _CALCULATOR_RE = re.compile(r"<<[^<>\n]{1,200}?=[^<>\n]{1,60}?>>")
-_HINDI_COPULA_RE = re.compile(r"\s+(?:है|हैं)\s*$")
 _OR_SPLIT_RE = re.compile(r"\s+(?:or|\\text\{\s*or\s*\}|\\vee|\\lor)\s+|\\text\{\s*or\s*\}", re.IGNORECASE)
 _GAP_NOISE_RE = re.compile(
     r"\\(?:quad|qquad|[,;:! ]|hspace\{[^{}]*\}|text\{\s*(?:and|or)\s*\}|mbox\{\s*(?:and|or)\s*\}|text\{\s*,?\s*\}|"
@@ -150,14 +87,6 @@ class Extraction:
     notes: dict[str, object] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class _Anchor:
-    start: int
-    end: int
-    kind: str
-    text: str
-
-
 def strip_thinking(text: str) -> tuple[str, bool]:
     """The part after the last `</think>`; (text, False) when a `<think>` is never closed."""
     head, sep, tail = text.rpartition("</think>")
@@ -168,133 +97,7 @@ def strip_thinking(text: str) -> tuple[str, bool]:
     return text, True
 
 
-def _boxes(text: str) -> list[_Anchor]:
-    """The last MAX_BOXES boxes (scanning from the end keeps thousands of boxes cheap)."""
-    found: list[_Anchor] = []
-    search_to = len(text)
-    while len(found) < MAX_BOXES:
-        start = max(text.rfind("\\boxed", 0, search_to), text.rfind("\\fbox", 0, search_to))
-        if start < 0:
-            break
-        match = _BOX_RE.match(text, start)
-        search_to = start
-        if not match:
-            continue
-        if match.group(2) is not None:  # `\boxed 5`
-            found.append(_Anchor(start, match.end(), "boxed", match.group(2)))
-            continue
-        close = matching_brace(text, match.start(1), limit=MAX_ANSWER_CHARS)
-        if close < 0:
-            continue
-        found.append(_Anchor(start, close + 1, "boxed", text[match.start(1) + 1:close]))
-    found.reverse()
-    # Drop boxes nested inside a later-found outer box (`\boxed{\boxed{5}}`).
-    outer = [a for a in found if not any(b is not a and b.start < a.start and a.end <= b.end for b in found)]
-    return outer
-
-
-def _statement(text: str, start: int) -> tuple[str, int]:
-    """The answer text that follows an anchor phrase: a leading math span, else up to sentence end."""
-    rest = text[start:start + MAX_ANSWER_CHARS]
-    span = _MATH_SPAN_RE.match(rest)
-    if span:
-        inner = next(g for g in span.groups()[1:] if g is not None)
-        tail = rest[span.end():]
-        # "$x$ cm" / "$5$ dollars": keep a short unit word after the math span.
-        unit = re.match(r"[ \t]*(?:\\?%|[a-zA-Z]+(?: [a-zA-Z]+)?)?", tail)
-        if unit and unit.group(0).strip() and len(unit.group(0)) < 20 and not re.match(r"\s*(?:or|and)\b", tail):
-            inner = inner + " " + unit.group(0).strip()
-        elif re.match(r"\s*(?:or|and|,)\s*\$", tail):
-            end = _SENTENCE_END_RE.search(rest)
-            cut = end.start() if end else len(rest)
-            return rest[:cut], start + cut
-        return inner, start + span.end()
-    if (lead := _NEXT_LINE_VALUE_RE.match(rest)) and not text[start + lead.end():].strip():
-        # "the answer (Yes or No) is:" then the value alone on the response's last line.
-        start += lead.start(1)
-        rest = text[start:start + MAX_ANSWER_CHARS]
-    end = _SENTENCE_END_RE.search(rest)
-    cut = end.start() if end else len(rest)
-    # In prose a final "!" is an exclamation ("The answer is 5!"); inside math it is a factorial.
-    statement = rest[:cut]
-    if "ह" in statement:
-        statement = _HINDI_COPULA_RE.sub("", statement)
-    return (statement.rstrip().removesuffix("!") if "!" in statement else statement), start + cut
-
-
-def _anchors(text: str) -> list[_Anchor]:
-    anchors = _boxes(text)
-    lowered = text.lower()
-    # On ASCII text a lowercase find sees what IGNORECASE matches (elsewhere case folding reaches further: 'ſ' is
-    # 's'), so the scans below may start at their key words instead of at the top.
-    ascii_text = text.isascii()
-    tag_matches = list(_ANSWER_TAG_RE.finditer(text))
-    if not tag_matches and "/answer>" in lowered:  # a mangled opening needs a closing tag (cheap look first)
-        tag_matches = list(_MANGLED_ANSWER_TAG_RE.finditer(text))
-    for m in tag_matches:
-        anchors.append(_Anchor(m.start(), m.end(), "answer_tag", m.group(1)))
-    if (minerva_start := lowered.find("final answer:") if ascii_text else 0) >= 0:
-        for m in _MINERVA_RE.finditer(text, minerva_start):
-            anchors.append(_Anchor(m.start(), m.end(), "minerva", m.group(1)))
-    if (bold_start := text.find("**")) >= 0:  # a bold line opens with "**" after a line start and spaces
-        for m in _BOLD_LINE_RE.finditer(text, whitespace_start(text, bold_start)):
-            anchors.append(_Anchor(m.start(), m.end(), "bold", m.group(1)))
-    phrase_start = _phrase_scan_start(text, lowered) if ascii_text else 0
-    phrases = list(_PHRASE_RE.finditer(text, phrase_start)) if phrase_start is not None else []
-    tail_start = max(0, len(text) - RARE_ANCHOR_WINDOW)
-    tail_lowered = text[tail_start:].lower()  # not `lowered[tail_start:]`: lowercasing may change non-ASCII lengths
-    if any(hint in tail_lowered for hint in _RARE_PHRASE_HINTS):
-        phrases += _RARE_PHRASE_RE.finditer(text, tail_start)
-    if (qa := _last_qa_line(text)) is not None:
-        phrases.append(qa)
-    # An answer tag holds the answer: an answer phrase inside it ("<answer> The answer is 10 </answer>") is read
-    # as part of the tag's text, not as a later anchor whose statement runs past the tag.
-    tags = [(a.start, a.end) for a in anchors if a.kind == "answer_tag"]
-    for m in phrases:
-        if any(start < m.start() < end for start, end in tags):
-            continue
-        if _CHECK_LEAD_RE.search(text, max(0, m.start() - 40), m.start()):
-            continue
-        answer, end = _statement(text, m.end())
-        if (deferred := deferred_answer_start(answer, text, end)) is not None:
-            answer, end = _statement(text, deferred)  # "is followed by an explanation." then "Yes, it is ..."
-        if _VERDICT_ON_ANSWER_RE.match(answer) and not _VALUE_MARK_RE.search(answer):
-            continue
-        if answer.strip(" *:.\n"):
-            anchors.append(_Anchor(m.start(), end, "phrase", answer))
-    return anchors
-
-
-def _phrase_scan_start(text: str, lowered: str) -> int | None:
-    """Where `_PHRASE_RE` may first match in ASCII `text` (None: nowhere), so its scan skips the reasoning before
-    the first key word. Every match holds "answer", "option", "choice" or "####" at most 12 characters after its
-    start ("the correct answer") or after a line start and a run of spaces, asterisks and "final" ("  **Final
-    Answer")."""
-    found = [at for key in _PHRASE_KEYS if (at := lowered.find(key)) >= 0]
-    if not found:
-        return None
-    first = back = min(found)
-    while True:
-        while back > 0 and (text[back - 1].isspace() or text[back - 1] == "*"):
-            back -= 1
-        if not lowered.endswith("final", 0, back):
-            break
-        back -= len("final")
-    return max(0, min(back, first - 12))
-
-
-def _last_qa_line(text: str) -> re.Match[str] | None:
-    """The "A:" line that ends the response (or ends it but for a following "Q:"), else None."""
-    window = max(0, len(text) - MAX_ANSWER_CHARS)
-    if text.find("A:", window) < 0 and text.find("A :", window) < 0 and text.find("A**", window) < 0:
-        return None
-    last = None
-    for last in _QA_LINE_RE.finditer(text, window):
-        pass
-    return last if last is not None and _QA_TAIL_RE.match(text, last.end()) else None
-
-
-def _final_box_group(boxes: list[_Anchor], text: str) -> tuple[list[_Anchor], str | None]:
+def _final_box_group(boxes: list[Anchor], text: str) -> tuple[list[Anchor], str | None]:
     """The last box plus the boxes right before it (separated only by short connective text)."""
     group = [boxes[-1]]
     joiner = None
@@ -309,7 +112,7 @@ def _final_box_group(boxes: list[_Anchor], text: str) -> tuple[list[_Anchor], st
     return group, joiner
 
 
-def _boxed_alternatives_before(text: str, last: _Anchor, anchors: list[_Anchor]) -> tuple[str, ...] | None:
+def _boxed_alternatives_before(text: str, last: Anchor, anchors: list[Anchor]) -> tuple[str, ...] | None:
     """The boxes the sentence right before the final answer line offers as alternatives ("$\\boxed{2}$ or
     $\\boxed{3}$."), or None: boxes mark final answers, so an answer line that picks one of them after they were
     offered joined by "or" leaves the hedge standing (the verifier scores it as the "or" it is)."""
@@ -334,9 +137,9 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
     if _CUT_LEAD_IN_RE.search(text[-60:]):
         return Extraction(None, reason="no_answer", notes={"cut": "answer lead-in"})
     if minerva_only:
-        anchors = [_Anchor(m.start(), m.end(), "minerva", m.group(1)) for m in _MINERVA_RE.finditer(text)]
+        anchors = [Anchor(m.start(), m.end(), "minerva", m.group(1)) for m in MINERVA_RE.finditer(text)]
     else:
-        anchors = _anchors(text)
+        anchors = find_anchors(text)
     if not anchors:
         bare = text.strip()
         core = _BARE_PERCENT_RE.sub("", bare) if bare.endswith(("%", "percent", "pct")) else bare  # cheap look first
@@ -379,7 +182,7 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
         boxes = [a for a in anchors if a.kind == "boxed"]
         group, joiner = _final_box_group(boxes, text)
         rest = text[group[-1].end:group[-1].end + 200]
-        rest = rest[:end.start()] if (end := _SENTENCE_END_RE.search(rest)) else rest
+        rest = rest[:end.start()] if (end := SENTENCE_END_RE.search(rest)) else rest
         if (why := qualified_boxes(text, [(b.start, b.end, b.text) for b in group], rest, question)) is not None:
             return Extraction(None, "boxed", reason=why, notes={f"{why}_answer": group[-1].text.strip()})
         # A box holding a sentence ("\\boxed{Therefore $x \\geq 5$ is the solution.}") holds its value.
@@ -396,7 +199,7 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
     if _DISOWNED_RE.match(answer):
         return Extraction(None, last.kind, reason="retracted", notes={"retracted_answer": answer})
     statement = answer
-    inner_boxes = _boxes(answer)
+    inner_boxes = last_boxes(answer)
     if inner_boxes:
         answer = inner_boxes[-1].text.strip()
     elif last.kind in ("phrase", "minerva", "bold", "answer_tag"):
@@ -418,7 +221,7 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
     return Extraction(answer, last.kind, (answer,))
 
 
-def _is_hedged(text: str, anchor: _Anchor) -> bool:
+def _is_hedged(text: str, anchor: Anchor) -> bool:
     """"Maybe the answer is 5, but I am not sure": a hedge word in the anchor's own sentence."""
     floor = max(0, anchor.start - 300)
     start = max(text.rfind(". ", floor, anchor.start), text.rfind("\n", floor, anchor.start), floor - 1) + 1
@@ -426,7 +229,7 @@ def _is_hedged(text: str, anchor: _Anchor) -> bool:
     lowered = window.lower()
     if not any(word in lowered for word in _HEDGE_HINTS):
         return False
-    end = _SENTENCE_END_RE.search(window, anchor.end - start)
+    end = SENTENCE_END_RE.search(window, anchor.end - start)
     return bool(ANCHOR_HEDGE_RE.search(window[:end.start() if end else len(window)]))
 
 
