@@ -190,3 +190,27 @@ MEALS = ("Anna has 7 peaches and Dana has 9 peaches. Anna divides hers into 20 m
 )
 def test_possessive_named_answer(response: str, reference: str, prompt: str | None, reward: float) -> None:
     assert score(response, reference, prompt) == reward
+
+
+TREE = "A tree is 12 feet tall and grows 18 inches a year. How many years will it take to be 36 feet tall?"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "reward"),
+    [
+        # Found while batch 61's range was read (not a row of the corpus): a closing sentence whose value is the
+        # object of a denied verb does not state it.
+        ("It grows 1.5 feet a year.\nTherefore, it will not take 16 years.", "16", 0.0),  # was 1.0
+        ("So she does not have 16 apples.", "16", 0.0),  # was 1.0
+        ("Thus he won't need 16 boxes.", "16", 0.0),  # was 1.0
+        ("So he will not need to buy 16 boxes.", "16", 0.0),  # was 1.0
+        # The value stated: no denial, a denial in another clause, or one inside the subject before a copula.
+        ("It grows 1.5 feet a year.\nTherefore, it will take 16 years.", "16", 1.0),
+        ("It grows 1.5 feet a year.\nSo it is not possible sooner; it will take 16 years.", "16", 1.0),
+        ("So the number of students who do not play sports is 16.", "16", 1.0),
+        ("Therefore, the number of eggs not used is 16.", "16", 1.0),
+        ("So the people who did not come are 16.", "16", 1.0),
+    ],
+)
+def test_value_of_a_denied_verb(response: str, reference: str, reward: float) -> None:
+    assert score(response, reference, TREE) == reward

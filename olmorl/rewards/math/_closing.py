@@ -142,6 +142,14 @@ _NEGATED_RE = re.compile(
     r"\bbetween\s+\S{1,20}\s+and\s+)\W{0,3}$",
     re.IGNORECASE,
 )
+# The value as the object of a denied verb: "it will not take 16 years", "she doesn't have 16 apples", "he won't need
+# to buy 16". A copula or a total among the words between ("who did not pass is 16", "those that didn't sell total
+# 16") makes the denial part of the subject, and the value is stated.
+_DENIED_OBJECT_RE = re.compile(
+    r"(?:\bnot|\bnever|n't|\bcannot)\s+(?:(?!(?:is|are|was|were|be|been|equals?|totals?|numbers?|amounts?|comes?)\b)"
+    r"[a-z]+\s+){1,3}\$?$",
+    re.IGNORECASE,
+)
 # A plain-text arithmetic chain: "=" right before the value, an operator between two numbers before it ("9 * $2",
 # "$200,000 - $130,000", "180 meters/session * 3 sessions/week"); a clause break separates two chains.
 _CHAIN_EQUALS_RE = re.compile(r"=[ \t]*\$?[ \t]*\Z")
@@ -344,9 +352,10 @@ def _lone_value(sentence: str) -> str | None:
 
 
 def _negated(sentence: str, value_start: int) -> bool:
-    """"The total is not 5.", "x is never 5", "more than 5", "between 3 and 5": the sentence does not state the
-    value it ends with."""
-    return bool(_NEGATED_RE.search(sentence[max(0, value_start - 40):value_start]))
+    """"The total is not 5.", "x is never 5", "it will not take 5 years", "more than 5", "between 3 and 5": the
+    sentence does not state the value it ends with."""
+    before = sentence[max(0, value_start - 40):value_start]
+    return bool(_NEGATED_RE.search(before) or _DENIED_OBJECT_RE.search(before))
 
 
 def _restated_after_value(sentence: str, final: re.Match[str]) -> bool:
