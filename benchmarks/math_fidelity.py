@@ -242,7 +242,8 @@ BATCH_SOURCES = {
     59: {"labrem/neus2026-labre": "MATH500 reports, batch 59 (baseline and openmath past batch 56's)"},
     60: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 60 (GPT-3, every open log one read past batch 54's)"},
     61: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 61 (Phi-3-mini, reads past batch 55's)"},
-    62: {"microsoft/ToRA": "ToRA GSM8K, batch 62 (70B and Code-34B, reads past batch 58's)"}}
+    62: {"microsoft/ToRA": "ToRA GSM8K, batch 62 (70B and Code-34B, reads past batch 58's)"},
+    64: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 64 (Phi-3-mini, reads past batch 61's)"}}
 
 
 def source_name(row: dict) -> str:
