@@ -43,3 +43,45 @@ def test_an_opening_count_that_the_rest_only_explains_is_the_answer(response: st
 def test_a_later_count_a_conclusion_or_a_cut_keeps_the_opening_unread(response: str, reference: str,
                                                                       prompt: str | None) -> None:
     assert score(response, reference, prompt) == 0.0
+
+
+# batch 64's dev split (Phi-3-mini's hendrycks_math geometry doc 136): a count of the noun a "How many of the X ...?"
+# question names, after the total of those X, its items named in parentheses, then the question's own condition
+# (`Out of the 10 letters in "MATHCOUNTS," there are 3 letters (A, H, and O) that have ...`). The first cases scored
+# 0 before the fix; the guards keep a total of another noun, an alternative or hedge among the items, a wrong count,
+# the total as the answer and a missing question unread.
+LETTERS = "Problem: How many of the letters in MATHCOUNTS have a horizontal line of symmetry?"
+LISTED = ("M - No horizontal line of symmetry\nA - Yes, has a horizontal line of symmetry\nT - No horizontal line of "
+          "symmetry\n\n")
+CLOSING = ('Out of the 10 letters in "MATHCOUNTS," there are 3 letters (A, H, and O) that have a horizontal line of '
+           "symmetry.")
+
+
+@pytest.mark.parametrize("response", [
+    LISTED + CLOSING,
+    CLOSING,
+    "Out of the 10 letters, there are 3 letters that have a horizontal line of symmetry.",
+    "There are 3 letters (H, C and O) that have a horizontal line of symmetry.",
+    "There are 3 letters that have a horizontal line of symmetry.",
+])
+def test_a_count_after_the_total_of_the_asked_noun_answers_how_many(response: str) -> None:
+    assert score(response, "3", LETTERS) == 1.0
+
+
+@pytest.mark.parametrize("response, reference, prompt", [
+    (CLOSING, "10", LETTERS),  # the total is a given, not the count asked
+    (CLOSING, "4", LETTERS),
+    (CLOSING, "3", None),  # no question to echo
+    ('Out of the 10 words in "MATHCOUNTS," there are 3 letters that have a horizontal line of symmetry.', "3",
+     LETTERS),  # a total of another noun
+    ("Out of the 10 letters, there are 3 letters (A, H, or O) that have a horizontal line of symmetry.", "3",
+     LETTERS),  # an alternative among the items
+    ("Out of the 10 letters, there are 3 letters (A, H, and maybe O) that have a horizontal line of symmetry.", "3",
+     LETTERS),  # a hedge among the items
+    ("Out of the 10 letters, there are 3 or 4 letters that have a horizontal line of symmetry.", "3", LETTERS),
+    ("Out of the 10 letters, there are 3 letters that have a horizontal line of symmetry, but maybe 4.", "3",
+     LETTERS),
+])
+def test_a_total_of_another_noun_or_a_hedged_count_stays_unread(response: str, reference: str,
+                                                                 prompt: str | None) -> None:
+    assert score(response, reference, prompt) == 0.0

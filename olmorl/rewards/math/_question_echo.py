@@ -59,6 +59,11 @@ _CLAUSE_RE = re.compile(r"^(?:(?:that|which|who|whose|in|on|at|for|of|with|from|
 _CLAUSE_START_RE = re.compile(r"(?:that|which|who|whose|in|on|at|for|of|with|from|to)\b", re.IGNORECASE)
 # "How many of the following numbers ...?": the counted noun comes after "of the following".
 _OF_THE_LISTED = ("following", "given", "listed", "above")
+# "Out of the 10 letters in MATHCOUNTS, there are 3 letters ...": a total of the counted noun before the count.
+_OUT_OF_TOTAL_RE = re.compile(r'^\W*(?:out\s+)?of\s+(?:the\s+|all\s+)?(?:\d+|[a-z]+)\s+([a-z]+)\b[^.!?:\d]{0,60}?,'
+                              r'["\u201d]?\s+(?=there\s)', re.IGNORECASE)
+# "3 letters (A, H, and O) that have ...": the items counted, named in parentheses right after the counted words.
+_NAMED_ITEMS_RE = re.compile(r"^\([^()\d]{1,80}\)\s*")
 # The same clause with its relative pronoun left out ("possible numbers Rick and Steve could be thinking of"): a
 # subject, a personal pronoun or a name (two joined by "and"), then an auxiliary or modal verb; no number word in it.
 _CONTACT_CLAUSE_RE = re.compile(
@@ -154,13 +159,19 @@ def echoed_count(sentence: str, question: str) -> str | None:
     if asked and (subject := _ASKED_SUBJECT_RE.search(text)):
         opening = rf"^(\W*(?:(?:so|thus|therefore|hence),?\s+)?){re.escape(subject.group(1))}(?=\s+(?:has|have|had)\b)"
         sentence = re.sub(opening, rf"\g<1>{_SUBJECT_MARK}", sentence, count=1, flags=re.IGNORECASE)
+    asked_words = asked[-1].group(1).lower().split() if asked else []
+    if asked_words[:2] == ["of", "the"] and len(asked_words) > 3 and asked_words[2] in _OF_THE_LISTED:
+        asked_words = asked_words[3:]
+    elif asked_words[:2] == ["of", "the"] and len(asked_words) > 2:
+        asked_words = asked_words[2:]  # "How many of the letters in MATHCOUNTS ...?" counts letters
+    total = _OUT_OF_TOTAL_RE.match(sentence) if asked_words else None
+    if total is not None and total.group(1).lower().removesuffix("s") == asked_words[0].removesuffix("s"):
+        sentence = sentence[total.end():]  # the total of the counted items, a given, before the count
     stated = _ECHOED_COUNT_RE.match(sentence) if asked else None
     if stated is None:
         return None
     value = stated.group(1) if stated.group(1).isdigit() else COUNT_WORDS.get(stated.group(1).lower())
-    words, asked_words = stated.group(2).split(), asked[-1].group(1).lower().split()
-    if asked_words[:2] == ["of", "the"] and len(asked_words) > 3 and asked_words[2] in _OF_THE_LISTED:
-        asked_words = asked_words[3:]
+    words = stated.group(2).split()
     # "336 different ways" for "In how many ways ...?": one adjective that only says the items differ
     words = words[1:] if len(words) > 1 and words[0].lower() in ("different", "distinct") else words
     echoed = 0
@@ -168,12 +179,15 @@ def echoed_count(sentence: str, question: str) -> str | None:
             words[echoed].lower().removesuffix("s") == asked_words[echoed].removesuffix("s"):
         echoed += 1
     clause, items = " ".join(words[echoed:]), stated.group(3) or ""
+    named = _NAMED_ITEMS_RE.match(clause) if echoed else None
+    clause, listed = (clause[named.end():], named.group(0)) if named else (clause, "")
     copied = _restates_question(clause, question)
     condition = not copied and not items and _restates_condition(clause, question)
     contact = _CONTACT_CLAUSE_RE.match(clause) and not set(re.findall(r"[a-z]+", clause.lower())) & COUNT_WORDS.keys()
     if value is None or not echoed or not (_CLAUSE_RE.match(clause) or contact or copied or condition) \
             or (items and clause and not copied) \
-            or (not condition and _CLAUSE_BLOCK_RE.search(clause + items)) or ANCHOR_HEDGE_RE.search(clause + items):
+            or (not condition and _CLAUSE_BLOCK_RE.search(clause + items)) or _CLAUSE_BLOCK_RE.search(listed) \
+            or ANCHOR_HEDGE_RE.search(clause + items + listed):
         return None
     return value
 
