@@ -121,6 +121,11 @@ SUBSET = {
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 63): "Tuple from the run's earlier imports, unimported here",
     ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 68): "string.punctuation, string never imported: NameError",
     ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_SELFPLANNING, 53): "second of two fenced blocks, as MapCoder took it",
+    # batch 16: the next pages of ChatGPT's two runs and of the three GPT-4 runs
+    ("Md-Ashraful-Pramanik/MapCoder", REFLEXION_5, 88): "builtin-sum failure overturned: the run's own sum(a, b)",
+    ("Md-Ashraful-Pramanik/MapCoder", REFLEXION_5, 69): "builtin-sum pass the authors gave; passes run alone",
+    ("Md-Ashraful-Pramanik/MapCoder", CHATGPT_REFLEXION, 91): "Any from the run's line 78 import, unimported here",
+    ("Md-Ashraful-Pramanik/MapCoder", MAPCODER_SELFPLANNING, 66): "named otherwise: check(sum) calls the builtin",
     # batch 13: stdin/stdout programs on Codeforces problems (TACO), NeMo Gym's two harnesses
     ("turing-rlgym/Gym", COMP_CODING_ROLLOUTS, 2): "right, main() under __main__: the authors' exec never ran it",
     ("xuanduy04/ordures_ultra_v3_gym", CODE_GEN_ROLLOUTS, 1): "right sum of the k+1 largest, 82 tests",
