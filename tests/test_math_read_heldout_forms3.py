@@ -1,5 +1,6 @@
 """Answer forms of batch 55's held-out false accept and false reject, batch 54's held-out false reject, batch 59's
-held-out false reject and batch 61's held-out false rejects (benchmarks/data/real_outputs.jsonl), read on 2026-11-27
+held-out false reject, batch 61's held-out false rejects and batch 64's held-out false reject
+(benchmarks/data/real_outputs.jsonl), read on 2026-11-27
 after each split's never-tuned number was recorded (docs/fidelity.md, "Held-out misses read after their numbers were
 recorded"). The cases are written from the forms, not copied from the rows. Each case marked "was 1.0" scored 1
 before its fix and each marked "was 0.0" scored 0; the unmarked cases are guards, the same on the code before and
@@ -214,3 +215,38 @@ TREE = "A tree is 12 feet tall and grows 18 inches a year. How many years will i
 )
 def test_value_of_a_denied_verb(response: str, reference: str, reward: float) -> None:
     assert score(response, reference, TREE) == reward
+
+
+CYCLISTS = ("Two runners pass the start of a circular track at 9:20 AM. One takes $10$ minutes per lap, the other "
+            "$15$ minutes. When do they next pass the start together?  Your answer should be in the form $h:m_1m_2,$ "
+            "like 3:45.")
+CLOCK = "A film starts at 11:40 PM and runs 50 minutes. When does it end? Give the time in the form hh:mm."
+MERIDIEM_ASKED = "A film starts at 11:40 AM and runs 50 minutes. When does it end? Answer in the form h:mm a.m. or p.m."
+NO_FORM = "Two runners pass the start together at 9:20 AM and every 30 minutes after. When do they next?"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "prompt", "reward"),
+    [
+        # Batch 64's held-out false reject: a question that asks for the bare clock reading ("in the form
+        # $h:m_1m_2,$ like 3:45") is answered by `9:50` though its reference says p.m. or a.m. as well.
+        ("The next time is $\\boxed{9:50}$ AM.\nThe answer is: 9:50", "\\text{9:50 AM}", CYCLISTS, 1.0),  # was 0.0
+        ("The answer is $\\boxed{9:50}$", "\\text{9:50 a.m.}", CYCLISTS, 1.0),  # was 0.0
+        ("It ends at $\\boxed{12:30}$.", "\\text{12:30 AM}", CLOCK, 1.0),  # was 0.0
+        ("It ends at $\\boxed{12:30}$ a.m.", "\\text{12:30 a.m.}", CLOCK, 1.0),  # was 0.0
+        # The same time with its half of the day, or a 24-hour reading, passed before and still does.
+        ("The answer is $\\boxed{9:50 AM}$", "\\text{9:50 AM}", CYCLISTS, 1.0),
+        ("It ends at $\\boxed{00:30}$.", "\\text{12:30 AM}", CLOCK, 1.0),
+        # Another time, one equal only as a ratio, the other half of the day named, a form that asks for a.m. or
+        # p.m., a question that asks for no form, or no prompt: as before, no match.
+        ("The answer is $\\boxed{9:55}$", "\\text{9:50 AM}", CYCLISTS, 0.0),
+        ("The answer is $\\boxed{10:50}$", "\\text{9:50 AM}", CYCLISTS, 0.0),
+        ("The answer is $\\boxed{1:05}$", "\\text{2:10 PM}", CYCLISTS, 0.0),
+        ("The answer is $\\boxed{9:50 PM}$", "\\text{9:50 AM}", CYCLISTS, 0.0),
+        ("It ends at $\\boxed{12:30}$.", "\\text{12:30 PM}", MERIDIEM_ASKED, 0.0),
+        ("The answer is $\\boxed{9:50}$", "\\text{9:50 AM}", NO_FORM, 0.0),
+        ("The answer is $\\boxed{9:50}$", "\\text{9:50 AM}", None, 0.0),
+    ],
+)
+def test_bare_clock_reading_asked(response: str, reference: str, prompt: str | None, reward: float) -> None:
+    assert score(response, reference, prompt) == reward

@@ -5,6 +5,12 @@ A time with a.m./p.m. (any case, with or without dots, or "in the morning/aftern
 never does. A bare 24-hour time is the same time only where its hour cannot be a 12-hour one (`16:30`,
 `00:15`); a bare `4:30` says neither a.m. nor p.m. and equals no time that does (it may also be a ratio, and
 bare `h:mm` against bare `h:mm` keeps comparing as before).
+
+A question that fixes the answer's form as a bare clock reading ("Your answer should be in the form $h:m_1m_2,$
+like 3:45", "in the form hh:mm") and names neither a.m. nor p.m. in that sentence asks for the time as a 12-hour
+clock shows it: there a bare `1:03` answers a reference `\\text{1:03 PM}` (the reference's p.m. is beyond the form
+asked). Only the same hour and minutes pass (`2:06`, equal to `1:03` as a ratio, does not), and an answer that
+names the other half of the day (`1:03 AM`) still states another time.
 """
 
 from __future__ import annotations
@@ -18,6 +24,12 @@ _TWELVE_HOUR_RE = re.compile(
 )
 _CANONICAL_RE = re.compile(r"^T(?P<h>[01]\d|2[0-3]):(?P<m>[0-5]\d)(?::(?P<s>[0-5]\d))?$")
 _TWENTY_FOUR_HOUR_RE = re.compile(r"^(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)(?::(?P<s>[0-5]\d))?$")
+# "in the form $h:m_1m_2$", "in the form hh:mm", "in the form H:MM": the prompt asks for a clock reading.
+_CLOCK_FORM_RE = re.compile(r"\bform\s+(?:of\s+)?\$?\s*h{1,2}\s*:\s*(?:m_\{?1\}?\s*m_\{?2\}?|mm)(?![a-z])",
+                            re.IGNORECASE)
+_SENTENCE_END_RE = re.compile(r"\.(?=\s|$)|\n")
+_MERIDIEM_WORD_RE = re.compile(r"(?<![a-z])[ap]\.?\s?m(?![a-z])|\b(?:morning|afternoon|evening|noon|midnight)\b",
+                               re.IGNORECASE)
 
 
 def _canonical(hour: int, minute: str | None, second: str | None) -> str:
@@ -50,3 +62,16 @@ def times_equal(reference: str, answer: str) -> bool | None:
         return None
     ref, ans = _time_value(reference), _time_value(answer)
     return ref is not None and ref == ans
+
+
+def bare_clock_reading(prompt: str, reference: str, answer: str) -> bool:
+    """Whether a bare `h:mm` answer is the reference's time as a 12-hour clock shows it, where the prompt asks for
+    that bare form (`1:03` for `T13:03` after "in the form $h:m_1m_2,$ like 3:45") and names no a.m./p.m. there."""
+    ref, ans = _CANONICAL_RE.match(reference), _TWENTY_FOUR_HOUR_RE.match(answer.strip())
+    form = _CLOCK_FORM_RE.search(prompt or "")
+    if ref is None or ans is None or form is None:
+        return False
+    if _MERIDIEM_WORD_RE.search(_SENTENCE_END_RE.split(prompt[form.start():], maxsplit=1)[0]):
+        return False  # "in the form hh:mm a.m. or p.m." asks for the half of the day too
+    return (int(ans.group("h")) == (int(ref.group("h")) % 12 or 12) and ans.group("m") == ref.group("m")
+            and (ans.group("s") or "00") == (ref.group("s") or "00"))

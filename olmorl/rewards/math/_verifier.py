@@ -27,6 +27,7 @@ from olmorl.rewards.math._qualifiers import scaled
 from olmorl.rewards.math._precision import at_requested_precision, exact_value, prompt_text, requested_places
 from olmorl.rewards.math._requested_form import unrequested_form
 from olmorl.rewards.math._sympy import TooLarge, parse_latex
+from olmorl.rewards.math._time_of_day import bare_clock_reading
 
 MathGroundTruth = str | int | float | list[str | int | float]
 
@@ -297,6 +298,9 @@ class _MathFamily(Verifier):
                                                      task.options.rel_tol)
                     if verdict.match:
                         break
+            if (not verdict.match and len(extraction.candidates) == 1
+                    and bare_clock_reading(prompt, ref, normalize_answer(extraction.candidates[0]))):
+                verdict, compared = Verdict(True), [extraction.candidates[0]]  # `1:03` for "in the form h:mm"
             if verdict.match and (imprecise := _precision_missed(prompt, compared_ref, compared)) is not None:
                 verdict = Verdict(False, "mismatch")  # the value, but not at the precision the question asks for
             if verdict.match and (missed_form := unrequested_form(prompt, compared_ref, compared)):
