@@ -145,6 +145,8 @@ two graders agree with each other. The sets:
   made for it; its dev split holds no miss, so no change was made for it.
   Batch 65 (`"batch": 65`: the MATH500 reports past batch 59's reads, one read of each open report a part) was
   measured once, each part before any change made for it; its dev split holds no miss, so no change was made for it.
+  Batch 69 (`"batch": 69`: the MATH500 reports past batch 65's reads, one read of each open report a part) was
+  measured once, each part before any change made for it; its dev split holds no miss, so no change was made for it.
 """
 
 from __future__ import annotations
