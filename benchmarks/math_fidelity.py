@@ -252,7 +252,8 @@ BATCH_SOURCES = {
     63: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 63 (GPT-3, every open log one read past batch 60's)"},
     64: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 64 (Phi-3-mini, reads past batch 61's)"},
     65: {"labrem/neus2026-labre": "MATH500 reports, batch 65 (baseline and openmath past batch 59's)"},
-    66: {"microsoft/ToRA": "ToRA GSM8K, batch 66 (70B and Code-34B, reads past batch 62's)"}}
+    66: {"microsoft/ToRA": "ToRA GSM8K, batch 66 (70B and Code-34B, reads past batch 62's)"},
+    68: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 68 (Phi-3-mini, reads past batch 64's)"}}
 
 
 def source_name(row: dict) -> str:
