@@ -260,6 +260,7 @@ BATCH_SOURCES = {
     65: {"labrem/neus2026-labre": "MATH500 reports, batch 65 (baseline and openmath past batch 59's)"},
     66: {"microsoft/ToRA": "ToRA GSM8K, batch 66 (70B and Code-34B, reads past batch 62's)"},
     67: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 67 (GPT-3, every open log one read past batch 63's)"},
+    68: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 68 (Phi-3-mini, reads past batch 64's)"},
     69: {"labrem/neus2026-labre": "MATH500 reports, batch 69 (baseline and openmath past batch 65's)"},
     70: {"microsoft/ToRA": "ToRA GSM8K, batch 70 (70B and Code-34B, reads past batch 66's)"}}
 
