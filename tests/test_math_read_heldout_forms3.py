@@ -250,3 +250,35 @@ NO_FORM = "Two runners pass the start together at 9:20 AM and every 30 minutes a
 )
 def test_bare_clock_reading_asked(response: str, reference: str, prompt: str | None, reward: float) -> None:
     assert score(response, reference, prompt) == reward
+
+
+GLOBO = "Would it be typical for a Rede Globo anchor to say Konnichiwa to the viewers?"
+BASIS = "The answer (Yes or No) is based on the following information:\n\nRede Globo is a Brazilian television network.\n\n"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "reward"),
+    [
+        # Batch 67's held-out false reject: an answer said to rest on the information that follows, the facts, then
+        # the unhedged answer opening a later paragraph (cut at the log's token limit after it).
+        (BASIS + "No, it would not be typical for a Rede Gl", "no", 1.0),  # was 0.0
+        ("The answer (Yes or No) is based on the following:\n\nFact one.\n\nFact two.\n\nYes.", "yes", 1.0),  # was 0.0
+        # The answer word decides: another reference, or the other word, is no match.
+        (BASIS + "No, it would not be typical for a Rede Gl", "yes", 0.0),
+        (BASIS + "Yes, it would.", "no", 0.0),
+        # No answer: the basis alone (batch 43's #486, cut before any answer), a verdict word with no answer mark,
+        # both words opening paragraphs, a hedge, or a statement that announces no basis to follow.
+        ("The answer (Yes or No) is based on the following: \n\nBandy is a team sport played on ice, in which", "no",
+         0.0),
+        (BASIS + "Yes or no depends on the anchor.\n\nNo, it would not.", "no", 0.0),
+        (BASIS + "No, it would not.\n\nYes, it could be.", "no", 0.0),
+        (BASIS + "Maybe, it depends on the anchor.", "no", 0.0),
+        ("The answer (Yes or No) is based on your opinion.\n\nNo, it would not.", "no", 0.0),
+        ("The answer (Yes or No) is based on the following information.\n\nRede Globo is Brazilian.\n\nNo.", "no", 0.0),
+        # "followed by an explanation" still defers only to the next paragraph.
+        ("The answer (Yes or No) is followed by an explanation.\n\nRede Globo is Brazilian.\n\nNo, it would not.", "no",
+         0.0),
+    ],
+)
+def test_answer_after_its_announced_basis(response: str, reference: str, reward: float) -> None:
+    assert score(response, reference, GLOBO) == reward

@@ -7,6 +7,9 @@ defers ("followed by an explanation", "as follows"); a non-answer ("not known.",
 explanation.") stays what it says, and the next paragraph must open with the word and a mark ("Yes, ...") or be
 the word alone on its line, so "Yes or no depends on ..." is no answer. Batch 42 adds "followed by a list of
 holidays." then "Yes" alone on a line above the list: a list announced, like an explanation, comes after the answer.
+Batch 67 adds "is based on the following information:", a paragraph of facts, then "No, it would not be typical ...":
+an answer said to rest on what follows comes after that basis, so the first later paragraph that opens with a yes/no
+answers it (no paragraph before it may open with a verdict word, and none after it with the other one).
 """
 
 from __future__ import annotations
@@ -18,6 +21,12 @@ _DEFERRING_RE = re.compile(
     r"|as\s+follows)\s*[.:]?\s*$",
     re.IGNORECASE,
 )
+# "based on the following (information):" announces a basis first: the answer opens a later paragraph.
+_BASIS_FOLLOWS_RE = re.compile(
+    r"^\s*based\s+on\s+the\s+following(?:\s+(?:information|facts|reasons|reasoning))?\s*:\s*$", re.IGNORECASE
+)
+_PARAGRAPH_BREAK_RE = re.compile(r"[ \t]*\n[ \t]*\n\s*")
+_VERDICT_OPENING_RE = re.compile(r"(yes|no|true|false)\b", re.IGNORECASE)
 # The next paragraph opens with the word and a mark ("Yes, ...") or is the word alone on its line ("Yes\n\n- ..."),
 # with no other verdict word opening the text after it ("Yes\nNo" names both).
 _NEXT_PARAGRAPH_ANSWER_RE = re.compile(
@@ -28,8 +37,29 @@ _NEXT_PARAGRAPH_ANSWER_RE = re.compile(
 
 def deferred_answer_start(statement: str, text: str, end: int) -> int | None:
     """Where the deferred answer starts, when `statement` (ending at `end` in `text`) defers to the next
-    paragraph and that paragraph opens with a yes/no; None otherwise."""
+    paragraph and that paragraph opens with a yes/no, or announces a basis and a later paragraph answers after it;
+    None otherwise."""
+    if _BASIS_FOLLOWS_RE.match(statement):
+        return _answer_after_basis(text, end)
     if not _DEFERRING_RE.match(statement):
         return None
     match = _NEXT_PARAGRAPH_ANSWER_RE.match(text, end)
     return match.end() if match else None
+
+
+def _answer_after_basis(text: str, end: int) -> int | None:
+    """Where the first paragraph after `end` that opens with a yes/no answer starts, when every paragraph before
+    it opens with no verdict word and none after it opens with another; None otherwise."""
+    breaks = list(_PARAGRAPH_BREAK_RE.finditer(text, end))
+    for index, paragraph_break in enumerate(breaks):
+        if not (opening := _VERDICT_OPENING_RE.match(text, paragraph_break.end())):
+            continue
+        answer = _NEXT_PARAGRAPH_ANSWER_RE.match(text, paragraph_break.start())
+        if answer is None or answer.end() != paragraph_break.end():
+            return None  # "Yes or no depends on ...": a verdict word with no answer
+        word = opening.group(1).lower()
+        later = (_VERDICT_OPENING_RE.match(text, after.end()) for after in breaks[index + 1:])
+        if any(other is not None and other.group(1).lower() != word for other in later):
+            return None  # "Yes, ..." and then "No, ...": both named
+        return answer.end()
+    return None
