@@ -1,5 +1,6 @@
 """Answer forms of batch 55's held-out false accept and false reject, batch 54's held-out false reject, batch 59's
-held-out false reject, batch 61's held-out false rejects and batch 64's held-out false reject
+held-out false reject, batch 61's held-out false rejects, batch 64's held-out false reject
+and batch 68's held-out false reject
 (benchmarks/data/real_outputs.jsonl), read on 2026-11-27
 after each split's never-tuned number was recorded (docs/fidelity.md, "Held-out misses read after their numbers were
 recorded"). The cases are written from the forms, not copied from the rows. Each case marked "was 1.0" scored 1
@@ -282,3 +283,36 @@ BASIS = "The answer (Yes or No) is based on the following information:\n\nRede G
 )
 def test_answer_after_its_announced_basis(response: str, reference: str, reward: float) -> None:
     assert score(response, reference, GLOBO) == reward
+
+
+INVERSE = ("If $\\mathbf{M}^{-1} = \\begin{pmatrix} 3 & 5 \\\\ -1 & 7 \\end{pmatrix},$ and $\\mathbf{N} = \\frac{1}{3} "
+           "\\mathbf{M},$ then find $\\mathbf{N}^{-1}.$")
+NINV = "\\begin{pmatrix} 9 & 15 \\\\ -3 & 21 \\end{pmatrix}"
+COLUMN = "\\begin{pmatrix} 4 \\\\ -9 \\end{pmatrix}"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "reward"),
+    [
+        # Batch 68's held-out false reject: an answer line that writes a matrix's row break as one backslash before
+        # a number (`9&15\-3&21`) gives the same entries as the boxed matrix, since `\-` and `\0` are no LaTeX there.
+        ("So $\\mathbf{N}^{-1} = \\boxed{\\begin{pmatrix} 9 & 15 \\\\ -3 & 21 \\end{pmatrix}}.$\n"
+         "The answer is: \\begin{pmatrix}9&15\\-3&21\\end{pmatrix}", NINV, 1.0),  # was 0.0
+        ("The answer is: \\begin{pmatrix}9&15\\-3&21\\end{pmatrix}", NINV, 1.0),  # was 0.0
+        ("The answer is: \\begin{pmatrix}4\\-9\\end{pmatrix}", COLUMN, 1.0),  # was 0.0
+        ("The answer is: \\begin{pmatrix}9&15\\\\-3&21\\end{pmatrix}", NINV, 1.0),
+        # Other entries, a ragged or flattened matrix, rows mixing both breaks, or the cells with no matrix around
+        # them: as before, no match.
+        ("The answer is: \\begin{pmatrix}-4\\9\\end{pmatrix}", COLUMN, 0.0),
+        ("The answer is: \\begin{pmatrix}9&15\\3&21\\end{pmatrix}", NINV, 0.0),
+        ("The answer is: \\begin{pmatrix}9&15\\-3\\end{pmatrix}", NINV, 0.0),
+        ("The answer is: \\begin{pmatrix}9&15&-3&21\\end{pmatrix}", NINV, 0.0),
+        ("The answer is: \\begin{pmatrix}9&15\\-3&21\\\\1&2\\end{pmatrix}", NINV, 0.0),
+        ("The answer is: \\begin{pmatrix}915\\-321\\end{pmatrix}", NINV, 0.0),
+        ("The answer is: 9&15\\-3&21", NINV, 0.0),
+        ("The answer is: \\begin{pmatrix}9&15\\-3&21\\end{pmatrix}",
+         "\\begin{pmatrix} 9 & 15 & -3 & 21 \\end{pmatrix}", 0.0),
+    ],
+)
+def test_matrix_row_break_as_one_backslash(response: str, reference: str, reward: float) -> None:
+    assert score(response, reference, INVERSE) == reward

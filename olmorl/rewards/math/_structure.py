@@ -161,6 +161,15 @@ def union_parts(text: str) -> list[str] | None:
     return parts if len(parts) > 1 else None
 
 
+_ROW_BREAK_RE = re.compile(r"\\\\(?:\[[^\]]*\])?")
+_ONE_BACKSLASH_ROW_BREAK_RE = re.compile(r"\\\\(?:\[[^\]]*\])?|\\(?=[-+]?\d)")
+
+
+def _matrix_cells(body: str, row_break: re.Pattern[str]) -> list[list[str]]:
+    rows = [r for r in row_break.split(body) if r.strip() and r.strip() != "\\hline"]
+    return [[cell.strip() for cell in row.split("&")] for row in rows]
+
+
 def as_matrix(text: str) -> list[list[str]] | None:
     """Cells of a matrix; a scalar in front (`2\\begin{pmatrix}1\\\\2\\end{pmatrix}`) multiplies every cell."""
     text = text.strip()
@@ -173,8 +182,13 @@ def as_matrix(text: str) -> list[list[str]] | None:
     match = _MATRIX_RE.match(text)
     if not match:
         return None
-    rows = [r for r in re.split(r"\\\\(?:\[[^\]]*\])?", match.group(2)) if r.strip() and r.strip() != "\\hline"]
-    cells = [[cell.strip() for cell in row.split("&")] for row in rows]
+    cells = _matrix_cells(match.group(2), _ROW_BREAK_RE)
+    if len(cells) == 1 and (single := _matrix_cells(match.group(2), _ONE_BACKSLASH_ROW_BREAK_RE)) != cells:
+        # A row break written as one backslash before a number (`8&12\-4&20`, an answer-line form): `\-` and
+        # `\0` are no LaTeX in a matrix, so they break rows, read only where every row then has as many cells.
+        if len({len(row) for row in single}) != 1:
+            return None
+        cells = single
     if scalar:
         factor = "-1" if scalar == "-" else scalar
         cells = [[f"({factor}) \\cdot ({cell})" for cell in row] for row in cells]
