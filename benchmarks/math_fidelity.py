@@ -151,6 +151,9 @@ two graders agree with each other. The sets:
   measured once, each part before any change made for it; its dev split holds no miss, so no change was made for it.
   Batch 69 (`"batch": 69`: the MATH500 reports past batch 65's reads, one read of each open report a part) was
   measured once, each part before any change made for it; its dev split holds no miss, so no change was made for it.
+  Batch 73 (`"batch": 73`: the MATH500 reports past batch 69's reads, one read of each open report a part) was
+  measured once, each part before any change made for it; no change was made for it (its one olmorl dev miss, a boxed
+  sentence with a comparison after its value, is kept by the verifier's policy).
 """
 
 from __future__ import annotations
@@ -262,7 +265,8 @@ BATCH_SOURCES = {
     67: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 67 (GPT-3, every open log one read past batch 63's)"},
     68: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 68 (Phi-3-mini, reads past batch 64's)"},
     69: {"labrem/neus2026-labre": "MATH500 reports, batch 69 (baseline and openmath past batch 65's)"},
-    70: {"microsoft/ToRA": "ToRA GSM8K, batch 70 (70B and Code-34B, reads past batch 66's)"}}
+    70: {"microsoft/ToRA": "ToRA GSM8K, batch 70 (70B and Code-34B, reads past batch 66's)"},
+    73: {"labrem/neus2026-labre": "MATH500 reports, batch 73 (baseline and openmath past batch 69's)"}}
 
 
 def source_name(row: dict) -> str:
