@@ -316,3 +316,29 @@ COLUMN = "\\begin{pmatrix} 4 \\\\ -9 \\end{pmatrix}"
 )
 def test_matrix_row_break_as_one_backslash(response: str, reference: str, reward: float) -> None:
     assert score(response, reference, INVERSE) == reward
+
+
+FIELD = ("Jim and Martha stand at a corner of a field 300 feet wide and 400 feet long. Jim walks diagonally across it; "
+         "Martha walks along its length and width. How many feet less than Martha does Jim walk?")
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "reward"),
+    [
+        # Batch 73's dev false reject (and batch 19's kept held-out one): a box holding a sentence in words with one
+        # number is read as that sentence closing the response.
+        ("So the difference is 200 feet.\n\n\\boxed{Jim walks 200 feet less than Martha.}", "200", 1.0),  # was 0.0
+        ("Working.\n\n\\boxed{Jim walks 200 feet.}", "200", 1.0),  # was 0.0
+        ("Working.\n\n\\boxed{Jim walks 300 feet less than Martha.}", "200", 0.0),
+        # A denial, a condition, a comparison not asked, a retraction, an "or", a hedge or a bound: no value.
+        ("Working.\n\n\\boxed{Jim does not walk 200 feet.}", "200", 0.0),
+        ("Working.\n\n\\boxed{Jim walks 200 feet if Martha waits.}", "200", 0.0),
+        ("Working.\n\n\\boxed{Jim walks 200 feet more than Martha.}", "200", 0.0),
+        ("Working.\n\n\\boxed{Jim walks 200 feet. Wait, that is wrong.}", "200", 0.0),
+        ("Working.\n\n\\boxed{Jim walks 200 feet less than Martha, or 300.}", "200", 0.0),
+        ("Working.\n\n\\boxed{Jim walks 200 feet, but I am not sure.}", "200", 0.0),
+        ("Working.\n\n\\boxed{Jim walks more than 200 feet.}", "200", 0.0),
+    ],
+)
+def test_sentence_in_words_in_a_box(response: str, reference: str, reward: float) -> None:
+    assert score(response, reference, FIELD) == reward

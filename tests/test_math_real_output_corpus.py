@@ -388,11 +388,6 @@ KEPT_BY_POLICY = {
     # choice after "probably" as the answer; the verifier's hedge policy keeps "probably B" a hedge ("most likely B"
     # answers a question asking which option is likeliest; "probably" states a doubt).
     "kojima-takeshi188/zero_shot_cot:log/commonsensqa_zero_shot_cot.log#350": "probably, a hedge",
-    # batch 73: "\boxed{Jim walks 200 feet less than Martha.}" for "How many feet less than Martha does Jim walk?". The
-    # careful grader reads the sentence's one value, the asked difference in the question's own words; the verifier's
-    # policy keeps a comparison after a sentence's value ("fewer than ...") from counting. (The box without the
-    # comparison, "Jim walks 200 feet.", scores 0 too today: a boxed sentence with a named subject is left to read.)
-    "labrem/neus2026-labre:results/experiment_gemma2-2b_baseline_greedy_260204_1607.md#math_00476": "a comparison after the value",
 }
 
 

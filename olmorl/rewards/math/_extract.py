@@ -71,6 +71,8 @@ _BARE_PERCENT_RE = re.compile(r"[ \t$]*(?:\\?%|\bpercent|\bpct)\s*$")  # "28 pct
 _ALTERNATIVES_GAP_RE = re.compile(r"[\s$.!]*(?:(?:final\s+)?answer\s*:?\s*)?$", re.IGNORECASE)
 # "... = \\boxed{(15, -11)}$.\nThe answer": a last line that opens the closing answer statement and stops before its
 # value was cut at the generation limit; the response never finished, so what it boxed before is no final answer.
+# A sentence in words inside a box: a capitalised word, at least two more words, one number, a full stop.
+_BOXED_SENTENCE_RE = re.compile(r"^[A-Z][a-z]+(?:\s+[^\s\d]+)*\s+\$?\d[\d,]*(?:\.\d+)?(?:\s+[^\s\d]+)+\.$")
 _CUT_LEAD_IN_RE = re.compile(r"\n[ \t]*(?:(?:so|thus|hence|therefore),?\s+)?the (?:final )?answer(?:\s+is)?\s*:?\s*$",
                              re.IGNORECASE)
 
@@ -185,8 +187,9 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
         rest = rest[:end.start()] if (end := SENTENCE_END_RE.search(rest)) else rest
         if (why := qualified_boxes(text, [(b.start, b.end, b.text) for b in group], rest, question)) is not None:
             return Extraction(None, "boxed", reason=why, notes={f"{why}_answer": group[-1].text.strip()})
-        # A box holding a sentence ("\\boxed{Therefore $x \\geq 5$ is the solution.}") holds its value.
-        candidates = tuple(sentence_value(box.text.strip()) if "$" in box.text else box.text.strip() for box in group)
+        # A box holding a sentence ("\\boxed{Therefore $x \\geq 5$ is the solution.}", "\\boxed{Jim walks 200 feet
+        # less than Martha.}") holds its value, read as a closing sentence is.
+        candidates = tuple(_boxed_value(box.text.strip(), question) for box in group)
         if len(candidates) == 1 and (word := magnitude_after(text[group[-1].end:])):
             candidates = (f"{candidates[0]} {word}",)  # "\\boxed{3} hundred"
         if len(candidates) == 1:
@@ -219,6 +222,17 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
     if len(parts) > 1:
         return Extraction(answer, last.kind, tuple(parts), "or")
     return Extraction(answer, last.kind, (answer,))
+
+
+def _boxed_value(text: str, question: str) -> str:
+    """A box's answer: its text, or the value of the sentence it holds (math in `$`, or words with one number that
+    the closing-sentence reader takes as stated)."""
+    if "$" in text:
+        return sentence_value(text)
+    if _BOXED_SENTENCE_RE.match(text) and (closing := closing_answer(text, question)) is not None \
+            and len(closing[0]) == 1:
+        return closing[0][0]  # what the sentence would state as the response's closing (no denial, condition, hedge)
+    return text
 
 
 def _is_hedged(text: str, anchor: Anchor) -> bool:
