@@ -388,6 +388,11 @@ KEPT_BY_POLICY = {
     # choice after "probably" as the answer; the verifier's hedge policy keeps "probably B" a hedge ("most likely B"
     # answers a question asking which option is likeliest; "probably" states a doubt).
     "kojima-takeshi188/zero_shot_cot:log/commonsensqa_zero_shot_cot.log#350": "probably, a hedge",
+    # batch 71: "the answer (Yes or No) is technically Yes, but it is such a small difference that it is not really
+    # worth worrying about." The careful grader reads the "but" as weighing the margin, not the answer; the verifier
+    # reads a word it does not list before the verdict ("technically Yes", often set against a practical "No") as
+    # no plain answer, and a false reject is kept over a rule that could accept "technically yes, but no".
+    "kojima-takeshi188/zero_shot_cot:log/strategyqa_zero_shot_cot.log#450": "technically, a qualified verdict",
 }
 
 

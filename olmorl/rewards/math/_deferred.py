@@ -10,6 +10,8 @@ holidays." then "Yes" alone on a line above the list: a list announced, like an 
 Batch 67 adds "is based on the following information:", a paragraph of facts, then "No, it would not be typical ...":
 an answer said to rest on what follows comes after that basis, so the first later paragraph that opens with a yes/no
 answers it (no paragraph before it may open with a verdict word, and none after it with the other one).
+Batch 71 adds "The answer (arabic numerals) is _____." then, after a blank line, "The tree had to begin with 8 ripe
+apples." as the response's last line: the blank is the template's, and that one last line is the answer.
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ _DEFERRING_RE = re.compile(
 _BASIS_FOLLOWS_RE = re.compile(
     r"^\s*based\s+on\s+the\s+following(?:\s+(?:information|facts|reasons|reasoning))?\s*:\s*$", re.IGNORECASE
 )
+# "The answer (arabic numerals) is _____." is a template's blank, not a value: the answer is the one line after it,
+# when that line ends the response ("_____." then "The tree had to begin with 8 ripe apples.").
+_BLANK_RE = re.compile(r"^\s*_{3,}\s*\.?\s*$")
+_LAST_LINE_AFTER_BLANK_RE = re.compile(r"[.]?[ \t]*\n[ \t]*\n\s*(?=[^\n]*\S[^\n]*\s*\Z)")
 _PARAGRAPH_BREAK_RE = re.compile(r"[ \t]*\n[ \t]*\n\s*")
 _VERDICT_OPENING_RE = re.compile(r"(yes|no|true|false)\b", re.IGNORECASE)
 # The next paragraph opens with the word and a mark ("Yes, ...") or is the word alone on its line ("Yes\n\n- ..."),
@@ -41,6 +47,9 @@ def deferred_answer_start(statement: str, text: str, end: int) -> int | None:
     None otherwise."""
     if _BASIS_FOLLOWS_RE.match(statement):
         return _answer_after_basis(text, end)
+    if _BLANK_RE.match(statement):
+        match = _LAST_LINE_AFTER_BLANK_RE.match(text, end)
+        return match.end() if match else None
     if not _DEFERRING_RE.match(statement):
         return None
     match = _NEXT_PARAGRAPH_ANSWER_RE.match(text, end)
