@@ -270,6 +270,7 @@ BATCH_SOURCES = {
     69: {"labrem/neus2026-labre": "MATH500 reports, batch 69 (baseline and openmath past batch 65's)"},
     70: {"microsoft/ToRA": "ToRA GSM8K, batch 70 (70B and Code-34B, reads past batch 66's)"},
     71: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 71 (GPT-3, every open log one read past batch 67's)"},
+    72: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 72 (Phi-3-mini, reads past batch 68's)"},
     73: {"labrem/neus2026-labre": "MATH500 reports, batch 73 (baseline and openmath past batch 69's)"}}
 
 

@@ -85,3 +85,28 @@ def test_a_count_after_the_total_of_the_asked_noun_answers_how_many(response: st
 def test_a_total_of_another_noun_or_a_hedged_count_stays_unread(response: str, reference: str,
                                                                  prompt: str | None) -> None:
     assert score(response, reference, prompt) == 0.0
+
+
+# Batch 72's dev split (prealgebra doc 211): a closing count with thousands separators that echoes the question,
+# its number included ("7 different colored hats"); both cases scored 0 before the fix.
+HATS = "In how many ways can you order 7 different colored hats in a row?"
+HATS_CLOSING = "So, there are 5,040 different ways to order 7 different colored hats in a row."
+
+
+@pytest.mark.parametrize("response, reference", [
+    ("7! = 7 × 6 × 5 × 4 × 3 × 2 × 1 = 5,040\n\n" + HATS_CLOSING, "5,\\!040"),
+    (HATS_CLOSING, "5040"),
+])
+def test_an_echoed_count_with_thousands_separators_answers_how_many(response: str, reference: str) -> None:
+    assert score(response, reference, HATS) == 1.0
+
+
+@pytest.mark.parametrize("response", [
+    HATS_CLOSING.replace("5,040", "5,041"),  # a wrong count
+    HATS_CLOSING.replace("7 different", "8 different"),  # a changed number of the question
+    HATS_CLOSING.replace("5,040", "5,040 or 720"),  # an alternative
+    HATS_CLOSING.replace("5,040", "maybe 5,040"),  # a hedge
+    HATS_CLOSING.replace("5,040", "5,04"),  # not a thousands separator
+])
+def test_a_wrong_changed_or_hedged_separated_count_stays_unread(response: str) -> None:
+    assert score(response, "5,\\!040", HATS) == 0.0

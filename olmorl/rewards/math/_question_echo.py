@@ -42,7 +42,7 @@ _ECHOED_COUNT_RE = re.compile(
     r"^\W*(?:(?:so|thus|therefore|hence),?\s+)?"  # "So, there are ...": a conclusion's connective
     r"(?:there (?:are|is|were|was|will be)"
     r"|(?:(?:the|this|its|their|an?)\s[^.!?:\d]{1,80}?|\uE001)\s(?:has|have|had))\s+"  # \uE001: the asked subject
-    r"(?:exactly |a total of )?(\d+|[a-z]+)\s+([^.!?:]+)(:[^.!?]*)?[.!]\s*$",
+    r"(?:exactly |a total of )?(\d{1,3}(?:,\d{3})+|\d+|[a-z]+)\s+([^.!?:]+)(:[^.!?]*)?[.!]\s*$",  # "5,040 ways"
     re.IGNORECASE,
 )
 # "How many positive factors does 48 have?": the question's own subject, which a count answer may open with ("So, 48
@@ -170,7 +170,8 @@ def echoed_count(sentence: str, question: str) -> str | None:
     stated = _ECHOED_COUNT_RE.match(sentence) if asked else None
     if stated is None:
         return None
-    value = stated.group(1) if stated.group(1).isdigit() else COUNT_WORDS.get(stated.group(1).lower())
+    digits = stated.group(1).replace(",", "")  # a count with thousands separators is the same count
+    value = digits if digits.isdigit() else COUNT_WORDS.get(stated.group(1).lower())
     words = stated.group(2).split()
     # "336 different ways" for "In how many ways ...?": one adjective that only says the items differ
     words = words[1:] if len(words) > 1 and words[0].lower() in ("different", "distinct") else words
