@@ -136,8 +136,9 @@ _LONE_VALUE_WORDS_RE = re.compile(
 # A program's output block (tool-integrated reasoning); the sentence after it may state the answer plainly.
 # What makes the final value not the answer: a denial ("is not 5") or a bound ("more than 5", "between 3 and 5";
 # "at least 5" and the other bounds: `_qualifiers.bound_stated`).
+_DENIAL_WORD = r"(?:\bnot|\bnever|n't|\bcannot)"
 _NEGATED_RE = re.compile(
-    r"(?:(?:\bnot|\bnever|n't|\bcannot|\bno longer)\s+(?:(?:be|equal|equals|equal to|exceed|exceeds)\s+)?|"
+    rf"(?:(?:{_DENIAL_WORD}|\bno longer)\s+(?:(?:be|equal|equals|equal to|exceed|exceeds)\s+)?|"
     r"\b(?:more|less|fewer|greater|larger|smaller|higher|lower) than\s+|"
     r"\bbetween\s+\S{1,20}\s+and\s+)\W{0,3}$",
     re.IGNORECASE,
@@ -146,7 +147,7 @@ _NEGATED_RE = re.compile(
 # to buy 16". A copula or a total among the words between ("who did not pass is 16", "those that didn't sell total
 # 16") makes the denial part of the subject, and the value is stated.
 _DENIED_OBJECT_RE = re.compile(
-    r"(?:\bnot|\bnever|n't|\bcannot)\s+(?:(?!(?:is|are|was|were|be|been|equals?|totals?|numbers?|amounts?|comes?)\b)"
+    rf"{_DENIAL_WORD}\s+(?:(?!(?:is|are|was|were|be|been|equals?|totals?|numbers?|amounts?|comes?)\b)"
     r"[a-z]+\s+){1,3}\$?$",
     re.IGNORECASE,
 )

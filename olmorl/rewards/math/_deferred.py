@@ -30,15 +30,15 @@ _BASIS_FOLLOWS_RE = re.compile(
 # "The answer (arabic numerals) is _____." is a template's blank, not a value: the answer is the one line after it,
 # when that line ends the response ("_____." then "The tree had to begin with 8 ripe apples.").
 _BLANK_RE = re.compile(r"^\s*_{3,}\s*\.?\s*$")
-_LAST_LINE_AFTER_BLANK_RE = re.compile(r"[.]?[ \t]*\n[ \t]*\n\s*(?=[^\n]*\S[^\n]*\s*\Z)")
-_PARAGRAPH_BREAK_RE = re.compile(r"[ \t]*\n[ \t]*\n\s*")
+_PARAGRAPH_BREAK = r"[ \t]*\n[ \t]*\n\s*"
+_LAST_LINE_AFTER_BLANK_RE = re.compile(rf"[.]?{_PARAGRAPH_BREAK}(?=[^\n]*\S[^\n]*\s*\Z)")
+_PARAGRAPH_BREAK_RE = re.compile(_PARAGRAPH_BREAK)
 _VERDICT_OPENING_RE = re.compile(r"(yes|no|true|false)\b", re.IGNORECASE)
-# The next paragraph opens with the word and a mark ("Yes, ...") or is the word alone on its line ("Yes\n\n- ..."),
-# with no other verdict word opening the text after it ("Yes\nNo" names both).
-_NEXT_PARAGRAPH_ANSWER_RE = re.compile(
-    r"[.:]?[ \t]*\n[ \t]*\n\s*(?=(?:yes|no)\b(?:\s*[,.;:!]|[ \t]*(?:$|\n(?!\s*(?:yes|no|true|false)\b))))",
-    re.IGNORECASE,
-)
+# A paragraph answers when it opens with the word and a mark ("Yes, ...") or is the word alone on its line
+# ("Yes\n\n- ..."), with no other verdict word opening the text after it ("Yes\nNo" names both).
+_ANSWER_OPENING = r"(?:yes|no)\b(?:\s*[,.;:!]|[ \t]*(?:$|\n(?!\s*(?:yes|no|true|false)\b)))"
+_ANSWER_OPENING_RE = re.compile(_ANSWER_OPENING, re.IGNORECASE)
+_NEXT_PARAGRAPH_ANSWER_RE = re.compile(rf"[.:]?{_PARAGRAPH_BREAK}(?={_ANSWER_OPENING})", re.IGNORECASE)
 
 
 def deferred_answer_start(statement: str, text: str, end: int) -> int | None:
@@ -63,12 +63,11 @@ def _answer_after_basis(text: str, end: int) -> int | None:
     for index, paragraph_break in enumerate(breaks):
         if not (opening := _VERDICT_OPENING_RE.match(text, paragraph_break.end())):
             continue
-        answer = _NEXT_PARAGRAPH_ANSWER_RE.match(text, paragraph_break.start())
-        if answer is None or answer.end() != paragraph_break.end():
+        if not _ANSWER_OPENING_RE.match(text, paragraph_break.end()):
             return None  # "Yes or no depends on ...": a verdict word with no answer
         word = opening.group(1).lower()
         later = (_VERDICT_OPENING_RE.match(text, after.end()) for after in breaks[index + 1:])
         if any(other is not None and other.group(1).lower() != word for other in later):
             return None  # "Yes, ..." and then "No, ...": both named
-        return answer.end()
+        return paragraph_break.end()
     return None

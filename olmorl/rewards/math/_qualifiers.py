@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from olmorl.rewards.math._question import question_tail
+
 _NUMBER_RE = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?")
 _NOISE = r"(?:[\s$~(}]|\\[,;: ]|\\\(|\\\[|\\(?:text|mathrm|textbf)\{\s*\}?)*"
 # Before the number: what makes it a lower, an upper or a strict bound. "rounded up to 360" is a rounding.
@@ -57,8 +59,8 @@ def bound_kind(before: str, after: str) -> str | None:
 def bound_stated(before: str, after: str, question: str = "") -> bool:
     """Whether the value between `before` and `after` is stated as a bound the question does not ask for."""
     kind = bound_kind(before, after)
-    return kind == "strict" or (kind == "lower" and not _ASKS_LEAST_RE.search(question[-2000:])) or (
-        kind == "upper" and not _ASKS_MOST_RE.search(question[-2000:]))
+    return kind == "strict" or (kind == "lower" and not _ASKS_LEAST_RE.search(question_tail(question))) or (
+        kind == "upper" and not _ASKS_MOST_RE.search(question_tail(question)))
 
 
 def bounded(text: str, start: int, end: int, question: str = "") -> bool:
@@ -95,7 +97,7 @@ def scaled(answer: str, question: str = "") -> str:
     for the quantity in that unit ("in millions": `2.5 million` -> `2.5`)."""
     if not _WORD_RE.search(answer):
         return answer
-    asked = {(m.group(1) or m.group(2)).lower() for m in _ASKED_UNIT_RE.finditer(question[-2000:])}
+    asked = {(m.group(1) or m.group(2)).lower() for m in _ASKED_UNIT_RE.finditer(question_tail(question))}
 
     def value(match: re.Match[str]) -> str:
         words = [w.lower() for w in _WORD_RE.findall(match.group(2))]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from olmorl.rewards.math._question import question_tail, question_text
 from olmorl.rewards.math._restated import plain_tail
 
 # A word of a short unit after a value ("square units", "km/h").
@@ -78,17 +79,12 @@ _ASKED_DIFFERENCE_RE = re.compile(
     rf"\bhow\s+(?:much|many)\b[^?]{{0,60}}?\b(more|less|fewer|[a-z]{{3,}}er)\b[^?]*?{_AGAINST}", re.IGNORECASE)
 
 
-def _question_text(question: str) -> str:
-    """The question's end as the echo rules read it: its last 2,000 characters, math delimiters dropped ("How many
-    $y$-intercepts" reads as "How many y-intercepts")."""
-    return question[-2000:].replace("$", "")
-
 
 def asked_difference(tail: str, question: str) -> bool:
     """"$60.00 more annually on the newspaper than Grant." for "How much more money does Juanita spend ... than
     Grant?": the value comes before the comparative the question asks about, so it states the difference asked for
     ("more than 60", a bound, is no answer: `_negated`). The rest only qualifies it (no condition or contrast)."""
-    asked = _ASKED_DIFFERENCE_RE.search(question[-2000:])
+    asked = _ASKED_DIFFERENCE_RE.search(question_tail(question))
     if asked is None:
         return False
     stated = re.match(rf"[ \t]*(?:{UNIT_WORD}[ \t]+){{0,3}}?{asked.group(1)}\b(.*?){_AGAINST}(.*)$", tail, re.IGNORECASE)
@@ -115,7 +111,7 @@ def unasked_comparison(tail: str, question: str) -> bool:
 def named_answer(sentence: str, question: str) -> str | None:
     """"Evelyn has the greatest average speed at ..." for "Which student has the greatest average speed?": the
     name a closing sentence puts before the question's own predicate, the rest a short finished tail."""
-    asked = list(_WHICH_QUESTION_RE.finditer(question[-2000:]))
+    asked = list(_WHICH_QUESTION_RE.finditer(question_tail(question)))
     if not asked or not ENDED_RE.search(sentence):
         return None
     predicate = " ".join((asked[-1].group(1) or asked[-1].group(2)).split())
@@ -142,7 +138,7 @@ def _possessive_named(sentence: str, predicate: str, question: str) -> str | Non
     named = re.match(rf"([A-Z][a-z]+)['’]s\s+(?i:{re.escape(noun)}\s+(?:is|are|was|were)\s+(?:the\s+)?"
                      rf"{re.escape(adjective)})\b(.{{0,80}})$", sentence[reason.end() if reason else 0:])
     if named is None or _NAMED_ANSWER_BLOCK_RE.search(named.group(2)) or ANCHOR_HEDGE_RE.search(sentence) \
-            or not re.search(rf"\b{named.group(1)}\b", question[-2000:]):
+            or not re.search(rf"\b{named.group(1)}\b", question_tail(question)):
         return None
     return named.group(1)
 
@@ -154,7 +150,7 @@ def echoed_count(sentence: str, question: str) -> str | None:
     after those words or a phrase copied from the question, a colon and the items counted ("The graph has two
     y-intercepts: (0, 1) and (0, 3).", "There are 6 positive even perfect cubes less than 2008: 8, 64, ..."), with no
     hedge, denial or alternative."""
-    text = _question_text(question)
+    text = question_text(question)
     asked = list(_HOW_MANY_RE.finditer(text))
     if asked and (subject := _ASKED_SUBJECT_RE.search(text)):
         opening = rf"^(\W*(?:(?:so|thus|therefore|hence),?\s+)?){re.escape(subject.group(1))}(?=\s+(?:has|have|had)\b)"
@@ -207,7 +203,7 @@ def echoed_fraction(sentence: str, question: str) -> str | None:
     """"Catherine has 4/5 of a gallon of milk left after making cookies." for "What fraction of a gallon does she have
     left?": the sentence's only number, a slash fraction followed by the question's "of a X", with no hedge, denial or
     alternative anywhere in it."""
-    asked = _FRACTION_OF_RE.findall(_question_text(question))
+    asked = _FRACTION_OF_RE.findall(question_text(question))
     stated = _ECHOED_FRACTION_RE.match(sentence) if asked else None
     if stated is None or stated.group(2).lower().removesuffix("s") != asked[-1].lower().removesuffix("s"):
         return None
@@ -232,7 +228,7 @@ def filled_question(sentence: str, question: str) -> str | None:
     with its "what number" slot filled by one number and every other word copied (an "also" or "too" may be added, a
     conclusion's connective may open it), so the number stated in the slot is the answer and the others the
     question's. Nothing can be hedged, denied or added: any other word gives no answer."""
-    asked = [part for part in re.split(r"(?<=[.!?])\s+", _question_text(question).strip())
+    asked = [part for part in re.split(r"(?<=[.!?])\s+", question_text(question).strip())
              if part.endswith("?") and _NUMBER_SLOT_RE.search(part)]
     if not asked or not ENDED_RE.search(sentence):
         return None
@@ -280,7 +276,7 @@ def _restates_question(clause: str, question: str) -> bool:
     10 and 1000?": a phrase copied from the question restates its condition, so its numbers are the question's own
     (a changed number, "between 10 and 100", is a different claim and gives no answer)."""
     phrase = " ".join(clause.split()).lower()
-    asked = " ".join(_question_text(question).split()).lower()
+    asked = " ".join(question_text(question).split()).lower()
     return len(phrase.split()) >= 2 and re.search(rf"(?<![\w.]){re.escape(phrase)}(?![\w.])", asked) is not None
 
 
@@ -294,7 +290,7 @@ def _restates_condition(clause: str, question: str) -> bool:
     words = [word.strip(",;").lower() for word in clause.split()]
     if not _CLAUSE_START_RE.match(clause) or any("\uE000" <= ch <= "\uF8FF" for ch in clause):
         return False
-    asked = [word.strip(",;?.").lower() for word in _question_text(question).split()]
+    asked = [word.strip(",;?.").lower() for word in question_text(question).split()]
     pairs = {(asked[i], asked[i + 1]) for i in range(len(asked) - 1)}
     run = [0] * len(words)  # the length of the copied run each word lies in (0: not copied)
     start = 0

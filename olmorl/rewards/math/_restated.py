@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from olmorl.rewards.math._question import question_text
+
 _DETERMINER_BEFORE_RE = re.compile(
     r"\b(?:all(?:\s+of\s+(?:the|its|his|her|their|these|those))?|the|these|those|his|her|their|its)\s+"
     r"(?:(?:first|last|next|past)\s+)?\$?$",  # "in the first 15 minutes": a position word may come between
@@ -70,7 +72,7 @@ def _restated_range(sentence: str, question: str) -> set[int]:
     starts: set[int] = set()
     if _DENIAL_RE.search(sentence):  # "it will not take 16 years ... from 12 feet to 36 feet": no value stated
         return starts
-    text = question[-2000:].replace("$", "")
+    text = question_text(question)
     for span in _RANGE_RE.finditer(sentence):
         if span.group(2).lower() != span.group(4).lower():
             continue

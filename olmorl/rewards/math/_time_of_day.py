@@ -27,7 +27,9 @@ _TWENTY_FOUR_HOUR_RE = re.compile(r"^(?P<h>[01]?\d|2[0-3]):(?P<m>[0-5]\d)(?::(?P
 # "in the form $h:m_1m_2$", "in the form hh:mm", "in the form H:MM": the prompt asks for a clock reading.
 _CLOCK_FORM_RE = re.compile(r"\bform\s+(?:of\s+)?\$?\s*h{1,2}\s*:\s*(?:m_\{?1\}?\s*m_\{?2\}?|mm)(?![a-z])",
                             re.IGNORECASE)
-_SENTENCE_END_RE = re.compile(r"\.(?=\s|$)|\n")
+# Where the sentence naming the form ends: a plain stop or a line break (the answer rules' sentence splitting,
+# `_anchors.SENTENCE_END_RE`, reads responses, not prompts).
+_FORM_SENTENCE_END_RE = re.compile(r"\.(?=\s|$)|\n")
 _MERIDIEM_WORD_RE = re.compile(r"(?<![a-z])[ap]\.?\s?m(?![a-z])|\b(?:morning|afternoon|evening|noon|midnight)\b",
                                re.IGNORECASE)
 
@@ -71,7 +73,7 @@ def bare_clock_reading(prompt: str, reference: str, answer: str) -> bool:
     form = _CLOCK_FORM_RE.search(prompt or "")
     if ref is None or ans is None or form is None:
         return False
-    if _MERIDIEM_WORD_RE.search(_SENTENCE_END_RE.split(prompt[form.start():], maxsplit=1)[0]):
+    if _MERIDIEM_WORD_RE.search(_FORM_SENTENCE_END_RE.split(prompt[form.start():], maxsplit=1)[0]):
         return False  # "in the form hh:mm a.m. or p.m." asks for the half of the day too
     return (int(ans.group("h")) == (int(ref.group("h")) % 12 or 12) and ans.group("m") == ref.group("m")
             and (ans.group("s") or "00") == (ref.group("s") or "00"))
