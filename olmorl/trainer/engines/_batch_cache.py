@@ -8,11 +8,14 @@ between decode steps.
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 import torch
 
 from olmorl.trainer.engines._kept_cache import left_pad, left_padded_ids
+
+if TYPE_CHECKING:
+    from transformers import PretrainedConfig
 
 
 class KVLayer(Protocol):
@@ -52,3 +55,14 @@ def kept_rows(cache: KVCache, mask: torch.Tensor, rows: torch.Tensor) -> torch.T
         layer.keys = layer.keys.index_select(0, rows)[:, :, first:]
         layer.values = layer.values.index_select(0, rows)[:, :, first:]
     return mask[:, first:]
+
+
+def causal_lm_config(model: torch.nn.Module) -> PretrainedConfig:
+    """The model's Hugging Face config, which sizes a fresh KV cache; a clear error for any other model."""
+    from transformers import PretrainedConfig
+
+    config = getattr(model, "config", None)
+    if not isinstance(config, PretrainedConfig):
+        raise TypeError(f"TorchEngine generates with a Hugging Face causal LM (a model with a PretrainedConfig), "
+                        f"not {type(model).__name__}")
+    return config

@@ -18,21 +18,18 @@ import queue
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping
 
 import torch
 
 from olmorl.trainer._lora import load_policy_weights, same_kind
-from olmorl.trainer.engines._batch_cache import KVCache, kept_rows, prefill_inputs, stacked
+from olmorl.trainer.engines._batch_cache import KVCache, causal_lm_config, kept_rows, prefill_inputs, stacked
 from olmorl.trainer.engines._kept_cache import (KeptCache, KeptCaches, batch_past, compacted, extension_inputs,
                                                 kept_past, row_cache)
 from olmorl.trainer.engines._rows import PendingGroup, Row
 from olmorl.trainer.engines._sampling import check_sampling, sampling_logprobs
 from olmorl.trainer.engines._types import GenerationRequest, Group, take_groups
 from olmorl.trainer.engines._weight_dtypes import WeightDtypes
-
-if TYPE_CHECKING:
-    from transformers import PretrainedConfig
 
 
 class TorchEngine:
@@ -233,15 +230,6 @@ class TorchEngine:
                          use_cache=True, **{self._cache_arg: cache})
         return out.logits[:, -1, :].float(), getattr(out, self._cache_arg)
 
-    def _model_config(self) -> PretrainedConfig:
-        from transformers import PretrainedConfig
-
-        config = getattr(self.model, "config", None)
-        if not isinstance(config, PretrainedConfig):
-            raise TypeError(f"TorchEngine generates with a Hugging Face causal LM (a model with a PretrainedConfig), "
-                            f"not {type(self.model).__name__}")
-        return config
-
     def _batch(self) -> tuple[KVCache, torch.Tensor, torch.Tensor, torch.Tensor]:
         """The running rows' KV cache, attention mask, next input tokens and their positions."""
         if self._cache is None or self._mask is None or self._next_input is None or self._positions is None:
@@ -253,7 +241,7 @@ class TorchEngine:
 
         input_ids, mask, positions = prefill_inputs(id_lists, self.pad_id)
         logits, cache = self._forward(input_ids.to(self.device), mask.to(self.device), positions.to(self.device),
-                                      DynamicCache(config=self._model_config()))
+                                      DynamicCache(config=causal_lm_config(self.model)))
         return logits, cache, mask.to(self.device)
 
     def _admit(self) -> bool:
@@ -325,7 +313,7 @@ class TorchEngine:
             running_cache, running_mask, next_input, running_positions = self._batch()
             pasts.insert(0, batch_past(running_cache, running_mask, running_positions))
             suffixes = [[t] for t in next_input.tolist()] + suffixes
-        return extension_inputs(pasts, suffixes, self.pad_id, self._model_config(), self.device)
+        return extension_inputs(pasts, suffixes, self.pad_id, causal_lm_config(self.model), self.device)
 
     def _join(self, rows: list[Row], logits: torch.Tensor, cache: KVCache, mask: torch.Tensor) -> None:
         """Rows just prefilled join the batch with their first sampled token."""
