@@ -142,6 +142,24 @@ def test_update_with_unknown_weights_fails_loudly(model):
         engine.stop()
 
 
+class _NotAHuggingFaceLM(torch.nn.Module):
+    """A causal LM's forward signature with no PretrainedConfig: nothing to size a KV cache from."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(32, 4)
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None, past_key_values=None, use_cache=True):
+        raise AssertionError("never called: the engine checks the config first")
+
+
+def test_a_model_without_a_hugging_face_config_fails_with_a_clear_error():
+    engine = _engine(_NotAHuggingFaceLM())
+    engine.submit([GenerationRequest(0, [5, 6], n=1)])
+    with pytest.raises(TypeError, match="Hugging Face causal LM.*not _NotAHuggingFaceLM"):
+        engine.run_steps(1)
+
+
 def test_process_engine_generates_and_takes_inflight_updates(model, tmp_path):
     from olmorl.trainer.engines._process import ProcessEngine
 
