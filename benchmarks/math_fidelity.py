@@ -142,7 +142,8 @@ two graders agree with each other. The sets:
   Batch 70 (`"batch": 70`: the ToRA GSM8K files past batch 66's reads, one read of each file a part) was measured
   once, each part before any change made for it.
   Batch 76 (`"batch": 76`: the ToRA GSM8K files past batch 70's reads, one read of each file a part) was measured
-  once, each part before any change made for it.
+  once, each part before any change made for it (one, made from part 2's dev split after part 3 was graded: a
+  closing that opens with its count in words before an irregular plural, "Ten men can stay upright on the wave.").
   Batch 60 (`"batch": 60`: every open kojima log of batch 54 one read further) was measured once, before any change
   made for it; its dev split holds no miss, so no change was made for it.
   Batch 63 (`"batch": 63`: every open kojima log of batch 60 one read further) was measured once, before any change
