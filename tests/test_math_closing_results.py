@@ -132,7 +132,8 @@ def test_a_value_before_the_asked_comparative_states_the_difference(response, re
 # - A number after a position word and a determiner quantifies a restated given, as "the 3 friends" does: "5 cars drove
 #   through the traffic jam in the first 15 minutes." states 5.
 # - After a program's output, the closing may open with its count in words: "Four containers were imported on the
-#   second day." (two to twenty, a plural noun after it; not "Four of the ...", "One ...", a hedge or a denial).
+#   second day." (two to twenty, a plural noun after it; not "Four of the ...", "One ...", a hedge or a denial). The
+#   plural may be irregular: "Ten men can stay upright on the wave." (batch 76's dev row, ToRA-70B GSM8K item 630).
 SPEED = "Mary completes a 15-mile race in 2.5 hours. What is her average speed in miles per hour?"
 SQUARES = "How many perfect squares have a value between 10 and 1000?"
 WORKING = "So, the number of perfect squares between 10 and 1000 is (31 - 4) + 1 = 28.\n\n"
@@ -261,3 +262,27 @@ CARS = "5 cars drove through the traffic jam in the first 15 minutes."
 )
 def test_reason_clause_position_word_and_worded_count(response: str, reference: str, prompt: str, reward: float) -> None:
     assert score(response, reference, prompt) == reward
+
+
+SURFERS = "If there are 100 riders, how many men can stay upright on the wave?"
+PRINTED_10 = "```python\nprint(men_upright)\n```\n```output\n10\n```\n"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "reward"),
+    [
+        (PRINTED_10 + "Ten men can stay upright on the wave.", "10", 1.0),
+        (PRINTED_10 + "Ten women can stay upright on the wave.", "10", 1.0),
+        (PRINTED_10 + "Ten people can stay upright on the wave.", "10", 1.0),
+        (PRINTED_10 + "Ten men can stay upright on the wave.", "15", 0.0),
+        (PRINTED_10 + "Ten men cannot stay upright on the wave.", "10", 0.0),
+        (PRINTED_10 + "Maybe ten men can stay upright on the wave.", "10", 0.0),
+        (PRINTED_10 + "Ten or fifteen men can stay upright on the wave.", "10", 0.0),
+        (PRINTED_10 + "Ten of the men can stay upright on the wave.", "10", 0.0),
+        (PRINTED_10 + "Ten men can stay upright if the wave is small.", "10", 0.0),
+        (PRINTED_10 + "One man can stay upright on the wave.", "1", 0.0),
+        ("Ten men can stay upright on the wave.", "10", 0.0),  # no program output before it
+    ],
+)
+def test_worded_count_before_an_irregular_plural(response: str, reference: str, reward: float) -> None:
+    assert score(response, reference, SURFERS) == reward

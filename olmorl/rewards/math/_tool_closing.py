@@ -12,7 +12,9 @@ _OUTPUT_BLOCK_END_RE = re.compile(r"```output\b.*?```", re.DOTALL)
 _TOOL_CLOSING_CHARS = 500
 _WORKING_RE = re.compile(r"\b(?:wait|wrong|error|mistake|incorrect|fix|let me|let's|retry|again|try)\b", re.IGNORECASE)
 DENIAL_RE = re.compile(r"\b(?:not|never|cannot|no)\b|n't", re.IGNORECASE)
-_OPENING_COUNT_RE = re.compile(r"^\W*(\d+|[A-Za-z]+)\s+(?!of\b)[a-z]+s\b")
+# The counted noun is plural: regular ("containers") or irregular ("Ten men can stay upright on the wave.").
+_OPENING_COUNT_RE = re.compile(
+    r"^\W*(\d+|[A-Za-z]+)\s+(?!of\b)(?:[a-z]+s|(?:wo)?men|people|children|feet|teeth|geese|mice)\b")
 _OUTPUT_VALUE_RE = re.compile(r"\A```output[ \t]*\n\s*(\d+(?:\.0+)?)\s*```")  # a program that printed one count
 _TAIL_BLOCK_WORDS_RE = re.compile(r"\b(?:if|unless|or|but|than|more|less|fewer|at least|at most)\b", re.IGNORECASE)
 
