@@ -160,6 +160,9 @@ two graders agree with each other. The sets:
   Batch 73 (`"batch": 73`: the MATH500 reports past batch 69's reads, one read of each open report a part) was
   measured once, each part before any change made for it; no change was made for it (its one olmorl dev miss, a boxed
   sentence with a comparison after its value, is kept by the verifier's policy).
+  Batch 75 (`"batch": 75`: the MATH500 reports past batch 73's reads, one read of each open report a part) was
+  measured once, each part before any change made for it; its dev split holds no olmorl miss, so no change was made
+  for it.
 """
 
 from __future__ import annotations
@@ -275,6 +278,7 @@ BATCH_SOURCES = {
     71: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 71 (GPT-3, every open log one read past batch 67's)"},
     72: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 72 (Phi-3-mini, reads past batch 68's)"},
     73: {"labrem/neus2026-labre": "MATH500 reports, batch 73 (baseline and openmath past batch 69's)"},
+    75: {"labrem/neus2026-labre": "MATH500 reports, batch 75 (baseline and openmath past batch 73's)"},
     76: {"microsoft/ToRA": "ToRA GSM8K, batch 76 (70B and Code-34B, reads past batch 70's)"}}
 
 
