@@ -150,6 +150,8 @@ two graders agree with each other. The sets:
   Batch 71 (`"batch": 71`: every open kojima log of batch 67 one read further) was measured once, before any change
   made for it; of its two dev false rejects one is fixed (a blank answer template answered by the line after it)
   and one kept by the hedge policy ("technically Yes, but ...").
+  Batch 74 (`"batch": 74`: every open kojima log of batch 71 one read further) was measured once, before any change
+  made for it.
   Batch 65 (`"batch": 65`: the MATH500 reports past batch 59's reads, one read of each open report a part) was
   measured once, each part before any change made for it; its dev split holds no miss, so no change was made for it.
   Batch 69 (`"batch": 69`: the MATH500 reports past batch 65's reads, one read of each open report a part) was
@@ -185,7 +187,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 71: one row per repository.
+# Batches 3 to 74: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -271,7 +273,8 @@ BATCH_SOURCES = {
     70: {"microsoft/ToRA": "ToRA GSM8K, batch 70 (70B and Code-34B, reads past batch 66's)"},
     71: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 71 (GPT-3, every open log one read past batch 67's)"},
     72: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 72 (Phi-3-mini, reads past batch 68's)"},
-    73: {"labrem/neus2026-labre": "MATH500 reports, batch 73 (baseline and openmath past batch 69's)"}}
+    73: {"labrem/neus2026-labre": "MATH500 reports, batch 73 (baseline and openmath past batch 69's)"},
+    74: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 74 (GPT-3, every open log one read past batch 71's)"}}
 
 
 def source_name(row: dict) -> str:
