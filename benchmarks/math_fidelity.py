@@ -151,7 +151,8 @@ two graders agree with each other. The sets:
   made for it; of its two dev false rejects one is fixed (a blank answer template answered by the line after it)
   and one kept by the hedge policy ("technically Yes, but ...").
   Batch 74 (`"batch": 74`: every open kojima log of batch 71 one read further) was measured once, before any change
-  made for it.
+  made for it; its one dev false reject is fixed (an answer said to matter less than its explanation, then the
+  explanation opening with "Yes, ...").
   Batch 65 (`"batch": 65`: the MATH500 reports past batch 59's reads, one read of each open report a part) was
   measured once, each part before any change made for it; its dev split holds no miss, so no change was made for it.
   Batch 69 (`"batch": 69`: the MATH500 reports past batch 65's reads, one read of each open report a part) was
