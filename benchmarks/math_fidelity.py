@@ -153,6 +153,9 @@ two graders agree with each other. The sets:
   Batch 71 (`"batch": 71`: every open kojima log of batch 67 one read further) was measured once, before any change
   made for it; of its two dev false rejects one is fixed (a blank answer template answered by the line after it)
   and one kept by the hedge policy ("technically Yes, but ...").
+  Batch 74 (`"batch": 74`: every open kojima log of batch 71 one read further) was measured once, before any change
+  made for it; its one dev false reject is fixed (an answer said to matter less than its explanation, then the
+  explanation opening with "Yes, ...").
   Batch 65 (`"batch": 65`: the MATH500 reports past batch 59's reads, one read of each open report a part) was
   measured once, each part before any change made for it; its dev split holds no miss, so no change was made for it.
   Batch 69 (`"batch": 69`: the MATH500 reports past batch 65's reads, one read of each open report a part) was
@@ -278,6 +281,7 @@ BATCH_SOURCES = {
     71: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 71 (GPT-3, every open log one read past batch 67's)"},
     72: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 72 (Phi-3-mini, reads past batch 68's)"},
     73: {"labrem/neus2026-labre": "MATH500 reports, batch 73 (baseline and openmath past batch 69's)"},
+    74: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 74 (GPT-3, every open log one read past batch 71's)"},
     75: {"labrem/neus2026-labre": "MATH500 reports, batch 75 (baseline and openmath past batch 73's)"},
     76: {"microsoft/ToRA": "ToRA GSM8K, batch 76 (70B and Code-34B, reads past batch 70's)"}}
 

@@ -37,7 +37,9 @@ YES_NO = [
     ("The answer (Yes or No) is followed by a brief explanation.\n\nNo, it is not.", "no", 1.0),
     ("The answer is as follows:\n\nNo, they do not.", "no", 1.0),
     ("The answer (Yes or No) is not known.\n\nYes, some stores do.", "yes", 0.0),
-    ("The answer (Yes or No) is not as important as the explanation.\n\nYes, it is normal.", "yes", 0.0),
+    # batch 74: an answer said to matter less than its explanation defers to it
+    # (tests/test_math_answer_less_important_than_explanation.py)
+    ("The answer (Yes or No) is not as important as the explanation.\n\nYes, it is normal.", "yes", 1.0),
     ("The answer (Yes or No) is followed by an explanation.\nYes, it is normal.", "yes", 0.0),
     (DEFERS + "It is normal to find it there.", "yes", 0.0),
     (DEFERS + "Yes or no depends on the store.", "yes", 0.0),

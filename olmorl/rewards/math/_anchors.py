@@ -35,7 +35,9 @@ MINERVA_RE = re.compile(
 _PHRASE_RE = re.compile(
     r"(?:\bfinal answer\b\s*(?:is|:|=|\*\*:?|-)?|\bthe (?:correct |final )?(?:answer|option|choice)"
     # "the answer (arabic numerals) is 63": a parenthetical naming the answer's form.
-    r"(?:\s*\([^()\n]{1,40}\))?(?: to (?:this|the) (?:problem|question))? (?:is|should be|would be|=)(?!\s+not\b)|"
+    # "is not 5" negates; "is not as important as the explanation." may defer to it (`_deferred`), else it is skipped.
+    r"(?:\s*\([^()\n]{1,40}\))?(?: to (?:this|the) (?:problem|question))? (?:is|should be|would be|=)"
+    r"(?!\s+not\b(?!\s+as\s+important\s+as\b))|"
     # "Answer:" at a line start, or "Answer" on its own followed by math ("**Answer**\n\n$$9$$", "Answer \\[ 9 \\]").
     r"^\s*\**(?:final\s+)?answer\**(?:\s*[:=]|[ \t]*(?=\s*(?:\$|\\\[|\\\()))|"
     r"\banswer\s*:|####)\s*\**:?\**",
@@ -75,6 +77,8 @@ _CHECK_LEAD_RE = re.compile(r"\b(?:check|verify|confirm|double-check|test)(?:ing
 _MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$((?:\\.|[^$\\])+)\$(?!\d)|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
 SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|。|।|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
 
+# The one "is not ..." an answer phrase is matched with (`_PHRASE_RE`): it may defer to the explanation after it.
+_LESS_IMPORTANT_RE = re.compile(r"\s*not\s+as\s+important\s+as\b", re.IGNORECASE)
 _HINDI_COPULA_RE = re.compile(r"\s+(?:है|हैं)\s*$")
 # "The final answer is consistent with the given information.": a verdict on an answer stated before it, no value
 # of its own, so it does not replace that answer (a statement that holds a digit or math is read as before).
@@ -182,6 +186,8 @@ def find_anchors(text: str) -> list[Anchor]:
         answer, end = _statement(text, m.end())
         if (deferred := deferred_answer_start(answer, text, end)) is not None:
             answer, end = _statement(text, deferred)  # "is followed by an explanation." then "Yes, it is ..."
+        elif _LESS_IMPORTANT_RE.match(answer):
+            continue  # "is not as important as ..." with no answer after it: a negation, as "is not 5"
         if _VERDICT_ON_ANSWER_RE.match(answer) and not _VALUE_MARK_RE.search(answer):
             continue
         if answer.strip(" *:.\n"):

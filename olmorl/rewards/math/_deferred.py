@@ -3,15 +3,19 @@
 Kojima's plain zero-shot StrategyQA run (batch 21) writes "The answer (Yes or No) is followed by an explanation."
 and then a paragraph that opens with the answer: "Yes, it is normal to find parsley in multiple sections of ...".
 A reader takes that opening yes/no as the answer. Only an explicit announcement that the answer comes next
-defers ("followed by an explanation", "as follows"); a non-answer ("not known.", "not as important as the
-explanation.") stays what it says, and the next paragraph must open with the word and a mark ("Yes, ...") or be
-the word alone on its line, so "Yes or no depends on ..." is no answer. Batch 42 adds "followed by a list of
-holidays." then "Yes" alone on a line above the list: a list announced, like an explanation, comes after the answer.
+defers ("followed by an explanation", "as follows"; batch 74's below); a non-answer ("not known.") stays what it
+says, and the next paragraph must open with the word and a mark ("Yes, ...") or be the word alone on its line, so
+"Yes or no depends on ..." is no answer. Batch 42 adds "followed by a list of holidays." then "Yes" alone on a line
+above the list: a list announced, like an explanation, comes after the answer.
 Batch 67 adds "is based on the following information:", a paragraph of facts, then "No, it would not be typical ...":
 an answer said to rest on what follows comes after that basis, so the first later paragraph that opens with a yes/no
 answers it (no paragraph before it may open with a verdict word, and none after it with the other one).
 Batch 71 adds "The answer (arabic numerals) is _____." then, after a blank line, "The tree had to begin with 8 ripe
 apples." as the response's last line: the blank is the template's, and that one last line is the answer.
+Batch 74 adds an answer said to matter less than its explanation ("not as important as the reasoning behind the
+answer.", then "Yes, Christopher Columbus broke ..."): it names the explanation that follows as where the answer is,
+so it defers as an announcement does, under the same next-paragraph rule (batches 21 and 24 hold two such rows,
+"not as important as the explanation.", labelled answered).
 """
 
 from __future__ import annotations
@@ -20,7 +24,10 @@ import re
 
 _DEFERRING_RE = re.compile(
     r"^\s*(?:followed\s+by\s+(?:an?|the)\s+(?:brief\s+|short\s+)?(?:explanation|list(?:\s+of\s+[a-z]+(?:\s+[a-z]+){0,3})?)"
-    r"|as\s+follows)\s*[.:]?\s*$",
+    r"|as\s+follows"
+    # "not as important as the explanation": the explanation that follows holds the answer
+    r"|not\s+as\s+important\s+as\s+the\s+(?:explanation|reason(?:ing)?(?:\s+(?:behind|for)\s+(?:it|the\s+answer))?))"
+    r"\s*[.:]?\s*$",
     re.IGNORECASE,
 )
 # "based on the following (information):" announces a basis first: the answer opens a later paragraph.
