@@ -1,6 +1,6 @@
 """Answer forms of batch 55's held-out false accept and false reject, batch 54's held-out false reject, batch 59's
-held-out false reject, batch 61's held-out false rejects, batch 64's held-out false reject
-and batch 68's held-out false reject
+held-out false reject, batch 61's held-out false rejects, batch 64's held-out false reject,
+batch 68's held-out false reject and batch 75's held-out false reject
 (benchmarks/data/real_outputs.jsonl), read on 2026-11-27
 after each split's never-tuned number was recorded (docs/fidelity.md, "Held-out misses read after their numbers were
 recorded"). The cases are written from the forms, not copied from the rows. Each case marked "was 1.0" scored 1
@@ -342,3 +342,27 @@ FIELD = ("Jim and Martha stand at a corner of a field 300 feet wide and 400 feet
 )
 def test_sentence_in_words_in_a_box(response: str, reference: str, reward: float) -> None:
     assert score(response, reference, FIELD) == reward
+
+
+DOMAIN = "What real values of $x$ are not in the domain of $f(x)=\\frac{1}{|x^2+3x-4|+|x^2+9x+20|}$?"
+
+
+@pytest.mark.parametrize(
+    ("response", "reference", "reward"),
+    [
+        # Batch 75's held-out false reject: a set of one value states that value, as a set of two states both
+        # (`\{-4, 2\}` already matched "-4, 2"); either side may be the set.
+        ("Therefore, the real values of $x$ not in the domain are $\\boxed{\\{-4\\}}$.", "-4", 1.0),  # was 0.0
+        ("So $x \\in \\boxed{\\{-4\\}}$.", "-4", 1.0),  # was 0.0
+        ("The answer is $\\boxed{-4}$.", "\\{-4\\}", 1.0),  # was 0.0
+        ("The answer is $\\boxed{\\{-4, 2\\}}$.", "-4, 2", 1.0),
+        # Another value, a second member, a union of sets or an empty set: no match.
+        ("The answer is $\\boxed{\\{4\\}}$.", "-4", 0.0),
+        ("The answer is $\\boxed{\\{-4, 1\\}}$.", "-4", 0.0),
+        ("The answer is $\\boxed{\\{-4\\} \\cup \\{1\\}}$.", "-4", 0.0),
+        ("The answer is $\\boxed{\\{\\}}$.", "-4", 0.0),
+        ("The answer is $\\boxed{\\{-4\\}}$.", "-4, 1", 0.0),
+    ],
+)
+def test_set_of_one_value(response: str, reference: str, reward: float) -> None:
+    assert score(response, reference, DOMAIN) == reward

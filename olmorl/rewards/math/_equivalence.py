@@ -80,6 +80,7 @@ def _equal(ref: str, ans: str, rel_tol: float, depth: int) -> bool:
     if (same_time := times_equal(ref, ans)) is not None:
         return same_time
     ref, ans = st.canonical_set_text(ref), st.canonical_set_text(ans)
+    ref, ans = st.lone_set_member(ref), st.lone_set_member(ans)
     if ref == ans:
         return True
     # Multiple choice: a reference letter is matched by the answer's letter.

@@ -136,6 +136,15 @@ def as_sequence(text: str) -> Sequence | None:
     return None
 
 
+def lone_set_member(text: str) -> str:
+    """`\\{-4\\}` -> `-4`: a set of one value states that value, as `\\{-4, 2\\}` states "-4, 2" (a set that is no
+    single braced list, `\\{1\\} \\cup \\{2\\}`, stays as written)."""
+    seq = as_sequence(text.strip())
+    if seq is None or seq.opener != "\\{" or len(seq.items) != 1 or "\\{" in seq.items[0] or "\\}" in seq.items[0]:
+        return text
+    return seq.items[0].strip()
+
+
 def _balanced(text: str) -> bool:
     depth = 0
     for ch in text:
