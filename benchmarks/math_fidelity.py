@@ -286,6 +286,7 @@ BATCH_SOURCES = {
     74: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 74 (GPT-3, every open log one read past batch 71's)"},
     75: {"labrem/neus2026-labre": "MATH500 reports, batch 75 (baseline and openmath past batch 73's)"},
     76: {"microsoft/ToRA": "ToRA GSM8K, batch 76 (70B and Code-34B, reads past batch 70's)"},
+    77: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 77 (Phi-3-mini, reads past batch 72's)"},
     79: {"labrem/neus2026-labre": "MATH500 reports, batch 79 (baseline and openmath past batch 75's)"}}
 
 
