@@ -144,6 +144,8 @@ two graders agree with each other. The sets:
   Batch 76 (`"batch": 76`: the ToRA GSM8K files past batch 70's reads, one read of each file a part) was measured
   once, each part before any change made for it (one, made from part 2's dev split after part 3 was graded: a
   closing that opens with its count in words before an irregular plural, "Ten men can stay upright on the wave.").
+  Batch 80 (`"batch": 80`: the ToRA GSM8K files past batch 76's reads, one read of each file a part) was measured
+  once, each part before any change made for it.
   Batch 60 (`"batch": 60`: every open kojima log of batch 54 one read further) was measured once, before any change
   made for it; its dev split holds no miss, so no change was made for it.
   Batch 63 (`"batch": 63`: every open kojima log of batch 60 one read further) was measured once, before any change
@@ -198,7 +200,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 79: one row per repository.
+# Batches 3 to 80: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -290,7 +292,8 @@ BATCH_SOURCES = {
     76: {"microsoft/ToRA": "ToRA GSM8K, batch 76 (70B and Code-34B, reads past batch 70's)"},
     77: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 77 (Phi-3-mini, reads past batch 72's)"},
     78: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 78 (GPT-3, every open log one read past batch 74's)"},
-    79: {"labrem/neus2026-labre": "MATH500 reports, batch 79 (baseline and openmath past batch 75's)"}}
+    79: {"labrem/neus2026-labre": "MATH500 reports, batch 79 (baseline and openmath past batch 75's)"},
+    80: {"microsoft/ToRA": "ToRA GSM8K, batch 80 (70B and Code-34B, reads past batch 76's)"}}
 
 
 def source_name(row: dict) -> str:
