@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from olmorl.rewards.math._deferred import deferred_answer_start
+from olmorl.rewards.math._deferred import LESS_IMPORTANT, deferred_answer_start
 from olmorl.rewards.math._normalize import matching_brace, whitespace_start
 
 MAX_BOXES = 64  # only the last boxes matter; thousands of boxes are skipped past cheaply
@@ -37,7 +37,7 @@ _PHRASE_RE = re.compile(
     # "the answer (arabic numerals) is 63": a parenthetical naming the answer's form.
     # "is not 5" negates; "is not as important as the explanation." may defer to it (`_deferred`), else it is skipped.
     r"(?:\s*\([^()\n]{1,40}\))?(?: to (?:this|the) (?:problem|question))? (?:is|should be|would be|=)"
-    r"(?!\s+not\b(?!\s+as\s+important\s+as\b))|"
+    rf"(?!\s+(?!{LESS_IMPORTANT})not\b)|"
     # "Answer:" at a line start, or "Answer" on its own followed by math ("**Answer**\n\n$$9$$", "Answer \\[ 9 \\]").
     r"^\s*\**(?:final\s+)?answer\**(?:\s*[:=]|[ \t]*(?=\s*(?:\$|\\\[|\\\()))|"
     r"\banswer\s*:|####)\s*\**:?\**",
@@ -77,8 +77,7 @@ _CHECK_LEAD_RE = re.compile(r"\b(?:check|verify|confirm|double-check|test)(?:ing
 _MATH_SPAN_RE = re.compile(r"^\s*(\$\$(.+?)\$\$|\$((?:\\.|[^$\\])+)\$(?!\d)|\\\((.+?)\\\)|\\\[(.+?)\\\])", re.DOTALL)
 SENTENCE_END_RE = re.compile(r"(?<!\d)\.(?=\s|$)|\.(?=\s+[A-Z])|\n|。|।|(?<=\S)\s+(?=(?:I hope|Therefore|So|Thus|Hence)\b)")
 
-# The one "is not ..." an answer phrase is matched with (`_PHRASE_RE`): it may defer to the explanation after it.
-_LESS_IMPORTANT_RE = re.compile(r"\s*not\s+as\s+important\s+as\b", re.IGNORECASE)
+_LESS_IMPORTANT_RE = re.compile(rf"\s*{LESS_IMPORTANT}", re.IGNORECASE)
 _HINDI_COPULA_RE = re.compile(r"\s+(?:है|हैं)\s*$")
 # "The final answer is consistent with the given information.": a verdict on an answer stated before it, no value
 # of its own, so it does not replace that answer (a statement that holds a digit or math is read as before).

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import re
 
+# "The answer is not as important as ...": the one "is not" an answer phrase may go on with (`_anchors`).
+LESS_IMPORTANT = r"not\s+as\s+important\s+as\b"
 _DEFERRING_RE = re.compile(
     r"^\s*(?:followed\s+by\s+(?:an?|the)\s+(?:brief\s+|short\s+)?(?:explanation|list(?:\s+of\s+[a-z]+(?:\s+[a-z]+){0,3})?)"
     r"|as\s+follows"
     # "not as important as the explanation": the explanation that follows holds the answer
-    r"|not\s+as\s+important\s+as\s+the\s+(?:explanation|reason(?:ing)?(?:\s+(?:behind|for)\s+(?:it|the\s+answer))?))"
+    rf"|{LESS_IMPORTANT}\s+the\s+(?:explanation|reason(?:ing)?(?:\s+(?:behind|for)\s+(?:it|the\s+answer))?))"
     r"\s*[.:]?\s*$",
     re.IGNORECASE,
 )
