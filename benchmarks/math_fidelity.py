@@ -146,6 +146,8 @@ two graders agree with each other. The sets:
   closing that opens with its count in words before an irregular plural, "Ten men can stay upright on the wave.").
   Batch 80 (`"batch": 80`: the ToRA GSM8K files past batch 76's reads, one read of each file a part) was measured
   once, each part before any change made for it.
+  Batch 84 (`"batch": 84`: the ToRA GSM8K files past batch 80's reads, one read of each file a part) was measured
+  once, each part before any change made for it.
   Batch 60 (`"batch": 60`: every open kojima log of batch 54 one read further) was measured once, before any change
   made for it; its dev split holds no miss, so no change was made for it.
   Batch 63 (`"batch": 63`: every open kojima log of batch 60 one read further) was measured once, before any change
@@ -293,7 +295,8 @@ BATCH_SOURCES = {
     77: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 77 (Phi-3-mini, reads past batch 72's)"},
     78: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 78 (GPT-3, every open log one read past batch 74's)"},
     79: {"labrem/neus2026-labre": "MATH500 reports, batch 79 (baseline and openmath past batch 75's)"},
-    80: {"microsoft/ToRA": "ToRA GSM8K, batch 80 (70B and Code-34B, reads past batch 76's)"}}
+    80: {"microsoft/ToRA": "ToRA GSM8K, batch 80 (70B and Code-34B, reads past batch 76's)"},
+    84: {"microsoft/ToRA": "ToRA GSM8K, batch 84 (70B and Code-34B, reads past batch 80's)"}}
 
 
 def source_name(row: dict) -> str:
