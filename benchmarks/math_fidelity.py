@@ -174,6 +174,8 @@ two graders agree with each other. The sets:
   for it.
   Batch 79 (`"batch": 79`: the MATH500 reports past batch 75's reads, one read of each open report a part) was
   measured once, each part before any change made for it; its dev split holds no miss, so no change was made for it.
+  Batch 83 (`"batch": 83`: the MATH500 reports past batch 79's reads, one read of each open report a part) was
+  measured once, each part before any change made for it; its dev split holds no miss, so no change was made for it.
 """
 
 from __future__ import annotations
@@ -296,6 +298,7 @@ BATCH_SOURCES = {
     78: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 78 (GPT-3, every open log one read past batch 74's)"},
     79: {"labrem/neus2026-labre": "MATH500 reports, batch 79 (baseline and openmath past batch 75's)"},
     80: {"microsoft/ToRA": "ToRA GSM8K, batch 80 (70B and Code-34B, reads past batch 76's)"},
+    83: {"labrem/neus2026-labre": "MATH500 reports, batch 83 (baseline and openmath past batch 79's)"},
     84: {"microsoft/ToRA": "ToRA GSM8K, batch 84 (70B and Code-34B, reads past batch 80's)"}}
 
 
