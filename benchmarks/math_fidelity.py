@@ -293,7 +293,8 @@ BATCH_SOURCES = {
     77: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 77 (Phi-3-mini, reads past batch 72's)"},
     78: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 78 (GPT-3, every open log one read past batch 74's)"},
     79: {"labrem/neus2026-labre": "MATH500 reports, batch 79 (baseline and openmath past batch 75's)"},
-    80: {"microsoft/ToRA": "ToRA GSM8K, batch 80 (70B and Code-34B, reads past batch 76's)"}}
+    80: {"microsoft/ToRA": "ToRA GSM8K, batch 80 (70B and Code-34B, reads past batch 76's)"},
+    82: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 82 (Phi-3-mini, one read past batch 77's)"}}
 
 
 def source_name(row: dict) -> str:
