@@ -162,6 +162,8 @@ two graders agree with each other. The sets:
   explanation opening with "Yes, ...").
   Batch 78 (`"batch": 78`: every open kojima log of batch 74 one read further) was measured once, before any change
   made for it; its dev split holds no miss, so no change was made for it.
+  Batch 81 (`"batch": 81`: every open kojima log of batch 78 one read further) was measured once, before any change
+  made for it; its one dev false accept is fixed (two choices joined by "and", "(A) and (B).").
   Batch 65 (`"batch": 65`: the MATH500 reports past batch 59's reads, one read of each open report a part) was
   measured once, each part before any change made for it; its dev split holds no miss, so no change was made for it.
   Batch 69 (`"batch": 69`: the MATH500 reports past batch 65's reads, one read of each open report a part) was
@@ -298,6 +300,7 @@ BATCH_SOURCES = {
     78: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 78 (GPT-3, every open log one read past batch 74's)"},
     79: {"labrem/neus2026-labre": "MATH500 reports, batch 79 (baseline and openmath past batch 75's)"},
     80: {"microsoft/ToRA": "ToRA GSM8K, batch 80 (70B and Code-34B, reads past batch 76's)"},
+    81: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 81 (GPT-3, every open log one read past batch 78's)"},
     82: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 82 (Phi-3-mini, one read past batch 77's)"},
     83: {"labrem/neus2026-labre": "MATH500 reports, batch 83 (baseline and openmath past batch 79's)"},
     84: {"microsoft/ToRA": "ToRA GSM8K, batch 84 (70B and Code-34B, reads past batch 80's)"}}

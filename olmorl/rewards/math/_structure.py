@@ -14,8 +14,10 @@ _LETTER_SEPARATOR_RE = re.compile(r"^(?:[).:,]|--)")
 # choice (a multiple-choice question asks which option is likeliest); "probably B" stays a hedge (`_extract`), and
 # a second choice after it ("likely to be A, B, or D") makes a list, not one choice.
 _MOST_LIKELY_RE = re.compile(r"^(?:the\s+)?(?:most\s+)?likely(?:\s+to\s+be)?\s+(?=\(?[A-J]\b)", re.IGNORECASE)
-# The text after a choice that names a second choice ("A, B", "A, (C)") is a list of choices, not one.
-_SECOND_CHOICE_RE = re.compile(r"^\(?[A-J]\)?(?:$|[.,)]|\s+(?:and|or|&)\s)")
+# The text after a choice that names a second choice ("A, B", "A, (C)", "(A) and (B)") is a list of choices, not
+# one; a capital I before a lower-case word after "and" is the pronoun.
+_SECOND_CHOICE_RE = re.compile(
+    r"^(?:\(?[A-J]\)?(?:$|[.,)]|\s+(?:and|or|&)\s)|(?:and|&)\s+\(?(?!I\s+[a-z])[A-J]\)?(?![\w']))")
 # Another choice after a contrast or an alternative ("but it could be C", "or (C)", "although C is possible"); a
 # capital I before a lower-case word is the pronoun.
 _CONTRASTED_CHOICE_RE = re.compile(
@@ -215,7 +217,7 @@ def as_letter(text: str) -> tuple[str, str] | None:
     if match.re is _LETTER_RE and not text.startswith("(") and rest and not _LETTER_SEPARATOR_RE.match(text[1:]):
         return None  # "A b" is not a choice
     if rest and _SECOND_CHOICE_RE.match(rest):
-        return None  # "A, B": two choices
+        return None  # "A, B", "(A) and (B)": two choices
     if rest and any(m.group(1) != letter for m in _CONTRASTED_CHOICE_RE.finditer(rest)):
         return None  # "B, but it could be C": a second choice offered
     return letter, rest
