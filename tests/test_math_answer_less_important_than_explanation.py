@@ -11,18 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from olmorl.rewards._settings import Settings
-from olmorl.rewards.engine._registry import load_verifiers
-
-VERIFIER = load_verifiers()["math"](Settings())
+from test_math_read_heldout_forms import score  # the math verifier's reward, given the prompt
 
 QUESTION = "Did the explorer break the harbour's rules?"
 IS = "The answer (Yes or No) is "
 REASONING = IS + "not as important as the reasoning behind the answer.\n\n"
-
-
-def score(response: str, reference: str, prompt: str) -> float:
-    return VERIFIER.score(VERIFIER.make_task(response, reference, {}, prompt)).reward
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from olmorl.rewards._settings import Settings
-from olmorl.rewards.engine._registry import load_verifiers
+from test_math_read_heldout_forms import score  # the math verifier's reward, given the prompt
 
 VIOLIN = ("What are you playing if you're fiddling on a violin? Answer Choices: (A) bluegrass music (B) make music "
           "(C) drop (D) string instrument (E) troubles")
@@ -21,8 +20,7 @@ ONE_CHOICE = ["(A).", "A.", "(A) bluegrass music.", "A, bluegrass music.", "(A) 
 
 
 def reward(answer: str, reference: str = "A") -> float:
-    math = load_verifiers()["math"](Settings())
-    return math.score(math.make_task(PREFIX + answer, reference, {}, VIOLIN)).reward
+    return score(PREFIX + answer, reference, VIOLIN)
 
 
 @pytest.mark.parametrize("answer", TWO_CHOICES)
