@@ -402,10 +402,6 @@ NOT_YET_FIXED = {
     # derivation); the answer-first rule reads only "how many" questions.
     "pmemoli/Data-Science-Thesis:src/data/evaluation_results/samples_hendrycks_math_counting_and_prob_"
     "2025-08-14T17-30-20.695206.jsonl#doc172": "an opening answer to a 'what is the maximum number' question",
-    # batch 82: the answer phrase ends in a colon and its value follows on the last line as an equation ("The positive
-    # difference between them is:", a blank line, "5 - 2 = 3"); the phrase reads a value only on its own line.
-    "pmemoli/Data-Science-Thesis:src/data/evaluation_results/samples_hendrycks_math_prealgebra_"
-    "2025-08-14T17-30-20.695206.jsonl#doc235": "an answer phrase ending in a colon, its value on the next line",
 }
 
 

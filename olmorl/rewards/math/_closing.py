@@ -74,8 +74,8 @@ _SIGN_OFF_RE = re.compile(
     r"\n\s*Let me know if you(?:'d| would)? [^\n]*$",
     re.IGNORECASE,
 )
-# "The solutions are:" and one listed item ending the response ("* **x = 5**"): the statement lists its value.
-_LISTED_VALUE_RE = re.compile(r"(?:^|\n)([^\n]*?\b(?:is|are)):[ \t]*\n\s*[*\-\u2022][ \t]+([^\n]+?)[ \t]*$")
+# "The solutions are:" then one listed item ending the response ("* **x = 5**") or one bare line ("5 - 2 = 3").
+_LISTED_VALUE_RE = re.compile(r"(?:^|\n)([^\n]*?\b(?:is|are)):[ \t]*\n\s*(?:[*\-\u2022][ \t]+)?([^\n]+?)[ \t]*$")
 # What may follow the final value: punctuation and up to three short words ("square units", "dollars a day"),
 # a word may be a rate unit ("km/h", "m/s"). (Or a few CJK characters: a counter and its noun, "11个苹果".)
 _AFTER_FINAL_RE = re.compile(
@@ -309,7 +309,7 @@ def _without_sign_off(text: str) -> str:
 
 
 def _listed_value(body: str) -> str:
-    """"The solutions are:\n* x = 5" ends as the sentence "The solutions are x = 5." (one item, a statement)."""
+    """"The solutions are:\n* x = 5" (or "...is:\n\n3") ends as the sentence "The solutions are x = 5." (one item)."""
     # The item is the last line; the statement is the line before the blank lines over it, so a match starts at
     # that line's newline (or at the top).
     if (last_newline := body.rfind("\n")) < 0:
