@@ -303,7 +303,8 @@ BATCH_SOURCES = {
     81: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 81 (GPT-3, every open log one read past batch 78's)"},
     82: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 82 (Phi-3-mini, one read past batch 77's)"},
     83: {"labrem/neus2026-labre": "MATH500 reports, batch 83 (baseline and openmath past batch 79's)"},
-    84: {"microsoft/ToRA": "ToRA GSM8K, batch 84 (70B and Code-34B, reads past batch 80's)"}}
+    84: {"microsoft/ToRA": "ToRA GSM8K, batch 84 (70B and Code-34B, reads past batch 80's)"},
+    86: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 86 (Phi-3-mini, reads past batch 82's)"}}
 
 
 def source_name(row: dict) -> str:
