@@ -206,7 +206,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 84: one row per repository.
+# Batches 3 to 87: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -303,7 +303,8 @@ BATCH_SOURCES = {
     81: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 81 (GPT-3, every open log one read past batch 78's)"},
     82: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 82 (Phi-3-mini, one read past batch 77's)"},
     83: {"labrem/neus2026-labre": "MATH500 reports, batch 83 (baseline and openmath past batch 79's)"},
-    84: {"microsoft/ToRA": "ToRA GSM8K, batch 84 (70B and Code-34B, reads past batch 80's)"}}
+    84: {"microsoft/ToRA": "ToRA GSM8K, batch 84 (70B and Code-34B, reads past batch 80's)"},
+    87: {"labrem/neus2026-labre": "MATH500 reports, batch 87 (baseline and openmath past batch 83's)"}}
 
 
 def source_name(row: dict) -> str:
