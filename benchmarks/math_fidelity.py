@@ -178,6 +178,9 @@ two graders agree with each other. The sets:
   measured once, each part before any change made for it; its dev split holds no miss, so no change was made for it.
   Batch 83 (`"batch": 83`: the MATH500 reports past batch 79's reads, one read of each open report a part) was
   measured once, each part before any change made for it; its dev split holds no miss, so no change was made for it.
+  Batch 87 (`"batch": 87`: the MATH500 reports past batch 83's reads, one read of each open report a part) was
+  measured once, each part before any change made for it; its one dev false reject is fixed (a boxed sentence whose
+  words are written in `\\text{}` pieces).
 """
 
 from __future__ import annotations
