@@ -75,6 +75,9 @@ _ALTERNATIVES_GAP_RE = re.compile(r"[\s$.!]*(?:(?:final\s+)?answer\s*:?\s*)?$", 
 _BOXED_SENTENCE_RE = re.compile(r"^[A-Z][a-z]+(?:\s+[^\s\d]+)*\s+\$?\d[\d,]*(?:\.\d+)?(?:\s+[^\s\d]+)+\.$")
 _CUT_LEAD_IN_RE = re.compile(r"\n[ \t]*(?:(?:so|thus|hence|therefore),?\s+)?the (?:final )?answer(?:\s+is)?\s*:?\s*$",
                              re.IGNORECASE)
+# A sentence written in LaTeX pieces: its words in `\text{...}` (or `\mbox{...}`), e.g. "Pam \text{ pays } \$10 \text{ more
+# than Susan}"; read as the same words once the pieces are unwrapped, when nothing but words and one number is left.
+_TEXT_PIECE_RE = re.compile(r"\\(?:text|mbox)\{([^{}]*)\}")
 
 
 @dataclass(frozen=True)
@@ -227,12 +230,26 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
 def _boxed_value(text: str, question: str) -> str:
     """A box's answer: its text, or the value of the sentence it holds (math in `$`, or words with one number that
     the closing-sentence reader takes as stated)."""
+    if (words := _text_pieces_sentence(text)) is not None and _BOXED_SENTENCE_RE.match(words) \
+            and (closing := closing_answer(words, question)) is not None and len(closing[0]) == 1:
+        return closing[0][0]  # "Pam \\text{ pays } \\$10 \\text{ more than Susan}": the sentence's words, as stated
     if "$" in text:
         return sentence_value(text)
     if _BOXED_SENTENCE_RE.match(text) and (closing := closing_answer(text, question)) is not None \
             and len(closing[0]) == 1:
         return closing[0][0]  # what the sentence would state as the response's closing (no denial, condition, hedge)
     return text
+
+
+def _text_pieces_sentence(text: str) -> str | None:
+    """A box's sentence written in `\\text{...}` pieces, unwrapped to plain words ending in a full stop (the box closes
+    it), or None: no piece, or a command, brace, power, index or equals sign left among the words."""
+    if not _TEXT_PIECE_RE.search(text):
+        return None
+    plain = " ".join(_TEXT_PIECE_RE.sub(lambda m: f" {m.group(1)} ", text).replace("\\$", "$").split())
+    if not plain or re.search(r"[\\{}^_=]", plain):
+        return None
+    return plain if plain.endswith(".") else plain + "."
 
 
 def _is_hedged(text: str, anchor: Anchor) -> bool:
