@@ -181,6 +181,10 @@ def extract_answer(response: str, *, minerva_only: bool = False, question: str =
         # Therefore, the": a sentence of working where the answer goes, then cut off as it began to conclude, so it
         # has no answer (a short answer, "E.", stands however the working after it ends).
         return Extraction(None, last.kind, reason="truncated", notes={"truncated_answer": last.text.strip()})
+    if last.kind == "boxed" and tail.rstrip().endswith("="):
+        # "&= \\boxed{6}.\n\\end{align*}\nEquality occurs when $x^2 = 2y^2,$ or $x =": the working went on past the box
+        # and was cut inside an equation (the generation limit), so the response never finished: no final answer.
+        return Extraction(None, last.kind, reason="truncated", notes={"truncated_answer": last.text.strip()})
     if (last.kind in ("phrase", "boxed", "answer_tag") and _is_hedged(text, last)) or _OR_NEXT_RE.match(tail):
         return Extraction(None, last.kind, reason="hedged", notes={"hedged_answer": last.text.strip()})
     if last.kind == "boxed":
