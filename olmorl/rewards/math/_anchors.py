@@ -64,8 +64,9 @@ _RARE_PHRASE_RE = re.compile(
 # next question).
 _QA_LINE_RE = re.compile(r"^[ \t]*\**A\**[ \t]*:[ \t]*(?=\S)", re.MULTILINE)
 _QA_TAIL_RE = re.compile(r"[^\n]*(?:\s*$|\n\s*Q:)")
-# An anchor that ends its line, its value alone on the next non-blank line (checked to be the response's last).
-_NEXT_LINE_VALUE_RE = re.compile(r"[ \t]*\n\s*([^\n]+)")
+# An anchor that ends its line, its value alone on the next non-blank line (checked to be the response's last). A
+# lone period before the line's end is an empty sentence, not an answer ("is  . " then "15 + 30 + 60 = 105 pounds").
+_NEXT_LINE_VALUE_RE = re.compile(r"[ \t]*(?:\.[ \t]*)?\n\s*([^\n]+)")
 _BOLD_LINE_RE = re.compile(r"^\s*\*\*(?:final answer|answer)\s*:?\s*(.+?)\*\*\s*\.?\s*$", re.IGNORECASE | re.MULTILINE)
 
 # "Let's check our answer:", "To verify the answer:": a check of the answer follows (its working, the question's

@@ -12,8 +12,11 @@ _LETTER_RE = re.compile(r"^\(?([A-J])\)?(?:$|[\s.:,)]|\\\s|--)(.*)$", re.DOTALL)
 _LETTER_SEPARATOR_RE = re.compile(r"^(?:[).:,]|--)")
 # "most likely B, homes", "likely to be D, a major city": the choice named as the likely one of the options is the
 # choice (a multiple-choice question asks which option is likeliest); "probably B" stays a hedge (`_extract`), and
-# a second choice after it ("likely to be A, B, or D") makes a list, not one choice.
-_MOST_LIKELY_RE = re.compile(r"^(?:the\s+)?(?:most\s+)?likely(?:\s+to\s+be)?\s+(?=\(?[A-J]\b)", re.IGNORECASE)
+# a second choice after it ("likely to be A, B, or D") makes a list, not one choice. The choice may be quoted with
+# its option's text ('most likely "B: crowd."'): quotes around all that follows are not part of it, as around a whole
+# answer; quotes around two ('"B" or "D."') are not all around one.
+_MOST_LIKELY_RE = re.compile(r"^(?:the\s+)?(?:most\s+)?likely(?:\s+to\s+be)?\s+(?=[\"“]?\(?[A-J]\b)", re.IGNORECASE)
+_QUOTED_CHOICE_RE = re.compile(r"^[\"“]([^\"“”]+)[\"”]\.?$")
 # The text after a choice that names a second choice ("A, B", "A, (C)", "(A) and (B)") is a list of choices, not
 # one; a capital I before a lower-case word after "and" is the pronoun.
 _SECOND_CHOICE_RE = re.compile(
@@ -208,8 +211,11 @@ def as_matrix(text: str) -> list[list[str]] | None:
 
 def as_letter(text: str) -> tuple[str, str] | None:
     """(letter, rest) for `B`, `(B)`, `(B) 12`, `B) 12`, `B, melted` (the option's text after a comma),
-    `option B`, `most likely B`; None otherwise."""
-    text = _MOST_LIKELY_RE.sub("", text.strip())
+    `option B`, `most likely B`, `most likely "B: crowd."`; None otherwise."""
+    stripped = text.strip()
+    text = _MOST_LIKELY_RE.sub("", stripped)
+    if text != stripped and (quoted := _QUOTED_CHOICE_RE.match(text)) is not None:
+        text = quoted.group(1).strip()
     match = _OPTION_RE.match(text) or _LETTER_RE.match(text)
     if not match:
         return None
