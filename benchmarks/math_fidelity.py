@@ -167,6 +167,8 @@ two graders agree with each other. The sets:
   Batch 85 (`"batch": 85`: every open kojima log of batch 81 two reads further, one read of each log a part) was
   measured once, each part before any change made for it; its two dev false rejects (part 1's) are fixed (a choice
   quoted after "most likely"; a lone period after the answer phrase, then the value on the last line).
+  Batch 90 (`"batch": 90`: every open kojima log of batch 85 two reads further, one read of each log a part) was
+  measured once, each part before any change made for it; its dev split holds no miss, so no change was made for it.
   Batch 65 (`"batch": 65`: the MATH500 reports past batch 59's reads, one read of each open report a part) was
   measured once, each part before any change made for it; its dev split holds no miss, so no change was made for it.
   Batch 69 (`"batch": 69`: the MATH500 reports past batch 65's reads, one read of each open report a part) was
@@ -215,7 +217,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 87 and 89: one row per repository.
+# Batches 3 to 87, 89 and 90: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -316,7 +318,8 @@ BATCH_SOURCES = {
     86: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 86 (Phi-3-mini, reads past batch 82's)"},
     87: {"labrem/neus2026-labre": "MATH500 reports, batch 87 (baseline and openmath past batch 83's)"},
     85: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 85 (GPT-3, every open log two reads past batch 81's)"},
-    89: {"labrem/neus2026-labre": "MATH500 reports, batch 89 (baseline to its end and openmath past batch 87's)"}}
+    89: {"labrem/neus2026-labre": "MATH500 reports, batch 89 (baseline to its end and openmath past batch 87's)"},
+    90: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 90 (GPT-3, every open log two reads past batch 85's)"}}
 
 
 def source_name(row: dict) -> str:
