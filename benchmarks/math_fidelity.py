@@ -189,6 +189,9 @@ two graders agree with each other. The sets:
   Batch 89 (`"batch": 89`: the MATH500 reports past batch 87's reads, the baseline report to its end, one read of
   each open openmath report a part) was measured once, each part before any change made for it; its dev split holds
   no miss, so no change was made for it.
+  Batch 91 (`"batch": 91`: the three open openmath MATH500 reports past batch 89's reads, one read of each a part)
+  was measured once, each part before any change made for it; its dev split holds no olmorl miss, so no change was
+  made for it.
 """
 
 from __future__ import annotations
@@ -217,7 +220,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 90: one row per repository.
+# Batches 3 to 91: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -320,7 +323,8 @@ BATCH_SOURCES = {
     85: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 85 (GPT-3, every open log two reads past batch 81's)"},
     89: {"labrem/neus2026-labre": "MATH500 reports, batch 89 (baseline to its end and openmath past batch 87's)"},
     90: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 90 (GPT-3, every open log two reads past batch 85's)"},
-    88: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 88 (Phi-3-mini, reads past batch 86's)"}}
+    88: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 88 (Phi-3-mini, reads past batch 86's)"},
+    91: {"labrem/neus2026-labre": "MATH500 reports, batch 91 (openmath past batch 89's)"}}
 
 
 def source_name(row: dict) -> str:
