@@ -309,7 +309,8 @@ BATCH_SOURCES = {
     84: {"microsoft/ToRA": "ToRA GSM8K, batch 84 (70B and Code-34B, reads past batch 80's)"},
     86: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 86 (Phi-3-mini, reads past batch 82's)"},
     87: {"labrem/neus2026-labre": "MATH500 reports, batch 87 (baseline and openmath past batch 83's)"},
-    88: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 88 (Phi-3-mini, reads past batch 86's)"}}
+    88: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 88 (Phi-3-mini, reads past batch 86's)"},
+    93: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 93 (Phi-3-mini, one read past batch 88's)"}}
 
 
 def source_name(row: dict) -> str:
