@@ -209,7 +209,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 84 and 86 to 88: one row per repository.
+# Batches 3 to 84, 86 to 88 and 93: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -310,7 +310,7 @@ BATCH_SOURCES = {
     86: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 86 (Phi-3-mini, reads past batch 82's)"},
     87: {"labrem/neus2026-labre": "MATH500 reports, batch 87 (baseline and openmath past batch 83's)"},
     88: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 88 (Phi-3-mini, reads past batch 86's)"},
-    93: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 93 (Phi-3-mini, one read past batch 88's)"}}
+    93: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 93 (Phi-3-mini, reads past batch 88's)"}}
 
 
 def source_name(row: dict) -> str:
