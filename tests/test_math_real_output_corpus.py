@@ -402,6 +402,11 @@ NOT_YET_FIXED = {
     # derivation); the answer-first rule reads only "how many" questions.
     "pmemoli/Data-Science-Thesis:src/data/evaluation_results/samples_hendrycks_math_counting_and_prob_"
     "2025-08-14T17-30-20.695206.jsonl#doc172": "an opening answer to a 'what is the maximum number' question",
+    # batch 93: a closing sentence that answers "By what integer factor must 9! be multiplied to equal 11!?" in the
+    # question's own verb, "So, 9! must be multiplied by 110 to equal 11!." (after "= 110" on its own line); the
+    # closing reader takes a value after "is"/"are", not after "multiplied by", and the sentence holds three numbers.
+    "pmemoli/Data-Science-Thesis:src/data/evaluation_results/samples_hendrycks_math_counting_and_prob_"
+    "2025-08-14T17-30-20.695206.jsonl#doc232": "a closing 'must be multiplied by N to equal ...' in the question's verb",
 }
 
 
