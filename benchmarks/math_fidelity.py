@@ -194,6 +194,9 @@ two graders agree with each other. The sets:
   Batch 91 (`"batch": 91`: the three open openmath MATH500 reports past batch 89's reads, one read of each a part)
   was measured once, each part before any change made for it; its dev split holds no olmorl miss, so no change was
   made for it.
+  Batch 94 (`"batch": 94`: the three open openmath MATH500 reports past batch 91's reads, in two parts) was measured
+  once, each part before any change made for it; its one dev false accept is fixed (a decimal endpoint where the
+  question asks to reduce any fractions).
 """
 
 from __future__ import annotations
@@ -222,7 +225,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 93: one row per repository.
+# Batches 3 to 94: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -328,7 +331,8 @@ BATCH_SOURCES = {
     88: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 88 (Phi-3-mini, reads past batch 86's)"},
     91: {"labrem/neus2026-labre": "MATH500 reports, batch 91 (openmath past batch 89's)"},
     92: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 92 (GPT-3, every open log two reads past batch 90's)"},
-    93: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 93 (Phi-3-mini, reads past batch 88's)"}}
+    93: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 93 (Phi-3-mini, reads past batch 88's)"},
+    94: {"labrem/neus2026-labre": "MATH500 reports, batch 94 (openmath past batch 91's)"}}
 
 
 def source_name(row: dict) -> str:

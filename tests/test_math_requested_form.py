@@ -27,6 +27,9 @@ PLANE = ("Problem: Find the equation of the plane containing the points $(0,-1,-
          "Enter your answer in the form\n\\[Ax + By + Cz + D = 0,\\]where $A,$ $B,$ $C,$ $D$ are integers such that "
          "$A > 0$ and $\\gcd(|A|,|B|,|C|,|D|) = 1.$")
 PLANE_REF = "5x - 7y + 11z + 4 = 0"
+INTERVAL = ("Problem: Find all $p$ which satisfy both the inequalities $0\\ge 54p-144$ and $0>12-20p$. Express your "
+            "answer in interval notation, reducing any fractions in your answer.")
+INTERVAL_REF = "\\left(\\frac{3}{5},\\frac{8}{3}\\right]"
 MIXED = "Problem: Express $\\frac{6!+4!}{5!}$ as a mixed number."
 CHANCE = "Problem: What is the probability that both are red? Express your answer as a common fraction."
 ROOTS = ("Problem: Compute $a+b+c,$ given that $a,$ $b,$ and $c$ are the roots of "
@@ -74,6 +77,19 @@ CASES = {
         ("$\\boxed{\\frac{26}{221}}$", "\\frac{2}{17}", "What is the probability?", 1.0),
         ("$\\boxed{\\frac{6}{8}}$", "\\frac{6}{8}", CHANCE, 1.0),
         ("$\\boxed{\\frac{3\\sqrt{2}}{2}}$", "\\frac{3\\sqrt{2}}{2}", "Simplify $\\sqrt{4.5}$.", 1.0),
+    ],
+    # batch 94 (gemma2-9b openmath, math_00293, a dev row): "reducing any fractions in your answer" asks for the
+    # endpoints as fractions; `0.6` for `\frac{3}{5}` is its value, not the form asked. Fractions, no such words, a
+    # reference with a decimal or with no fraction leave the value to decide.
+    "fraction": [
+        ("**5. FORMAT:**\n\n$\\boxed{(0.6, 8/3]}$", INTERVAL_REF, INTERVAL, 0.0),
+        ("$\\boxed{(.6, \\frac{8}{3}]}$", INTERVAL_REF, INTERVAL, 0.0),
+        ("$\\boxed{(3/5, 8/3]}$", INTERVAL_REF, INTERVAL, 1.0),
+        ("$\\boxed{\\left(\\frac{3}{5},\\frac{8}{3}\\right]}$", INTERVAL_REF, INTERVAL, 1.0),
+        ("$\\boxed{(0.6, 8/3]}$", INTERVAL_REF, "Find all $p$. Express your answer in interval notation.", 1.0),
+        ("$\\boxed{(0.6, 2.5]}$", "(0.6, 2.5]", INTERVAL, 1.0),
+        ("$\\boxed{(1.5, 3]}$", "\\left(\\frac{3}{2}, 3\\right]", "Find all $p$.", 1.0),
+        ("$\\boxed{(1.0, 3]}$", "(1, 3]", INTERVAL, 1.0),
     ],
     # batch 13 (gemma2-9b, math_00179): "where A > 0 and gcd(...) = 1" fixes the equation's sign and scale.
     "normalized equation": [

@@ -14,6 +14,10 @@ unevaluated (`x = 1 + \\log_4(2)` for `\\frac{3}{2}`) has not given it, though i
 number", "lowest terms", "simplest form" and "Simplify" ask for the fraction reduced: `6\\frac{24}{120}` for "Express
 your answer as a mixed number" (reference `6\\frac15`) has not reduced it. Without such words, or where the reference
 itself is unreduced, the value decides (`\\frac{26}{221}` for `\\frac{2}{17}`).
+"Express your answer in interval notation, reducing any fractions in your answer" asks for fractions: an answer
+that gives an endpoint as a decimal (`(0.6, 8/3]` for `\\left(\\frac{3}{5},\\frac{8}{3}\\right]`) has not given
+it as one, though its value is right. Without those words, or where the reference itself has a decimal or no
+fraction, the value decides.
 
 A question that asks for a value ("Compute", "Evaluate", "Find", "What is", "How many") is not answered by an
 expression that still leaves a function unevaluated (`\\sec^2 10^\\circ + \\csc^2 20^\\circ +
@@ -56,6 +60,10 @@ _NORMALIZED_FORM_RE = re.compile(r"\bin the form\b.*?(?:(?<![a-zA-Z])[A-Za-z]\$?
 _COMMON_FRACTION_RE = re.compile(r"\bcommon fraction\b", re.IGNORECASE)
 _REDUCED_ASKED_RE = re.compile(r"\b(?:common fraction|mixed number|lowest terms|simplest (?:form|terms)|reduced "
                                r"fraction|simplif(?:y|ied))\b", re.IGNORECASE)
+# "reducing any fractions in your answer": the answer's numbers are to be written as fractions.
+_FRACTIONS_ASKED_RE = re.compile(r"\breduc(?:e|ing)\s+(?:any|all)\s+fractions\b", re.IGNORECASE)
+_DECIMAL_RE = re.compile(r"(?<![\w.])\d*\.\d+(?![\d.])")  # `0.6`, `.375`, `2.67` (not `8/3.` closing a sentence)
+_ANY_FRACTION_RE = re.compile(r"\\[dt]?frac(?![a-zA-Z])|\d\s*/\s*\d")
 # A fraction of two integers: `\frac{24}{120}`, `\dfrac{-6}{8}`, `\frac34`, `24/120` (not inside a longer number).
 _INTEGER_FRACTION_RE = re.compile(r"\\[dt]?frac\s*(?:\{\s*(-?\d+)\s*\}|(\d))\s*(?:\{\s*(-?\d+)\s*\}|(\d))"
                                   r"|(?<![\d.])(-?\d+)\s*/\s*(\d+)(?![\d.])")
@@ -163,7 +171,8 @@ def _uncombined_terms(text: str) -> bool:
 def unrequested_form(prompt: str, reference: str, compared: list[str]) -> str | None:
     """The form the prompt asks for that the matched answer, equal in value, does not give ("simplified": a
     decimal under a radical, a radical in a denominator, or only the quoted expression restated; "common
-    fraction": a function left unevaluated; "expanded": like terms left uncombined; "evaluated": a function, a
+    fraction": a function left unevaluated; "fraction": a decimal where fractions are asked for; "expanded": like
+    terms left uncombined; "evaluated": a function, a
     factorial, a binomial coefficient or a power under a radical left unevaluated where a value is asked for; "normalized equation": a
     multiple of the reference equation where the prompt fixes its coefficients' sign or scale), or None."""
     if _NORMALIZED_FORM_RE.search(prompt) and any(_rescaled_equation(reference, answer) for answer in compared):
@@ -178,6 +187,11 @@ def unrequested_form(prompt: str, reference: str, compared: list[str]) -> str | 
     if _REDUCED_ASKED_RE.search(prompt) and not _unreduced(reference) and any(
             _unreduced(_APPROXIMATION_RE.sub("", top_level_split(answer, ("=",))[-1])) for answer in compared):
         return "reduced fraction"
+    # A decimal where fractions are asked for: `(0.6, 8/3]` for "reducing any fractions" (reference with fractions).
+    if _FRACTIONS_ASKED_RE.search(prompt) and _ANY_FRACTION_RE.search(reference) and not _DECIMAL_RE.search(
+            reference) and any(_DECIMAL_RE.search(_APPROXIMATION_RE.sub("", top_level_split(answer, ("=",))[-1]))
+                                for answer in compared):
+        return "fraction"
     if _VALUE_ASKED_RE.search(prompt) and not _left_unevaluated(reference) and any(
             _unevaluated(answer) for answer in compared):
         return "evaluated"
