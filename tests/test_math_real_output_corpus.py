@@ -406,6 +406,10 @@ NOT_YET_FIXED = {
     # difference between them is:", a blank line, "5 - 2 = 3"); the phrase reads a value only on its own line.
     "pmemoli/Data-Science-Thesis:src/data/evaluation_results/samples_hendrycks_math_prealgebra_"
     "2025-08-14T17-30-20.695206.jsonl#doc235": "an answer phrase ending in a colon, its value on the next line",
+    # batch 95: "The answer (Yes or No) is specific to each Nordic country.", a blank line, then "Yes, a passport is
+    # required for travel to all Nordic countries." (reference yes); the next-paragraph rule defers only after an
+    # announcement that the answer follows, and an opening that says the answer varies is no such announcement.
+    "kojima-takeshi188/zero_shot_cot:log/strategyqa_zero_shot.log#1495": "a 'specific to each' opening, then 'Yes, ...'",
 }
 
 
