@@ -393,6 +393,10 @@ KEPT_BY_POLICY = {
     # reads a word it does not list before the verdict ("technically Yes", often set against a practical "No") as
     # no plain answer, and a false reject is kept over a rule that could accept "technically yes, but no".
     "kojima-takeshi188/zero_shot_cot:log/strategyqa_zero_shot_cot.log#450": "technically, a qualified verdict",
+    # batch 95: "the answer (Yes or No) is probably No." The careful grader (as for batch 90's held-out #588, the same
+    # words) reads one verdict after "probably" as the answer; the verifier's hedge policy keeps "probably" a stated
+    # doubt, as batch 54's "probably E, go broke." above.
+    "kojima-takeshi188/zero_shot_cot:log/strategyqa_zero_shot_cot.log#686": "probably, a hedge",
 }
 # Dev false rejects whose careful label stands and whose general fix is not made yet (no policy keeps them): listed
 # so the test still fails on any other miss, and removed when a rule reads them (docs/fidelity.md names each).
@@ -410,6 +414,9 @@ NOT_YET_FIXED = {
     # required for travel to all Nordic countries." (reference yes); the next-paragraph rule defers only after an
     # announcement that the answer follows, and an opening that says the answer varies is no such announcement.
     "kojima-takeshi188/zero_shot_cot:log/strategyqa_zero_shot.log#1495": "a 'specific to each' opening, then 'Yes, ...'",
+    # batch 95 (part 2): "The answer (arabic numerals) is 35+28+14=77 sandwiches." (reference 77); an equation's result
+    # is read when a unit or nothing follows it ("= 227 minutes.", "=77."), not a plain count noun ("sandwiches").
+    "kojima-takeshi188/zero_shot_cot:log/gsm8k_zero_shot_cot.log#608": "an equation's result followed by a count noun",
 }
 
 
