@@ -393,6 +393,10 @@ KEPT_BY_POLICY = {
     # reads a word it does not list before the verdict ("technically Yes", often set against a practical "No") as
     # no plain answer, and a false reject is kept over a rule that could accept "technically yes, but no".
     "kojima-takeshi188/zero_shot_cot:log/strategyqa_zero_shot_cot.log#450": "technically, a qualified verdict",
+    # batch 95: "the answer (Yes or No) is probably No." The careful grader (as for batch 90's held-out #588, the same
+    # words) reads one verdict after "probably" as the answer; the verifier's hedge policy keeps "probably" a stated
+    # doubt, as batch 54's "probably E, go broke." above.
+    "kojima-takeshi188/zero_shot_cot:log/strategyqa_zero_shot_cot.log#686": "probably, a hedge",
 }
 # Dev false rejects whose careful label stands and whose general fix is not made yet (no policy keeps them): listed
 # so the test still fails on any other miss, and removed when a rule reads them (docs/fidelity.md names each).
@@ -407,6 +411,13 @@ NOT_YET_FIXED = {
     # closing reader takes a value after "is"/"are", not after "multiplied by", and the sentence holds three numbers.
     "pmemoli/Data-Science-Thesis:src/data/evaluation_results/samples_hendrycks_math_counting_and_prob_"
     "2025-08-14T17-30-20.695206.jsonl#doc232": "a closing 'must be multiplied by N to equal ...' in the question's verb",
+    # batch 95: "The answer (Yes or No) is specific to each Nordic country.", a blank line, then "Yes, a passport is
+    # required for travel to all Nordic countries." (reference yes); the next-paragraph rule defers only after an
+    # announcement that the answer follows, and an opening that says the answer varies is no such announcement.
+    "kojima-takeshi188/zero_shot_cot:log/strategyqa_zero_shot.log#1495": "a 'specific to each' opening, then 'Yes, ...'",
+    # batch 95 (part 2): "The answer (arabic numerals) is 35+28+14=77 sandwiches." (reference 77); an equation's result
+    # is read when a unit or nothing follows it ("= 227 minutes.", "=77."), not a plain count noun ("sandwiches").
+    "kojima-takeshi188/zero_shot_cot:log/gsm8k_zero_shot_cot.log#608": "an equation's result followed by a count noun",
 }
 
 
