@@ -13,6 +13,8 @@ import asyncio
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -78,6 +80,42 @@ class StalledProgram:
         self.thread.join()
 
 
+class StarvedProgram:
+    """Keeps the program's processes runnable but off the CPU for `seconds`, as a loaded machine's scheduler does: once
+    they appear, each is pinned to CPU 0, where a SCHED_FIFO spinner (this process's child, as root) holds the CPU (the
+    kernel's real-time throttling leaves them about 5% of it). Unlike a stopped process, a starved one is counted by
+    the kernel as waiting on the run queue."""
+
+    SPIN = ("import os, sys, time\nos.sched_setaffinity(0, {0})\n"
+            "os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))\n"
+            "end = time.monotonic() + float(sys.argv[1])\nwhile time.monotonic() < end:\n    pass\n")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.starved = seconds, set()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        deadline = time.monotonic() + 30
+        while not self.starved and time.monotonic() < deadline:
+            for pid in _descendants(os.getpid()):
+                try:
+                    uid = int(Path(f"/proc/{pid}/status").read_text().split("Uid:")[1].split()[0])
+                    if is_program_uid(uid):
+                        os.sched_setaffinity(pid, {0})
+                        self.starved.add(pid)
+                except (OSError, IndexError):
+                    continue
+            time.sleep(0.01)
+        subprocess.run([sys.executable, "-c", self.SPIN, str(self.seconds)], check=True)
+
+    def __enter__(self) -> StarvedProgram:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.thread.join()
+
+
 def stdio(expected: str = "ok\n") -> list[SandboxTest]:
     return [SandboxTest(stdin="", expected_stdout=expected)]
 
@@ -90,6 +128,19 @@ def test_a_program_kept_waiting_for_a_cpu_passes():
     assert stall.stopped, "the program's process was never seen"
     assert result.status == "passed", (result.status, result.message)
     assert result.runtime_s > LIMIT_S + 0.5, result.runtime_s
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or len(os.sched_getaffinity(0)) < 2,
+                    reason="starving a program needs root (SCHED_FIFO) and a second CPU for the rest")
+def test_a_program_starved_of_cpu_past_the_backstop_passes():
+    """Kept runnable without a CPU past the wall-clock backstop (3 x 1 + 1 s), a program that needs 0.6 s of CPU
+    still passes: the time it waited on the run queue is not counted against the backstop."""
+    program = "import time\ntime.sleep(0.3)\n" + BURN.format(seconds=0.6) + "print('ok')\n"
+    with StarvedProgram(5.0) as starve:
+        [result] = run(program, stdio())
+    assert starve.starved, "the program's process was never seen"
+    assert result.status == "passed", (result.status, result.message, result.runtime_s)
+    assert result.runtime_s > 3 * LIMIT_S + 1.0, result.runtime_s
 
 
 def test_waiting_is_not_cpu_time_but_the_wall_clock_backstop_holds():

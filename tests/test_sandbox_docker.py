@@ -290,8 +290,8 @@ async def test_an_overrunning_container_is_killed_and_replaced(api: Any) -> None
         started = time.monotonic()
         runs, failure = await pool.run("x = 1", [Input(code="assert x == 1")])
         assert runs == [] and failure is not None and "overran" in failure, failure
-        # the job's budget: one code test's wall-clock backstops (load 3 x 3.5 + 1, test 3 x 0.5 + 1) + 0.5 + 5 s
-        assert time.monotonic() - started < 19.5 + 10
+        # the job's budget: twice one code test's wall-clock backstops (load 3 x 3.5 + 1, test 3 x 0.5 + 1) + 0.5 + 5 s
+        assert time.monotonic() - started < 33.5 + 10
         assert _pool_containers(api, pool) == []  # killed and removed
         runs, failure = await pool.run("x = 1", [Input(code="assert x == 1")])
         assert failure is None and runs[0].status == "passed", runs

@@ -52,13 +52,31 @@ def cpu_seconds(pids):
     return ticks / _TICKS
 
 
+def runqueue_seconds(pids):
+    """Seconds the processes `pids` spent runnable but waiting for a CPU (/proc/<pid>/schedstat's second field; a
+    process's main thread). 0 for a process that is gone or a kernel (or gVisor) that does not report it."""
+    waited = 0
+    for pid in pids:
+        try:
+            fd = os.open(f"/proc/{pid}/schedstat", os.O_RDONLY)
+            try:
+                waited += int(os.read(fd, 256).split()[1])
+            finally:
+                os.close(fd)
+        except (OSError, ValueError, IndexError):
+            continue
+    return waited / 1e9
+
+
 class TestClock:
     """A test's time limit, in CPU seconds with a wall-clock backstop. The test is over it once it is past
     `limit` seconds both of wall-clock time and of CPU time (its program's processes' and, for a code test,
     this process's own, which runs the test): a test that waited for a CPU on a loaded machine is not cut
     short for the wait, and a program that runs on several CPUs at once gets no more than `limit` of wall
-    time. One that sleeps or waits ends at `wall_backstop(limit)`. CPU time is read only once the wall
-    clock is past the limit, so a test that ends in time costs nothing more."""
+    time. One that sleeps or waits ends at `wall_backstop(limit)`, counted without the time its processes spent
+    runnable but waiting for a CPU (a starved program is bounded by its CPU time, however loaded the machine). CPU
+    and wait times are read only once the wall clock is past the limit, so a test that ends in time costs nothing
+    more."""
 
     def __init__(self, started, limit, pid, processes=None, own=False):
         self.pid = pid  # the program process
@@ -73,20 +91,28 @@ class TestClock:
         self.deadline = started + limit
         self.backstop = started + wall_backstop(limit)
         self.base = (0.0 if fresh else cpu_seconds((self.pid,))) + (time.process_time() if self.own else 0.0)
+        self.waited_base = self.waited()
+
+    def _pids(self):
+        return self.processes() if self.processes else (self.pid,)
 
     def used(self):
-        program = cpu_seconds(self.processes() if self.processes else (self.pid,))
-        return program + (time.process_time() if self.own else 0.0) - self.base
+        return cpu_seconds(self._pids()) + (time.process_time() if self.own else 0.0) - self.base
+
+    def waited(self):
+        """Run-queue wait of the program's processes and (for a code test) this process so far."""
+        return runqueue_seconds(self._pids()) + (runqueue_seconds(("self",)) if self.own else 0.0)
 
     def left(self):
         """Seconds until the limit may next be reached; 0 once the test is over it."""
         now = time.monotonic()
         if now < self.deadline:
             return self.deadline - now
-        if now < self.backstop:
+        backstop = self.backstop + max(self.waited() - self.waited_base, 0.0)  # a wait for a CPU is not the test's
+        if now < backstop:
             spare = self.limit - self.used()
             if spare > 0:  # it waited for a CPU: its CPU time decides (a tick is 10 ms)
-                self.deadline = min(now + max(spare, 0.01), self.backstop)
+                self.deadline = min(now + max(spare, 0.01), backstop)
                 return self.deadline - now
         return 0.0
 

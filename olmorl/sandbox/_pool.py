@@ -269,7 +269,9 @@ class SandboxPool:
         if lang.name == "python" and any(t.code is not None or t.call is not None for t in tests):
             job["load_timeout"] = PROGRAM_LOAD_S
             per_test += wall_backstop(timeout + PROGRAM_LOAD_S)
-        budget = len(tests) * (per_test + 0.5) + 5.0
+        # The job's own deadline only catches a sandbox that stopped answering; a test that waited for a CPU may run
+        # past its backstop (`TestClock` does not count the wait), so the deadline allows twice it.
+        budget = len(tests) * (2 * per_test + 0.5) + 5.0
         if lang.name != "python":
             compile_timeout = min(compile_timeout_s or self.limits.compile_timeout_s, self.limits.compile_timeout_s)
             job.update(job_fields(lang, program, memory_bytes=memory_bytes, compile_timeout_s=compile_timeout,
