@@ -44,76 +44,74 @@ def run(program: str, tests: list[SandboxTest], timeout_s: float = LIMIT_S) -> l
     return asyncio.run(main())
 
 
-class StalledProgram:
-    """Stops the program's processes (SIGSTOP) for `seconds` once they appear, as a loaded machine's scheduler
-    would keep them waiting for a CPU: wall-clock time passes and no CPU time is used. The pool runs in this
-    process, so they are this process's descendants with a program uid."""
+class _ProgramHold:
+    """Waits (up to 30 s) for the program's processes to appear, holds each with `_hold`, then keeps them held
+    for `seconds` with `_keep` and lets go. The pool runs in this process, so the program's processes are this
+    process's descendants with a program uid."""
 
     def __init__(self, seconds: float) -> None:
-        self.seconds, self.stopped = seconds, set()
+        self.seconds, self.held = seconds, set()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         deadline = time.monotonic() + 30
-        while not self.stopped and time.monotonic() < deadline:
+        while not self.held and time.monotonic() < deadline:
             for pid in _descendants(os.getpid()):
                 try:
                     uid = int(Path(f"/proc/{pid}/status").read_text().split("Uid:")[1].split()[0])
+                    if is_program_uid(uid):
+                        self._hold(pid)
+                        self.held.add(pid)
                 except (OSError, IndexError):
                     continue
-                if is_program_uid(uid):
-                    os.kill(pid, signal.SIGSTOP)
-                    self.stopped.add(pid)
             time.sleep(0.01)
+        self._keep()
+
+    def _hold(self, pid: int) -> None:
+        raise NotImplementedError
+
+    def _keep(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.thread.join()
+
+
+class StalledProgram(_ProgramHold):
+    """Stops the program's processes (SIGSTOP) for `seconds`, as a loaded machine's scheduler would keep them
+    waiting for a CPU: wall-clock time passes and no CPU time is used."""
+
+    def _hold(self, pid: int) -> None:
+        os.kill(pid, signal.SIGSTOP)
+
+    def _keep(self) -> None:
         time.sleep(self.seconds)
-        for pid in self.stopped:
+        for pid in self.held:
             try:
                 os.kill(pid, signal.SIGCONT)
             except OSError:
                 pass
 
-    def __enter__(self) -> StalledProgram:
-        self.thread.start()
-        return self
 
-    def __exit__(self, *exc) -> None:
-        self.thread.join()
-
-
-class StarvedProgram:
-    """Keeps the program's processes runnable but off the CPU for `seconds`, as a loaded machine's scheduler does: once
-    they appear, each is pinned to CPU 0, where a SCHED_FIFO spinner (this process's child, as root) holds the CPU (the
-    kernel's real-time throttling leaves them about 5% of it). Unlike a stopped process, a starved one is counted by
-    the kernel as waiting on the run queue."""
+class StarvedProgram(_ProgramHold):
+    """Keeps the program's processes runnable but off the CPU for `seconds`, as a loaded machine's scheduler does: each
+    is pinned to CPU 0, where a SCHED_FIFO spinner (this process's child, as root) holds the CPU (the kernel's
+    real-time throttling leaves them about 5% of it). Unlike a stopped process, a starved one is counted by the kernel
+    as waiting on the run queue."""
 
     SPIN = ("import os, sys, time\nos.sched_setaffinity(0, {0})\n"
             "os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))\n"
             "end = time.monotonic() + float(sys.argv[1])\nwhile time.monotonic() < end:\n    pass\n")
 
-    def __init__(self, seconds: float) -> None:
-        self.seconds, self.starved = seconds, set()
-        self.thread = threading.Thread(target=self._run, daemon=True)
+    def _hold(self, pid: int) -> None:
+        os.sched_setaffinity(pid, {0})
 
-    def _run(self) -> None:
-        deadline = time.monotonic() + 30
-        while not self.starved and time.monotonic() < deadline:
-            for pid in _descendants(os.getpid()):
-                try:
-                    uid = int(Path(f"/proc/{pid}/status").read_text().split("Uid:")[1].split()[0])
-                    if is_program_uid(uid):
-                        os.sched_setaffinity(pid, {0})
-                        self.starved.add(pid)
-                except (OSError, IndexError):
-                    continue
-            time.sleep(0.01)
+    def _keep(self) -> None:
         subprocess.run([sys.executable, "-c", self.SPIN, str(self.seconds)], check=True)
-
-    def __enter__(self) -> StarvedProgram:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.thread.join()
 
 
 def stdio(expected: str = "ok\n") -> list[SandboxTest]:
@@ -125,7 +123,7 @@ def test_a_program_kept_waiting_for_a_cpu_passes():
     program = "import time\ntime.sleep(0.3)\n" + BURN.format(seconds=0.3) + "print('ok')\n"
     with StalledProgram(1.5) as stall:
         [result] = run(program, stdio())
-    assert stall.stopped, "the program's process was never seen"
+    assert stall.held, "the program's process was never seen"
     assert result.status == "passed", (result.status, result.message)
     assert result.runtime_s > LIMIT_S + 0.5, result.runtime_s
 
@@ -138,7 +136,7 @@ def test_a_program_starved_of_cpu_past_the_backstop_passes():
     program = "import time\ntime.sleep(0.3)\n" + BURN.format(seconds=0.6) + "print('ok')\n"
     with StarvedProgram(5.0) as starve:
         [result] = run(program, stdio())
-    assert starve.starved, "the program's process was never seen"
+    assert starve.held, "the program's process was never seen"
     assert result.status == "passed", (result.status, result.message, result.runtime_s)
     assert result.runtime_s > 3 * LIMIT_S + 1.0, result.runtime_s
 
