@@ -415,9 +415,6 @@ NOT_YET_FIXED = {
     # required for travel to all Nordic countries." (reference yes); the next-paragraph rule defers only after an
     # announcement that the answer follows, and an opening that says the answer varies is no such announcement.
     "kojima-takeshi188/zero_shot_cot:log/strategyqa_zero_shot.log#1495": "a 'specific to each' opening, then 'Yes, ...'",
-    # batch 95 (part 2): "The answer (arabic numerals) is 35+28+14=77 sandwiches." (reference 77); an equation's result
-    # is read when a unit or nothing follows it ("= 227 minutes.", "=77."), not a plain count noun ("sandwiches").
-    "kojima-takeshi188/zero_shot_cot:log/gsm8k_zero_shot_cot.log#608": "an equation's result followed by a count noun",
 }
 
 

@@ -117,6 +117,11 @@ _SI_TAIL_RE = re.compile(
 )
 # A number and up to three words of its unit, hyphenated words included ("0.7 light-years", "3 man-hours").
 _NUMBER_UNIT_RE = re.compile(rf"^([-+]?[\d.,]+)\s+(?:[a-zA-Z]+(?:-[a-zA-Z]+)*\s*){{1,3}}$")
+# The same words after a plain arithmetic chain's result ("35+28+14=77 sandwiches"): they name what the result
+# counts, as after a lone number; a chain with a variable (`2x = 14 apples`) is left whole.
+_CHAIN_UNIT_RE = re.compile(
+    r"^([-+]?[\d.,]+(?:\s*(?:[-+*/×÷]|\\times|\\cdot)\s*[\d.,]+)*\s*=\s*[-+]?[\d.,]+)"
+    r"\s+(?:[a-zA-Z]+(?:-[a-zA-Z]+)*\s*){1,3}$")
 
 
 def clean_text(text: str) -> str:
@@ -250,7 +255,7 @@ def normalize_answer(raw: str) -> str:
         text = _UNIT_TAIL_RE.sub("", _TRAILING_PUNCT_RE.sub("", text))
     if " " in text or "~" in text:
         text = _SI_TAIL_RE.sub("", text)
-    unit_match = _NUMBER_UNIT_RE.match(text)
+    unit_match = _NUMBER_UNIT_RE.match(text) or ("=" in text and _CHAIN_UNIT_RE.match(text))
     if unit_match:
         text = unit_match.group(1)
     if not ellipsis:
