@@ -200,6 +200,9 @@ two graders agree with each other. The sets:
   Batch 94 (`"batch": 94`: the three open openmath MATH500 reports past batch 91's reads, in two parts) was measured
   once, each part before any change made for it; its one dev false accept is fixed (a decimal endpoint where the
   question asks to reduce any fractions).
+  Batch 98 (`"batch": 98`: the three open openmath MATH500 reports past batch 94's reads, in two parts) was measured
+  once, each part before any change made for it; its dev split holds no miss for either grader, so no change was
+  made for it (its held-out split holds one false accept for both graders, not read).
 """
 
 from __future__ import annotations
@@ -228,7 +231,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 95: one row per repository.
+# Batches 3 to 95 and 98: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -336,7 +339,8 @@ BATCH_SOURCES = {
     92: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 92 (GPT-3, every open log two reads past batch 90's)"},
     93: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 93 (Phi-3-mini, reads past batch 88's)"},
     94: {"labrem/neus2026-labre": "MATH500 reports, batch 94 (openmath past batch 91's)"},
-    95: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 95 (GPT-3, every open log two reads past batch 92's)"}}
+    95: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 95 (GPT-3, every open log two reads past batch 92's)"},
+    98: {"labrem/neus2026-labre": "MATH500 reports, batch 98 (openmath past batch 94's)"}}
 
 
 def source_name(row: dict) -> str:
