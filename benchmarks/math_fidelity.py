@@ -202,6 +202,9 @@ two graders agree with each other. The sets:
   Batch 94 (`"batch": 94`: the three open openmath MATH500 reports past batch 91's reads, in two parts) was measured
   once, each part before any change made for it; its one dev false accept is fixed (a decimal endpoint where the
   question asks to reduce any fractions).
+  Batch 98 (`"batch": 98`: the three open openmath MATH500 reports past batch 94's reads, in two parts) was measured
+  once, each part before any change made for it; its dev split holds no miss for either grader, so no change was
+  made for it (its held-out split holds one false accept for both graders, not read).
 """
 
 from __future__ import annotations
@@ -339,7 +342,8 @@ BATCH_SOURCES = {
     93: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 93 (Phi-3-mini, reads past batch 88's)"},
     94: {"labrem/neus2026-labre": "MATH500 reports, batch 94 (openmath past batch 91's)"},
     95: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 95 (GPT-3, every open log two reads past batch 92's)"},
-    99: {"microsoft/ToRA": "ToRA GSM8K, batch 99 (70B and Code-34B, reads past batch 84's)"}}
+    99: {"microsoft/ToRA": "ToRA GSM8K, batch 99 (70B and Code-34B, reads past batch 84's)"},
+    98: {"labrem/neus2026-labre": "MATH500 reports, batch 98 (openmath past batch 94's)"}}
 
 
 def source_name(row: dict) -> str:
