@@ -175,8 +175,9 @@ two graders agree with each other. The sets:
   plain CommonsenseQA log to its end in part 1) was measured once, each part before any change made for it; of its
   three dev misses, two are listed as not yet fixed and one is kept by the hedge policy, so no change was made for it.
   Batch 96 (`"batch": 96`: every open kojima log of batch 95 two reads further, one read of each open log a part) was
-  measured once, each part before any change made for it; its one dev miss (an option's whole text given without its
-  letter, "Catching fish.") is fixed by reading an inline option list as the one-per-line lists were read.
+  measured once, each part before any change made for it; its dev split holds no miss once its one label out of line
+  with the corpus's rule (an option's text with no letter, "Catching fish.", is wrong) was corrected, so no change was
+  made for it.
   Batch 65 (`"batch": 65`: the MATH500 reports past batch 59's reads, one read of each open report a part) was
   measured once, each part before any change made for it; its dev split holds no miss, so no change was made for it.
   Batch 69 (`"batch": 69`: the MATH500 reports past batch 65's reads, one read of each open report a part) was
