@@ -348,7 +348,8 @@ BATCH_SOURCES = {
     95: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 95 (GPT-3, every open log two reads past batch 92's)"},
     99: {"microsoft/ToRA": "ToRA GSM8K, batch 99 (70B and Code-34B, reads past batch 84's)"},
     98: {"labrem/neus2026-labre": "MATH500 reports, batch 98 (openmath past batch 94's)"},
-    96: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 96 (GPT-3, every open log two reads past batch 95's)"}}
+    96: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 96 (GPT-3, every open log two reads past batch 95's)"},
+    97: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 97 (Phi-3-mini, reads past batch 93's)"}}
 
 
 def source_name(row: dict) -> str:
