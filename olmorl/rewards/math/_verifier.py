@@ -17,6 +17,7 @@ from olmorl.rewards.math import _structure as st
 from olmorl.rewards.math._asked_expression import asked_value
 from olmorl.rewards.math._boolean_answer import echoed_frequency
 from olmorl.rewards.math._choices import chosen_letter, names_own_option
+from olmorl.rewards.math._currency_unit import other_currency
 from olmorl.rewards.math._duration import duration_values
 from olmorl.rewards.math._equivalence import Verdict, equivalent
 from olmorl.rewards.math._extract import Extraction, extract_answer
@@ -303,8 +304,9 @@ class _MathFamily(Verifier):
                 verdict, compared = Verdict(True), [extraction.candidates[0]]  # `1:03` for "in the form h:mm"
             if verdict.match and (imprecise := _precision_missed(prompt, compared_ref, compared)) is not None:
                 verdict = Verdict(False, "mismatch")  # the value, but not at the precision the question asks for
-            if verdict.match and (missed_form := unrequested_form(prompt, compared_ref, compared)):
-                verdict = Verdict(False, "mismatch")  # the value, but not in the form the question asks for
+            if verdict.match and (missed_form := unrequested_form(prompt, compared_ref, compared)
+                                  or other_currency(prompt, raw, extraction.candidates)):
+                verdict = Verdict(False, "mismatch")  # the value, but not in the form (or unit) the question asks for
             if verdict.match:
                 break
         if verdict.reason == "unparseable" and not any(_reference_parses(ref) for ref in refs):
