@@ -415,6 +415,10 @@ NOT_YET_FIXED = {
     # required for travel to all Nordic countries." (reference yes); the next-paragraph rule defers only after an
     # announcement that the answer follows, and an opening that says the answer varies is no such announcement.
     "kojima-takeshi188/zero_shot_cot:log/strategyqa_zero_shot.log#1495": "a 'specific to each' opening, then 'Yes, ...'",
+    # batch 100: "the answer (arabic numerals) is", a blank line, three lines of working each an equation of its own
+    # ("3 x 68 = 204", "2 x 80 = 160", "6 x 55 = 330"), then "The total cost was $694." (reference 694); the same
+    # closing sentence right after the trigger is read, but the separate equation lines before it keep it unread.
+    "kojima-takeshi188/zero_shot_cot:log/gsm8k_zero_shot_cot.log#679": "equation lines, then 'The total cost was $694.'",
 }
 
 
