@@ -209,6 +209,10 @@ two graders agree with each other. The sets:
   Batch 98 (`"batch": 98`: the three open openmath MATH500 reports past batch 94's reads, in two parts) was measured
   once, each part before any change made for it; its dev split holds no miss for either grader, so no change was
   made for it (its held-out split holds one false accept for both graders, not read).
+  Batch 102 (`"batch": 102`: the three open openmath MATH500 reports past batch 98's reads, in four parts) was
+  measured once, each part before any change made for it; its one dev false reject (both graders: the closing "The
+  solution in interval notation is **(5, ∞)**.", the line batch 25 read and kept) is listed as not yet fixed, so no
+  change was made for it (its held-out split holds one olmorl false reject, not read).
 """
 
 from __future__ import annotations
@@ -237,7 +241,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 99: one row per repository.
+# Batches 3 to 99 and 102: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -349,7 +353,8 @@ BATCH_SOURCES = {
     99: {"microsoft/ToRA": "ToRA GSM8K, batch 99 (70B and Code-34B, reads past batch 84's)"},
     98: {"labrem/neus2026-labre": "MATH500 reports, batch 98 (openmath past batch 94's)"},
     96: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 96 (GPT-3, every open log two reads past batch 95's)"},
-    97: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 97 (Phi-3-mini, reads past batch 93's)"}}
+    97: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 97 (Phi-3-mini, reads past batch 93's)"},
+    102: {"labrem/neus2026-labre": "MATH500 reports, batch 102 (openmath past batch 98's)"}}
 
 
 def source_name(row: dict) -> str:
