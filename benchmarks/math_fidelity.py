@@ -214,6 +214,10 @@ two graders agree with each other. The sets:
   Batch 100 (`"batch": 100`: every open kojima log of batch 96 two reads further, one read of each open log a part)
   was measured once, each part before any change made for it; its one dev miss (working lines of equations after the
   trigger, then the closing sentence "The total cost was $694.") is listed as not yet fixed, so no change was made.
+  Batch 102 (`"batch": 102`: the three open openmath MATH500 reports past batch 98's reads, in four parts) was
+  measured once, each part before any change made for it; its one dev false reject (both graders: the closing "The
+  solution in interval notation is **(5, ∞)**.", the line batch 25 read and kept) is listed as not yet fixed, so no
+  change was made for it (its held-out split holds one olmorl false reject, not read).
 """
 
 from __future__ import annotations
@@ -356,7 +360,8 @@ BATCH_SOURCES = {
     96: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 96 (GPT-3, every open log two reads past batch 95's)"},
     97: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 97 (Phi-3-mini, reads past batch 93's)"},
     103: {"microsoft/ToRA": "ToRA GSM8K, batch 103 (70B and Code-34B, reads past batch 99's)"},
-    100: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 100 (GPT-3, every open log two reads past batch 96's)"}}
+    100: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 100 (GPT-3, every open log two reads past batch 96's)"},
+    102: {"labrem/neus2026-labre": "MATH500 reports, batch 102 (openmath past batch 98's)"}}
 
 
 def source_name(row: dict) -> str:

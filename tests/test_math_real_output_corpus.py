@@ -419,6 +419,13 @@ NOT_YET_FIXED = {
     # ("3 x 68 = 204", "2 x 80 = 160", "6 x 55 = 330"), then "The total cost was $694." (reference 694); the same
     # closing sentence right after the trigger is read, but the separate equation lines before it keep it unread.
     "kojima-takeshi188/zero_shot_cot:log/gsm8k_zero_shot_cot.log#679": "equation lines, then 'The total cost was $694.'",
+    # batch 102: the FORMAT closing "The solution in interval notation is **(5, ∞)**." (no box; reference (5,\infty)),
+    # the same line as batch 25's held-out gemma2-9b baseline math_00312, read and kept then: "The solution ... is"
+    # opens worked solutions as often as it states one, and no answer is read from it ("The answer is **(5, ∞)**."
+    # is read). A rule for a closing "The solution in <the notation asked> is" needs guards not written yet.
+    "labrem/neus2026-labre:results/experiment_gemma2-2b_openmath_greedy_0.0_260204_1644.md#math_00312": (
+        "a closing 'The solution in interval notation is **...**.'"
+    ),
 }
 
 
