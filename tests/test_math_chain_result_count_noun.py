@@ -8,17 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from olmorl.rewards._settings import Settings
-from olmorl.rewards.engine._registry import load_verifiers
+from _math_reward import math_reward
 
-VERIFIERS = load_verifiers()
 QUESTION = ("A man eats 5 sandwiches per day, his wife eats 4 sandwiches per day, and their son eats 2 sandwiches "
             "per day. How many sandwiches does this family eat in one week?")
-
-
-def score(response: str, ground_truth: str) -> float:
-    verifier = VERIFIERS["math"](Settings())
-    return verifier.score(verifier.make_task(response, ground_truth, {}, QUESTION)).reward
 
 
 @pytest.mark.parametrize(
@@ -35,4 +28,4 @@ def score(response: str, ground_truth: str) -> float:
     ],
 )
 def test_words_after_an_arithmetic_chain_name_what_its_result_counts(response, reference, reward):
-    assert score(response, reference) == reward, response
+    assert math_reward(response, reference, QUESTION) == reward, response

@@ -8,18 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from olmorl.rewards._settings import Settings
-from olmorl.rewards.engine._registry import load_verifiers
+from _math_reward import math_reward
 
-VERIFIERS = load_verifiers()
 STAMPS = ("What was the average price, in cents, of his $70\\text{'s}$ stamps? Round your answer to the nearest tenth "
           "of a cent.")
 CENTS = "5.4 \\text{ cents}"
-
-
-def score(response: str, ground_truth: str, prompt: str) -> float:
-    verifier = VERIFIERS["math"](Settings())
-    return verifier.score(verifier.make_task(response, ground_truth, {}, prompt)).reward
 
 
 @pytest.mark.parametrize(
@@ -39,4 +32,4 @@ def score(response: str, ground_truth: str, prompt: str) -> float:
     ],
 )
 def test_an_amount_in_the_other_currency_unit_is_not_the_answer(response, reference, prompt, reward):
-    assert score(response, reference, prompt) == reward, response
+    assert math_reward(response, reference, prompt) == reward, response

@@ -415,10 +415,6 @@ NOT_YET_FIXED = {
     # required for travel to all Nordic countries." (reference yes); the next-paragraph rule defers only after an
     # announcement that the answer follows, and an opening that says the answer varies is no such announcement.
     "kojima-takeshi188/zero_shot_cot:log/strategyqa_zero_shot.log#1495": "a 'specific to each' opening, then 'Yes, ...'",
-    # batch 100: "the answer (arabic numerals) is", a blank line, three lines of working each an equation of its own
-    # ("3 x 68 = 204", "2 x 80 = 160", "6 x 55 = 330"), then "The total cost was $694." (reference 694); the same
-    # closing sentence right after the trigger is read, but the separate equation lines before it keep it unread.
-    "kojima-takeshi188/zero_shot_cot:log/gsm8k_zero_shot_cot.log#679": "equation lines, then 'The total cost was $694.'",
     # batch 102: the FORMAT closing "The solution in interval notation is **(5, ∞)**." (no box; reference (5,\infty)),
     # the same line as batch 25's held-out gemma2-9b baseline math_00312, read and kept then: "The solution ... is"
     # opens worked solutions as often as it states one, and no answer is read from it ("The answer is **(5, ∞)**."

@@ -84,6 +84,10 @@ _HINDI_COPULA_RE = re.compile(r"\s+(?:है|हैं)\s*$")
 # of its own, so it does not replace that answer (a statement that holds a digit or math is read as before).
 _VERDICT_ON_ANSWER_RE = re.compile(r"^\W*(?:consistent|correct|accurate|reasonable|verified|confirmed)\b", re.IGNORECASE)
 _VALUE_MARK_RE = re.compile(r"[\d$\\]")
+# "the answer (arabic numerals) is" closing its line, then "3 x 68 = 204", "2 x 80 = 160", ...: lines of working,
+# each an equation, not one answer; the phrase states none (a sentence after them may).
+_LINE_END_RE = re.compile(r"[ \t]*\n")
+_WORKING_LINES_RE = re.compile(r"\s*[^\n=]+=[^\n=]+\n[ \t]*[^\n=]+=[^\n=]+(?:\n|$)")
 
 
 @dataclass(frozen=True)
@@ -183,6 +187,8 @@ def find_anchors(text: str) -> list[Anchor]:
             continue
         if _CHECK_LEAD_RE.search(text, max(0, m.start() - 40), m.start()):
             continue
+        if _ends_its_line(text, m) and _WORKING_LINES_RE.match(text, m.end()):
+            continue
         answer, end = _statement(text, m.end())
         if (deferred := deferred_answer_start(answer, text, end)) is not None:
             answer, end = _statement(text, deferred)  # "is followed by an explanation." then "Yes, it is ..."
@@ -193,6 +199,11 @@ def find_anchors(text: str) -> list[Anchor]:
         if answer.strip(" *:.\n"):
             anchors.append(Anchor(m.start(), end, "phrase", answer))
     return anchors
+
+
+def _ends_its_line(text: str, phrase: re.Match[str]) -> bool:
+    """Whether nothing but spaces follows the answer phrase on its line."""
+    return phrase.group(0).rstrip(" \t").endswith("\n") or _LINE_END_RE.match(text, phrase.end()) is not None
 
 
 def _phrase_scan_start(text: str, lowered: str) -> int | None:
