@@ -237,7 +237,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 99: one row per repository.
+# Batches 3 to 99 and 101: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -349,7 +349,8 @@ BATCH_SOURCES = {
     99: {"microsoft/ToRA": "ToRA GSM8K, batch 99 (70B and Code-34B, reads past batch 84's)"},
     98: {"labrem/neus2026-labre": "MATH500 reports, batch 98 (openmath past batch 94's)"},
     96: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 96 (GPT-3, every open log two reads past batch 95's)"},
-    97: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 97 (Phi-3-mini, reads past batch 93's)"}}
+    97: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 97 (Phi-3-mini, reads past batch 93's)"},
+    101: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 101 (Phi-3-mini, reads past batch 97's)"}}
 
 
 def source_name(row: dict) -> str:
