@@ -415,6 +415,12 @@ NOT_YET_FIXED = {
     # required for travel to all Nordic countries." (reference yes); the next-paragraph rule defers only after an
     # announcement that the answer follows, and an opening that says the answer varies is no such announcement.
     "kojima-takeshi188/zero_shot_cot:log/strategyqa_zero_shot.log#1495": "a 'specific to each' opening, then 'Yes, ...'",
+    # batch 101: a response with no '$' that closes "So, Bobbi and her family will arrive at their destination at 4:30
+    # p.m." (after "2:30 p.m. + 2 hours = 4:30 p.m.") for "at what time in the afternoon will they arrive", reference
+    # \text{4:30 p.m.}; the closing reader takes no clock reading from a sentence ("The time is 4:30 p.m." is not read
+    # either), only from a box or an "The answer is:" line.
+    "pmemoli/Data-Science-Thesis:src/data/evaluation_results/samples_hendrycks_math_prealgebra_"
+    "2025-08-14T17-30-20.695206.jsonl#doc298": "a clock reading closing a sentence, 'at 4:30 p.m.'",
 }
 
 
