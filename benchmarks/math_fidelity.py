@@ -361,7 +361,8 @@ BATCH_SOURCES = {
     97: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 97 (Phi-3-mini, reads past batch 93's)"},
     103: {"microsoft/ToRA": "ToRA GSM8K, batch 103 (70B and Code-34B, reads past batch 99's)"},
     100: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 100 (GPT-3, every open log two reads past batch 96's)"},
-    102: {"labrem/neus2026-labre": "MATH500 reports, batch 102 (openmath past batch 98's)"}}
+    102: {"labrem/neus2026-labre": "MATH500 reports, batch 102 (openmath past batch 98's)"},
+    101: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 101 (Phi-3-mini, reads past batch 97's)"}}
 
 
 def source_name(row: dict) -> str:

@@ -422,6 +422,22 @@ NOT_YET_FIXED = {
     "labrem/neus2026-labre:results/experiment_gemma2-2b_openmath_greedy_0.0_260204_1644.md#math_00312": (
         "a closing 'The solution in interval notation is **...**.'"
     ),
+    # batch 101: a response with no '$' that closes "So, Bobbi and her family will arrive at their destination at 4:30
+    # p.m." (after "2:30 p.m. + 2 hours = 4:30 p.m.") for "at what time in the afternoon will they arrive", reference
+    # \text{4:30 p.m.}; the closing reader takes no clock reading from a sentence ("The time is 4:30 p.m." is not read
+    # either), only from a box or an "The answer is:" line.
+    "pmemoli/Data-Science-Thesis:src/data/evaluation_results/samples_hendrycks_math_prealgebra_"
+    "2025-08-14T17-30-20.695206.jsonl#doc298": "a clock reading closing a sentence, 'at 4:30 p.m.'",
+    # batch 101 (part 3): a response with no '$' that closes "Therefore, the ball must be passed 330 times before the
+    # passing drill is over." (after "110 passes/round * 3 rounds = 330 passes") for "How many times must the ball be
+    # passed", reference 330; the closing reader takes a value after "is"/"are", not after the question's own verb.
+    "pmemoli/Data-Science-Thesis:src/data/evaluation_results/samples_hendrycks_math_prealgebra_"
+    "2025-08-14T17-30-20.695206.jsonl#doc305": "a closing 'must be passed N times' in the question's verb",
+    # batch 101 (part 3): a response with no '$' that closes 'Therefore, the letter in the 2009th position is "M".' for
+    # "what letter will occur in the 2009th position?", reference \text{M}; a letter in quotation marks after "is" is
+    # not read as the answer.
+    "pmemoli/Data-Science-Thesis:src/data/evaluation_results/samples_hendrycks_math_num_theory_"
+    "2025-08-14T17-30-20.695206.jsonl#doc295": "a quoted letter closing a sentence, 'is \"M\".'",
 }
 
 
