@@ -218,6 +218,9 @@ two graders agree with each other. The sets:
   measured once, each part before any change made for it; its one dev false reject (both graders: the closing "The
   solution in interval notation is **(5, ∞)**.", the line batch 25 read and kept) is listed as not yet fixed, so no
   change was made for it (its held-out split holds one olmorl false reject, not read).
+  Batch 105 (`"batch": 105`: the three open openmath MATH500 reports past batch 102's reads, in four parts) was
+  measured once, each part before any change made for it; neither its held-out nor its dev split holds a miss for
+  either grader, so no change was made for it.
 """
 
 from __future__ import annotations
@@ -246,7 +249,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 103: one row per repository.
+# Batches 3 to 105: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -361,7 +364,8 @@ BATCH_SOURCES = {
     97: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 97 (Phi-3-mini, reads past batch 93's)"},
     103: {"microsoft/ToRA": "ToRA GSM8K, batch 103 (70B and Code-34B, reads past batch 99's)"},
     100: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 100 (GPT-3, every open log two reads past batch 96's)"},
-    102: {"labrem/neus2026-labre": "MATH500 reports, batch 102 (openmath past batch 98's)"}}
+    102: {"labrem/neus2026-labre": "MATH500 reports, batch 102 (openmath past batch 98's)"},
+    105: {"labrem/neus2026-labre": "MATH500 reports, batch 105 (openmath past batch 102's)"}}
 
 
 def source_name(row: dict) -> str:
