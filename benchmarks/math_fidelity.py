@@ -221,6 +221,9 @@ two graders agree with each other. The sets:
   Batch 104 (`"batch": 104`: the kojima GSM8K zero-shot-CoT log two reads past batch 100's, one read a part) was
   measured once, each part before any change made for it; its dev split holds no miss for either grader, so no change
   was made for it.
+  Batch 105 (`"batch": 105`: the three open openmath MATH500 reports past batch 102's reads, in four parts) was
+  measured once, each part before any change made for it; neither its held-out nor its dev split holds a miss for
+  either grader, so no change was made for it.
 """
 
 from __future__ import annotations
@@ -249,7 +252,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 104: one row per repository.
+# Batches 3 to 105: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -366,7 +369,8 @@ BATCH_SOURCES = {
     100: {"kojima-takeshi188/zero_shot_cot": "zero-shot(-CoT) logs, batch 100 (GPT-3, every open log two reads past batch 96's)"},
     102: {"labrem/neus2026-labre": "MATH500 reports, batch 102 (openmath past batch 98's)"},
     101: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 101 (Phi-3-mini, reads past batch 97's)"},
-    104: {"kojima-takeshi188/zero_shot_cot": "zero-shot-CoT GSM8K log, batch 104 (GPT-3, two reads past batch 100's)"}}
+    104: {"kojima-takeshi188/zero_shot_cot": "zero-shot-CoT GSM8K log, batch 104 (GPT-3, two reads past batch 100's)"},
+    105: {"labrem/neus2026-labre": "MATH500 reports, batch 105 (openmath past batch 102's)"}}
 
 
 def source_name(row: dict) -> str:
