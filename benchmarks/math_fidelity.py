@@ -152,8 +152,8 @@ two graders agree with each other. The sets:
   once, each part before any change made for it.
   Batch 103 (`"batch": 103`: the ToRA GSM8K files past batch 99's reads, one read of each file a part) was measured
   once, each part before any change made for it.
-  Batch 106 (`"batch": 106`: the ToRA GSM8K files past batch 103's reads, one read of each file) was measured
-  once, before any change made for it.
+  Batch 106 (`"batch": 106`: the ToRA GSM8K files past batch 103's reads, one read of each file a part) was measured
+  once, each part before any change made for it.
   Batch 60 (`"batch": 60`: every open kojima log of batch 54 one read further) was measured once, before any change
   made for it; its dev split holds no miss, so no change was made for it.
   Batch 63 (`"batch": 63`: every open kojima log of batch 60 one read further) was measured once, before any change
