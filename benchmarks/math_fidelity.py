@@ -152,6 +152,8 @@ two graders agree with each other. The sets:
   once, each part before any change made for it.
   Batch 103 (`"batch": 103`: the ToRA GSM8K files past batch 99's reads, one read of each file a part) was measured
   once, each part before any change made for it.
+  Batch 106 (`"batch": 106`: the ToRA GSM8K files past batch 103's reads, one read of each file a part) was measured
+  once, each part before any change made for it.
   Batch 60 (`"batch": 60`: every open kojima log of batch 54 one read further) was measured once, before any change
   made for it; its dev split holds no miss, so no change was made for it.
   Batch 63 (`"batch": 63`: every open kojima log of batch 60 one read further) was measured once, before any change
@@ -252,7 +254,7 @@ REAL_SOURCES = {"log/": "zero-shot-CoT logs (GPT-3)", "logs_": "zero-shot-CoT ou
 # Batch 2 (rows with "batch": 2): files of the zero-shot-CoT release not used by batch 1, added after batch 1's
 # held-out split had been seen.
 BATCH_2_SOURCE = "zero-shot and zero-shot-CoT logs, batch 2 (GPT-3)"
-# Batches 3 to 105: one row per repository.
+# Batches 3 to 106: one row per repository.
 BATCH_SOURCES = {
     3: {"microsoft/ToRA": "ToRA-Code-34B GSM8K, batch 3 (tool-integrated)",
         "ShibukiZero/assignment5-alignment": "GRPO rollouts on MATH, batch 3 (<answer> tags)",
@@ -370,7 +372,8 @@ BATCH_SOURCES = {
     102: {"labrem/neus2026-labre": "MATH500 reports, batch 102 (openmath past batch 98's)"},
     101: {"pmemoli/Data-Science-Thesis": "lm-eval hendrycks_math, batch 101 (Phi-3-mini, reads past batch 97's)"},
     104: {"kojima-takeshi188/zero_shot_cot": "zero-shot-CoT GSM8K log, batch 104 (GPT-3, two reads past batch 100's)"},
-    105: {"labrem/neus2026-labre": "MATH500 reports, batch 105 (openmath past batch 102's)"}}
+    105: {"labrem/neus2026-labre": "MATH500 reports, batch 105 (openmath past batch 102's)"},
+    106: {"microsoft/ToRA": "ToRA GSM8K, batch 106 (70B and Code-34B, reads past batch 103's)"}}
 
 
 def source_name(row: dict) -> str:
