@@ -133,27 +133,10 @@ two graders agree with each other. The sets:
   Batch 55 (`"batch": 55`: the hendrycks_math sample files past batch 52's reads, one read of each file a part) was
   measured once, each part before any change made for it (one, made from its dev split: a value given right after a
   conclusion that the value is not determined is no answer).
-  Batch 58 (`"batch": 58`: the ToRA GSM8K files past batch 57's reads, one read of each file a part) was measured
-  once, each part before any change made for it.
-  Batch 62 (`"batch": 62`: the ToRA GSM8K files past batch 58's reads, one read of each file a part) was measured
-  once, each part before any change made for it.
-  Batch 66 (`"batch": 66`: the ToRA GSM8K files past batch 62's reads, one read of each file a part) was measured
-  once, each part before any change made for it.
-  Batch 70 (`"batch": 70`: the ToRA GSM8K files past batch 66's reads, one read of each file a part) was measured
-  once, each part before any change made for it.
-  Batch 76 (`"batch": 76`: the ToRA GSM8K files past batch 70's reads, one read of each file a part) was measured
-  once, each part before any change made for it (one, made from part 2's dev split after part 3 was graded: a
-  closing that opens with its count in words before an irregular plural, "Ten men can stay upright on the wave.").
-  Batch 80 (`"batch": 80`: the ToRA GSM8K files past batch 76's reads, one read of each file a part) was measured
-  once, each part before any change made for it.
-  Batch 84 (`"batch": 84`: the ToRA GSM8K files past batch 80's reads, one read of each file a part) was measured
-  once, each part before any change made for it.
-  Batch 99 (`"batch": 99`: the ToRA GSM8K files past batch 84's reads, one read of each file a part) was measured
-  once, each part before any change made for it.
-  Batch 103 (`"batch": 103`: the ToRA GSM8K files past batch 99's reads, one read of each file a part) was measured
-  once, each part before any change made for it.
-  Batch 106 (`"batch": 106`: the ToRA GSM8K files past batch 103's reads, one read of each file a part) was measured
-  once, each part before any change made for it.
+  Batches 58, 62, 66, 70, 76, 80, 84, 99, 103 and 106 (the ToRA GSM8K files, each past the previous ToRA batch's
+  reads, one read of each file a part) were each measured once, each part before any change made for it. Only batch 76 had a
+  change made for it, from part 2's dev split after part 3 was graded: a closing that opens with its count in words
+  before an irregular plural, "Ten men can stay upright on the wave."
   Batch 60 (`"batch": 60`: every open kojima log of batch 54 one read further) was measured once, before any change
   made for it; its dev split holds no miss, so no change was made for it.
   Batch 63 (`"batch": 63`: every open kojima log of batch 60 one read further) was measured once, before any change
